@@ -1,0 +1,75 @@
+"""oslo.config options of k8s-mgmt, group ``[k8s_mgmt]``.
+
+Tacker's conductor loads them through the ``oslo.config.opts`` entry point;
+``oslo-config-generator --config-file etc/k8s-mgmt-config-generator.conf``
+writes the sample file.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'k8s_mgmt'
+
+DEFAULT_K8S_VERSION = '1.35'
+
+k8s_mgmt_group = cfg.OptGroup(
+    GROUP, title='Kubernetes management driver options',
+    help='Options of the k8s-mgmt Tacker management driver '
+         '(mgmt-drivers-kubernetes).')
+
+ssh_opts = [
+    cfg.FloatOpt('connect_deadline', default=300.0, min=1.0,
+                 help='Seconds to keep retrying an SSH connection to a VM '
+                      'that does not answer yet (it may still be booting). '
+                      'Retries back off with jitter. Authentication failures '
+                      'are never retried.'),
+    cfg.FloatOpt('connect_timeout', default=10.0, min=0.1,
+                 help='Seconds one TCP connect plus SSH handshake attempt may '
+                      'take before it is abandoned and retried.'),
+    cfg.FloatOpt('command_timeout', default=1800.0, min=1.0,
+                 help='Default seconds a remote command may run before it is '
+                      'treated as failed. Steps may set shorter limits.'),
+    cfg.StrOpt('host_key_policy', default='pin',
+               choices=[('pin', 'Pin each VM\'s host key on first contact, '
+                                'keyed by its Nova server id; refuse a '
+                                'changed key for the same server id; a new '
+                                'server id (a healed VM) gets a fresh pin.'),
+                        ('strict', 'Accept only host keys already present in '
+                                   'the pin file; never pin automatically.')],
+               help='How SSH host keys of the cluster VMs are verified. '
+                    'There is no policy that accepts keys silently.'),
+    cfg.StrOpt('host_key_file', default=None,
+               help='JSON file holding pinned host keys. Defaults to '
+                    '<state_dir>/host_keys.json.'),
+]
+
+runtime_opts = [
+    cfg.IntOpt('max_parallel_nodes', default=16, min=1, max=1024,
+               help='How many nodes one step works on at the same time '
+                    '(e.g. workers joining the cluster).'),
+    cfg.StrOpt('state_dir', default='/var/lib/k8s-mgmt',
+               help='Directory for per-instance state: pinned host keys, '
+                    'kubeconfig and VIM files written outside Tacker.'),
+    cfg.StrOpt('kubernetes_version', default=DEFAULT_K8S_VERSION,
+               regex=r'^1\.\d{1,3}(\.\d{1,3})?$',
+               help='Kubernetes minor version (e.g. 1.35) installed when the '
+                    'request does not pin one. Packages come from the '
+                    'pkgs.k8s.io repository of that minor version.'),
+    cfg.FloatOpt('node_ready_timeout', default=900.0, min=1.0,
+                 help='Seconds to wait for every node to report Ready.'),
+]
+
+ALL_OPTS = ssh_opts + runtime_opts
+
+
+def register_opts(conf):
+    conf.register_group(k8s_mgmt_group)
+    conf.register_opts(ALL_OPTS, group=k8s_mgmt_group)
+
+
+def list_opts():
+    """Options for oslo-config-generator."""
+    return [(k8s_mgmt_group, ALL_OPTS)]
+
+
+CONF = cfg.CONF
+register_opts(CONF)

@@ -1,0 +1,84 @@
+"""The few exceptions k8s-mgmt raises, each a message template.
+
+Every message passes through :func:`k8s_mgmt.secrets.redact` so no secret can
+reach an exception, a log line built from it, or Tacker's error details.
+"""
+
+from k8s_mgmt import secrets
+
+
+class MgmtDriverError(Exception):
+    """Base error; ``message`` is a %-template filled from keyword arguments."""
+
+    message = 'An error occurred in the Kubernetes MgmtDriver: %(error_message)s'
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        try:
+            text = self.message % kwargs
+        except (KeyError, TypeError, ValueError):
+            text = '%s: %r' % (self.message, sorted(kwargs))
+        self.msg = secrets.redact(text)
+        super().__init__(self.msg)
+
+    def __str__(self):
+        return self.msg
+
+
+class ValidationError(MgmtDriverError):
+    """Bad input. ``problems`` is a list of ``(path, message)`` pairs."""
+
+    message = 'Invalid parameters (%(count)d problem(s)):\n%(details)s'
+
+    def __init__(self, problems):
+        self.problems = [(p, secrets.redact(m)) for p, m in problems]
+        details = '\n'.join('%s: %s' % pm for pm in self.problems)
+        super().__init__(count=len(self.problems), details=details)
+
+
+class NotImplementedOperation(MgmtDriverError):
+    message = ('%(operation)s is not implemented yet in k8s-mgmt; '
+               'nothing was changed on the cluster')
+
+
+class TopologyError(MgmtDriverError):
+    message = 'Cannot read the cluster topology from Heat: %(reason)s'
+
+
+class SSHError(MgmtDriverError):
+    message = '%(node)s: %(step)s: %(reason)s'
+
+
+class SSHAuthError(SSHError):
+    message = ('%(node)s: %(step)s: authentication failed for user '
+               '%(user)s (not retried): %(reason)s')
+
+
+class HostKeyMismatch(SSHError):
+    message = ('%(node)s: %(step)s: host key for server %(server_id)s changed '
+               '(pinned %(pinned)s, offered %(offered)s); refusing to connect. '
+               'If this VM was legitimately rebuilt, remove its pin from '
+               '%(pin_file)s')
+
+
+class RemoteCommandError(SSHError):
+    message = ('%(node)s: %(step)s: exit status %(status)s; last stderr '
+               'lines:\n%(stderr)s')
+
+
+class CommandTimeout(SSHError):
+    message = '%(node)s: %(step)s: no exit after %(timeout).1f s'
+
+
+class NodesFailed(MgmtDriverError):
+    """One error for a step that failed on one or more nodes."""
+
+    message = '%(step)s failed on %(count)d of %(total)d node(s):\n%(details)s'
+
+    def __init__(self, step, failures, total):
+        # failures: list of (node_name, exception)
+        self.step = step
+        self.failures = failures
+        details = '\n'.join('- %s: %s' % (name, err) for name, err in failures)
+        super().__init__(step=step, count=len(failures), total=total,
+                         details=details)

@@ -1,0 +1,112 @@
+"""Secrets that never print, and the one redaction mechanism used everywhere.
+
+A :class:`Secret` wraps a sensitive string (a password, a join token, a
+certificate key, a bearer token). ``str()``, ``repr()`` and ``format()`` of a
+Secret give ``'***'``; only :meth:`Secret.reveal` returns the value, and it is
+called at the last moment (handing a password to paramiko, putting a token on a
+remote command's argv).
+
+Every Secret's value is also remembered in a process-wide registry so that
+:func:`redact` can scrub it from any text that was built from it: remote
+command lines in logs, stderr tails in exceptions, error details.
+"""
+
+import re
+import threading
+import weakref
+
+MASK = '***'
+
+# Values shorter than this are not scrubbed from free text: masking every "a"
+# in a log line would make it unreadable and protects nothing.
+_MIN_REDACT_LEN = 3
+
+_lock = threading.Lock()
+_known = weakref.WeakValueDictionary()  # id -> Secret, values tracked while alive
+
+# user:password@ in URLs (proxy settings) is redacted even when the URL was
+# never wrapped in a Secret.
+_URL_USERINFO = re.compile(r'(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)'
+                           r'(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@')
+
+
+class Secret(object):
+    """A string that never shows its value when printed or logged."""
+
+    __slots__ = ('_value', '__weakref__')
+
+    def __init__(self, value):
+        if isinstance(value, Secret):
+            value = value.reveal()
+        if not isinstance(value, str):
+            raise TypeError('Secret holds a string, not %s' % type(value).__name__)
+        self._value = value
+        if len(value) >= _MIN_REDACT_LEN:
+            with _lock:
+                _known[id(self)] = self
+
+    def reveal(self):
+        """Return the secret value. Call only where the value is consumed."""
+        return self._value
+
+    def __str__(self):
+        return MASK
+
+    def __repr__(self):
+        return "Secret('***')"
+
+    def __format__(self, spec):
+        return MASK
+
+    def __eq__(self, other):
+        if isinstance(other, Secret):
+            return self._value == other._value
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(('Secret', self._value))
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __len__(self):
+        return len(self._value)
+
+    def __reduce__(self):
+        # Refuse to be pickled: a pickled secret would leave the process in clear.
+        raise TypeError('Secret values cannot be pickled')
+
+
+def reveal(value):
+    """Return the plain value of a Secret, or the value itself."""
+    return value.reveal() if isinstance(value, Secret) else value
+
+
+def known_values():
+    """The values of every live Secret, longest first."""
+    with _lock:
+        values = {s.reveal() for s in list(_known.values())}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text, extra=()):
+    """Return ``text`` with every known secret value replaced by ``***``.
+
+    ``extra`` adds values (Secrets or strings) that must be scrubbed too, e.g.
+    a token that was read from a remote command's output.
+    """
+    if text is None:
+        return text
+    if not isinstance(text, str):
+        text = str(text)
+    values = known_values()
+    for item in extra:
+        item = reveal(item)
+        if item and len(item) >= _MIN_REDACT_LEN:
+            values.append(item)
+    for value in sorted(set(values), key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, MASK)
+    return _URL_USERINFO.sub(lambda m: '%s%s:%s@' % (m.group('scheme'),
+                                                     m.group('user'), MASK),
+                             text)
