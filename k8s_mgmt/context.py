@@ -1,0 +1,131 @@
+"""Per-call context: everything one hook call needs, read once, never shared.
+
+Tacker keeps ONE driver instance per conductor and may run operations for
+several VNFs at the same time, so nothing about an operation lives on the
+driver: each hook builds an :class:`OperationContext` and hands it on.
+
+Tacker passes versioned objects; the lab and the tests pass plain dicts. The
+accessors here read both.
+"""
+
+import dataclasses
+import typing
+
+from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import params as params_mod
+
+LOG = logging.getLogger(__name__)
+
+_MISSING = object()
+
+
+def field(obj, name, default=None):
+    """Read ``name`` from a Tacker object or a dict; unset fields give default."""
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    is_set = getattr(obj, 'obj_attr_is_set', None)
+    if is_set is not None:
+        try:
+            if not is_set(name):
+                return default
+        except AttributeError:  # not a field of this object type
+            return default
+    value = getattr(obj, name, _MISSING)
+    return default if value is _MISSING else value
+
+
+def path(obj, *names, default=None):
+    """``field`` along a path: ``path(inst, 'instantiated_vnf_info', 'instance_id')``."""
+    for name in names:
+        obj = field(obj, name)
+        if obj is None:
+            return default
+    return obj
+
+
+@dataclasses.dataclass(frozen=True)
+class OperationContext:
+    """What one hook call works with. Built per call; never stored."""
+
+    operation: str                  # instantiate | scale_in | scale_out | ...
+    hook: str                       # the Tacker hook name, e.g. instantiate_end
+    vnf_instance_id: str
+    flavour: typing.Optional[str]
+    stack_id: typing.Optional[str]  # top Heat stack id, once Heat made it
+    params: typing.Any              # k8s_mgmt.params.ClusterParams
+    request: typing.Any             # the Tacker request object (or dict)
+    vnf_instance: typing.Any
+    tacker_context: typing.Any = None
+    grant: typing.Any = None
+    package_dir: typing.Optional[str] = None
+    extra: dict = dataclasses.field(default_factory=dict)  # hook kwargs
+
+    @property
+    def log_prefix(self):
+        return '[%s %s]' % (self.operation, self.vnf_instance_id)
+
+
+def package_dir_of(tacker_context, vnf_instance, kwargs):
+    """Where the VNF package is unpacked, or None when it cannot be known.
+
+    The lab passes ``vnf_package_path`` explicitly; inside Tacker it is derived
+    from the VNFD id the way Tacker's own LCM driver does.
+    """
+    explicit = kwargs.get('vnf_package_path')
+    if explicit:
+        return explicit
+    vnfd_id = field(vnf_instance, 'vnfd_id')
+    if tacker_context is None or not vnfd_id:
+        return None
+    try:
+        from tacker.vnflcm import utils as vnflcm_utils
+        return vnflcm_utils.get_vnf_package_path(tacker_context, vnfd_id)
+    except Exception as err:  # no Tacker, no DB: validate without the files
+        LOG.debug('VNF package path of VNFD %s unknown (%s); package files '
+                  'will not be checked', vnfd_id, type(err).__name__)
+        return None
+
+
+def stored_additional_params(vnf_instance):
+    """additionalParams Tacker stored at instantiation (camelCase keys)."""
+    stored = path(vnf_instance, 'instantiated_vnf_info', 'additional_params')
+    return stored or {}
+
+
+def build(operation, hook, tacker_context, vnf_instance, request, grant,
+          kwargs, additional_params=None, overrides=None):
+    """Validate the parameters and return the context for one hook call.
+
+    ``additional_params`` are the parameters to validate (the instantiate
+    request's); without them the ones Tacker stored at instantiation are read
+    and ``overrides`` (a scale/heal request's additionalParams) merged on top.
+    Raises ValidationError naming every problem before anything remote runs.
+    """
+    if vnf_instance is None:
+        raise exceptions.ValidationError([('vnf_instance', 'missing')])
+    flavour = (field(request, 'flavour_id') or
+               path(vnf_instance, 'instantiated_vnf_info', 'flavour_id'))
+    package_dir = package_dir_of(tacker_context, vnf_instance, kwargs)
+    if additional_params is not None:
+        cluster = params_mod.load_cluster_params(
+            additional_params, operation=operation, flavour=flavour,
+            package_dir=package_dir)
+    else:
+        cluster = params_mod.load_cluster_params(
+            stored_additional_params(vnf_instance), operation=operation,
+            flavour=flavour, package_dir=package_dir)
+        if overrides:
+            cluster = params_mod.merge_overrides(cluster, overrides,
+                                                 operation)
+    return OperationContext(
+        operation=operation, hook=hook,
+        vnf_instance_id=field(vnf_instance, 'id'),
+        flavour=flavour,
+        stack_id=path(vnf_instance, 'instantiated_vnf_info', 'instance_id'),
+        params=cluster, request=request, vnf_instance=vnf_instance,
+        tacker_context=tacker_context, grant=grant, package_dir=package_dir,
+        extra=dict(kwargs))

@@ -1,0 +1,169 @@
+"""The Tacker management driver ``mgmt-drivers-kubernetes``.
+
+Thin on purpose: each hook validates its input, builds a per-call
+:class:`~k8s_mgmt.context.OperationContext` and hands it to a module in
+:mod:`k8s_mgmt.operations`. The instance holds no per-operation state, because
+Tacker shares one instance between concurrent operations on different VNFs.
+"""
+
+from oslo_log import log as logging
+
+from k8s_mgmt import DRIVER_TYPE
+from k8s_mgmt import abstract
+from k8s_mgmt import context as ctx_mod
+from k8s_mgmt.operations import heal
+from k8s_mgmt.operations import instantiate
+from k8s_mgmt.operations import scale
+from k8s_mgmt.operations import terminate
+
+LOG = logging.getLogger(__name__)
+
+SCALE_OUT = 'SCALE_OUT'
+SCALE_IN = 'SCALE_IN'
+
+
+def _unused_hook(hook, vnf_instance):
+    LOG.debug('%s: nothing to do for VNF instance %s', hook,
+              ctx_mod.field(vnf_instance, 'id'))
+
+
+class KubernetesMgmtDriver(abstract.BaseDriver):
+    """Builds and runs a Kubernetes cluster on the VNF's VMs over SSH."""
+
+    def get_type(self):
+        return DRIVER_TYPE
+
+    def get_name(self):
+        return DRIVER_TYPE
+
+    def get_description(self):
+        return ('Kubernetes cluster management driver: kubeadm clusters '
+                '(single or HA masters) on Heat VMs, scale, heal, terminate')
+
+    # -- instantiate -------------------------------------------------------
+
+    def instantiate_start(self, context, vnf_instance,
+                          instantiate_vnf_request, grant,
+                          grant_request, **kwargs):
+        # Runs before Heat creates any VM: the place to refuse bad input.
+        ctx = ctx_mod.build(
+            'instantiate', 'instantiate_start', context, vnf_instance,
+            instantiate_vnf_request, grant, kwargs,
+            additional_params=self._request_params(instantiate_vnf_request))
+        LOG.info('%s parameters are valid (flavour %s)', ctx.log_prefix,
+                 ctx.flavour)
+
+    def instantiate_end(self, context, vnf_instance,
+                        instantiate_vnf_request, grant,
+                        grant_request, **kwargs):
+        ctx = ctx_mod.build(
+            'instantiate', 'instantiate_end', context, vnf_instance,
+            instantiate_vnf_request, grant, kwargs,
+            additional_params=self._request_params(instantiate_vnf_request))
+        instantiate.build_cluster(ctx)
+
+    # -- terminate ---------------------------------------------------------
+
+    def terminate_start(self, context, vnf_instance,
+                        terminate_vnf_request, grant,
+                        grant_request, **kwargs):
+        _unused_hook('terminate_start', vnf_instance)
+
+    def terminate_end(self, context, vnf_instance,
+                      terminate_vnf_request, grant,
+                      grant_request, **kwargs):
+        ctx = ctx_mod.build('terminate', 'terminate_end', context,
+                            vnf_instance, terminate_vnf_request, grant,
+                            kwargs)
+        terminate.forget_cluster(ctx)
+
+    # -- scale -------------------------------------------------------------
+
+    def scale_start(self, context, vnf_instance,
+                    scale_vnf_request, grant,
+                    grant_request, **kwargs):
+        # Tacker calls scale_start for SCALE_IN, and with the original
+        # SCALE_OUT request when it rolls a failed scale-out back.
+        kind = ctx_mod.field(scale_vnf_request, 'type')
+        operation = 'scale_in' if kind == SCALE_IN else 'scale_out_rollback'
+        ctx = self._stored_context(operation, 'scale_start', context,
+                                   vnf_instance, scale_vnf_request, grant,
+                                   kwargs)
+        if kind == SCALE_IN:
+            scale.scale_in(ctx)
+        else:
+            scale.rollback_scale_out(ctx)
+
+    def scale_end(self, context, vnf_instance,
+                  scale_vnf_request, grant,
+                  grant_request, **kwargs):
+        # Tacker calls scale_end only for SCALE_OUT; a SCALE_IN has nothing
+        # left to do once Heat removed the (already drained) VMs.
+        if ctx_mod.field(scale_vnf_request, 'type') != SCALE_OUT:
+            _unused_hook('scale_end', vnf_instance)
+            return
+        ctx = self._stored_context('scale_out', 'scale_end', context,
+                                   vnf_instance, scale_vnf_request, grant,
+                                   kwargs)
+        scale.scale_out(ctx)
+
+    # -- heal --------------------------------------------------------------
+
+    def heal_start(self, context, vnf_instance,
+                   heal_vnf_request, grant,
+                   grant_request, **kwargs):
+        whole = not ctx_mod.field(heal_vnf_request, 'vnfc_instance_id')
+        ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
+                                   'heal_start', context, vnf_instance,
+                                   heal_vnf_request, grant, kwargs)
+        if whole:
+            heal.heal_vnf_start(ctx)
+        else:
+            heal.heal_vnfcs_start(ctx)
+
+    def heal_end(self, context, vnf_instance,
+                 heal_vnf_request, grant,
+                 grant_request, **kwargs):
+        whole = not ctx_mod.field(heal_vnf_request, 'vnfc_instance_id')
+        ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
+                                   'heal_end', context, vnf_instance,
+                                   heal_vnf_request, grant, kwargs)
+        if whole:
+            heal.heal_vnf_end(ctx)
+        else:
+            heal.heal_vnfcs_end(ctx)
+
+    # -- hooks the seeds do not use ----------------------------------------
+
+    def change_external_connectivity_start(
+            self, context, vnf_instance,
+            change_ext_conn_request, grant,
+            grant_request, **kwargs):
+        _unused_hook('change_external_connectivity_start', vnf_instance)
+
+    def change_external_connectivity_end(
+            self, context, vnf_instance,
+            change_ext_conn_request, grant,
+            grant_request, **kwargs):
+        _unused_hook('change_external_connectivity_end', vnf_instance)
+
+    def modify_information_start(self, context, vnf_instance,
+                                 modify_vnf_request, **kwargs):
+        _unused_hook('modify_information_start', vnf_instance)
+
+    def modify_information_end(self, context, vnf_instance,
+                               modify_vnf_request, **kwargs):
+        _unused_hook('modify_information_end', vnf_instance)
+
+    # -- helpers (stateless) -----------------------------------------------
+
+    @staticmethod
+    def _request_params(request):
+        return ctx_mod.field(request, 'additional_params') or {}
+
+    @staticmethod
+    def _stored_context(operation, hook, context, vnf_instance, request,
+                        grant, kwargs):
+        return ctx_mod.build(
+            operation, hook, context, vnf_instance, request, grant, kwargs,
+            overrides=ctx_mod.field(request, 'additional_params'))

@@ -1,0 +1,1 @@
+"""One module per LCM operation; each takes an OperationContext."""
