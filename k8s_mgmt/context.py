@@ -110,17 +110,20 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
     flavour = (field(request, 'flavour_id') or
                path(vnf_instance, 'instantiated_vnf_info', 'flavour_id'))
     package_dir = package_dir_of(tacker_context, vnf_instance, kwargs)
+    # The parameter model knows the LCM operations, not our sub-cases
+    # (scale_in, heal_vnfc, ...).
+    lcm_operation = operation.split('_', 1)[0]
     if additional_params is not None:
         cluster = params_mod.load_cluster_params(
-            additional_params, operation=operation, flavour=flavour,
+            additional_params, operation=lcm_operation, flavour=flavour,
             package_dir=package_dir)
     else:
         cluster = params_mod.load_cluster_params(
-            stored_additional_params(vnf_instance), operation=operation,
+            stored_additional_params(vnf_instance), operation=lcm_operation,
             flavour=flavour, package_dir=package_dir)
         if overrides:
             cluster = params_mod.merge_overrides(cluster, overrides,
-                                                 operation)
+                                                 lcm_operation)
     return OperationContext(
         operation=operation, hook=hook,
         vnf_instance_id=field(vnf_instance, 'id'),
