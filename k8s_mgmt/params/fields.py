@@ -1,0 +1,285 @@
+"""Checks of single parameter values.
+
+Each checker takes the :class:`Report` collecting problems, the snake_case
+path of the value and the raw JSON value; it returns the normalised value, or
+``None`` after recording a problem. No checker raises, whatever the value,
+and no message ever contains a secret: secrets are described, not shown.
+"""
+
+import ipaddress
+import os
+import posixpath
+import re
+import urllib.parse
+
+from k8s_mgmt.secrets import Secret
+
+_SHOWN_CHARS = 60
+_CONTROL = re.compile(r'[\x00-\x1f\x7f]')
+# Login names as useradd and LDAP/AD accept them; no shell metacharacters,
+# no whitespace, no leading '-' (it would read as an option).
+_USERNAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$')
+# Tacker VIM names end up in file names and log lines; keep them plain.
+_VIM_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$')
+_K8S_VERSION = re.compile(r'^v?(1\.\d{1,3}(?:\.\d{1,3})?)$')
+_PEM_KEY = re.compile(r'-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.+'
+                      r'-----END ([A-Z0-9]+ )*PRIVATE KEY-----', re.S)
+_NO_PROXY_ENTRY = re.compile(r'^[A-Za-z0-9_.:*/\[\]-]+$')
+
+
+class Report(object):
+    """Problems (fatal) and warnings, each a ``(path, message)`` pair."""
+
+    def __init__(self):
+        self.problems = []
+        self.warnings = []
+        self.unknown_keys = []
+
+    def problem(self, path, message):
+        self.problems.append((path, message))
+
+    def warn(self, path, message):
+        self.warnings.append((path, message))
+
+
+def describe(value):
+    """A JSON value's kind, for messages (never the value itself)."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, (int, float)):
+        return 'a number'
+    if isinstance(value, (str, Secret)):
+        return 'a string'
+    if isinstance(value, list):
+        return 'a list'
+    if isinstance(value, dict):
+        return 'an object'
+    return 'a %s' % type(value).__name__
+
+
+def show(text):
+    """``repr`` of a (non-secret) string, shortened for messages."""
+    if len(text) > _SHOWN_CHARS:
+        text = text[:_SHOWN_CHARS] + '...'
+    return repr(text)
+
+
+def string(report, path, value, what='a string'):
+    """A non-empty string without control characters."""
+    if not isinstance(value, str):
+        report.problem(path, 'expected %s, got %s' % (what, describe(value)))
+        return None
+    if not value.strip():
+        report.problem(path, 'empty')
+        return None
+    if _CONTROL.search(value):
+        report.problem(path, 'contains control characters: %s' % show(value))
+        return None
+    return value
+
+
+def name(report, path, value):
+    """A resource name (CP, aspect, volume): no whitespace inside."""
+    value = string(report, path, value)
+    if value is not None and (value != value.strip() or ' ' in value):
+        report.problem(path, 'a resource name has no whitespace: %s'
+                       % show(value))
+        return None
+    return value
+
+
+def username(report, path, value):
+    value = string(report, path, value)
+    if value is not None and not _USERNAME.match(value):
+        report.problem(path, 'cannot be a login name (whitespace, shell '
+                             'metacharacters or a leading "-"): %s'
+                       % show(value))
+        return None
+    return value
+
+
+def secret(report, path, value, what='password'):
+    """A secret string, returned as a Secret; never shown in a message."""
+    if isinstance(value, Secret):
+        value = value.reveal()
+    if not isinstance(value, str):
+        report.problem(path, 'expected the %s as a string, got %s'
+                       % (what, describe(value)))
+        return None
+    if not value:
+        report.problem(path, 'empty %s' % what)
+        return None
+    return Secret(value)
+
+
+def private_key(report, path, value):
+    key = secret(report, path, value, what='private key')
+    if key is not None and not _PEM_KEY.search(key.reveal()):
+        report.problem(path, 'not a PEM private key (want the text from '
+                             '"-----BEGIN ... PRIVATE KEY-----" to '
+                             '"-----END ... PRIVATE KEY-----")')
+        return None
+    return key
+
+
+def cidr(report, path, value):
+    """An IP network; host bits are accepted, cleared and warned about."""
+    value = string(report, path, value, what='a CIDR string')
+    if value is None:
+        return None
+    try:
+        if '/' not in value:
+            raise ValueError('no prefix length')
+        interface = ipaddress.ip_interface(value.strip())
+    except ValueError:
+        report.problem(path, 'not a CIDR: %s' % show(value))
+        return None
+    network = interface.network
+    if interface.ip != network.network_address:
+        report.warn(path, 'host bits set in %s; using the network %s'
+                    % (show(value), network))
+    return str(network)
+
+
+def ip_address(report, path, value):
+    value = string(report, path, value, what='an IP address string')
+    if value is None:
+        return None
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        report.problem(path, 'not an IP address: %s' % show(value))
+        return None
+
+
+def ip_or_network(report, path, value):
+    value = string(report, path, value, what='an IP address or network')
+    if value is None:
+        return None
+    try:
+        if '/' in value:
+            return str(ipaddress.ip_network(value.strip(), strict=False))
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        report.problem(path, 'not an IP address or network: %s' % show(value))
+        return None
+
+
+def package_path(report, path, value, package_dir=None):
+    """A file path relative to the VNF package root, normalised.
+
+    Absolute paths and paths that climb out of the package are refused;
+    with ``package_dir`` the file must exist inside it (symlinks resolved).
+    """
+    value = string(report, path, value, what='a path string')
+    if value is None:
+        return None
+    if value.startswith('/') or '\\' in value:
+        report.problem(path, 'absolute or non-POSIX path; give it relative to '
+                             'the VNF package root: %s' % show(value))
+        return None
+    normal = posixpath.normpath(value)
+    if normal == '..' or normal.startswith('../') or normal == '.':
+        report.problem(path, 'escapes the VNF package: %s' % show(value))
+        return None
+    if package_dir is not None:
+        root = os.path.realpath(package_dir)
+        full = os.path.realpath(os.path.join(root, normal))
+        if os.path.commonpath([root, full]) != root:
+            report.problem(path, 'resolves outside the VNF package (symlink): '
+                                 '%s' % show(value))
+            return None
+        if not os.path.isfile(full):
+            report.problem(path, 'no such file in the VNF package %s: %s'
+                           % (show(package_dir), show(normal)))
+            return None
+    return normal
+
+
+def vm_path(report, path, value):
+    """An absolute directory path on a VM, without '..' components."""
+    value = string(report, path, value, what='a path string')
+    if value is None:
+        return None
+    if not value.startswith('/'):
+        report.problem(path, 'not an absolute path: %s' % show(value))
+        return None
+    if '..' in value.split('/'):
+        report.problem(path, 'contains "..": %s' % show(value))
+        return None
+    return posixpath.normpath(value)
+
+
+def proxy_url(report, path, value):
+    """An http(s) proxy URL, held as a Secret (it may carry a password).
+
+    Only what ``urllib`` can split is required: scheme http/https and a host.
+    A non-numeric port (the seeds' ``host1:port1`` placeholder) is a warning.
+    """
+    url = secret(report, path, value, what='proxy URL')
+    if url is None:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(url.reveal())
+        host = parts.hostname
+    except ValueError:
+        report.problem(path, 'not a URL')
+        return None
+    if parts.scheme not in ('http', 'https'):
+        report.problem(path, 'proxy URL scheme must be http or https, got %s'
+                       % show(parts.scheme))
+        return None
+    if not host:
+        report.problem(path, 'proxy URL has no host')
+        return None
+    try:
+        parts.port
+    except ValueError:
+        report.warn(path, 'proxy URL port is not a number (a placeholder?)')
+    return url
+
+
+def no_proxy(report, path, value):
+    """Comma-separated hosts, domains, addresses or networks."""
+    value = string(report, path, value)
+    if value is None:
+        return None
+    entries = [entry.strip() for entry in value.split(',')]
+    bad = [entry for entry in entries
+           if entry and not _NO_PROXY_ENTRY.match(entry)]
+    if bad:
+        report.problem(path, 'entries that are not a host, domain, address or '
+                             'network: %s' % ', '.join(show(b) for b in bad))
+        return None
+    return ','.join(entry for entry in entries if entry)
+
+
+def kubernetes_version(report, path, value):
+    value = string(report, path, value, what='a version string')
+    if value is None:
+        return None
+    match = _K8S_VERSION.match(value.strip())
+    if not match:
+        report.problem(path, 'not a Kubernetes version (want 1.MINOR or '
+                             '1.MINOR.PATCH, e.g. "1.35"): %s' % show(value))
+        return None
+    return match.group(1)
+
+
+def vim_name(report, path, value):
+    value = string(report, path, value)
+    if value is not None and not _VIM_NAME.match(value):
+        report.problem(path, 'cannot be a VIM name (letters, digits, "_", '
+                             '"-", "." only, at most 255): %s' % show(value))
+        return None
+    return value
+
+
+def boolean(report, path, value):
+    if not isinstance(value, bool):
+        report.problem(path, 'expected true or false, got %s'
+                       % describe(value))
+        return None
+    return value

@@ -1,0 +1,185 @@
+"""The typed model of ``additionalParams.k8s_cluster_installation_param``.
+
+Instances are built only by :mod:`k8s_mgmt.params.validate`, so every value
+here has been checked: CIDRs are normalised network strings, package paths
+are normalised relative POSIX paths, and passwords, private keys and proxy
+URLs are :class:`~k8s_mgmt.secrets.Secret`. Fields that a request may omit
+are ``None`` (or an empty tuple); which ones an operation needs is decided by
+the validator, not here.
+
+Note: ``copy.deepcopy`` and ``dataclasses.asdict`` refuse Secrets (they
+cannot be pickled); use :meth:`ClusterParams.to_dict` instead.
+"""
+
+import dataclasses
+from typing import Optional, Tuple
+
+from k8s_mgmt.secrets import Secret
+
+# What the install step uses when the request names no CIDR: Calico's default
+# pod network and kubeadm's default service network. Overlap checks use them.
+DEFAULT_POD_CIDR = '192.168.0.0/16'
+DEFAULT_SERVICE_CIDR = '10.96.0.0/12'
+
+HA_FLAVOURS = ('complex', 'podaffinity')
+KNOWN_FLAVOURS = ('simple',) + HA_FLAVOURS
+OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeGroupParams:
+    """How to reach the VMs of one group (all masters, or all workers)."""
+
+    aspect_id: Optional[str] = None
+    ssh_cp_name: Optional[str] = None
+    nic_cp_name: Optional[str] = None
+    username: Optional[str] = None
+    password: Optional[Secret] = None
+    ssh_private_key: Optional[Secret] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class MasterNodeParams(NodeGroupParams):
+    """Master group: also the cluster networks and the API endpoint CPs."""
+
+    pod_cidr: Optional[str] = None
+    cluster_cidr: Optional[str] = None  # the Kubernetes service network
+    cluster_cp_name: Optional[str] = None
+    cluster_fip_name: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerNodeParams(NodeGroupParams):
+    """Worker group."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ProxyParams:
+    http_proxy: Optional[Secret] = None   # URLs may hold user:password@
+    https_proxy: Optional[Secret] = None
+    no_proxy: Optional[str] = None
+    k8s_node_cidr: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CinderVolumeSetup:
+    volume_resource_id: str
+    mount_to: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NfsExport:
+    export_dir: str
+    export_to: str  # an IP address or a network, normalised
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageServerParams:
+    ssh_cp_name: Optional[str] = None
+    username: Optional[str] = None
+    password: Optional[Secret] = None
+    ssh_private_key: Optional[Secret] = None
+    cinder_volume_setup_params: Tuple[CinderVolumeSetup, ...] = ()
+    nfs_server_setup_params: Tuple[NfsExport, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class PvRegistration:
+    pv_manifest_file_path: str
+    nfs_server_cp: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AnsibleParams:
+    """The pre-built Ansible server of the kubespray mode (seed 001).
+
+    ``placeholders`` names the fields the request left empty or set to a
+    placeholder (seed 001's sample has ``"0.0.0.0"`` and empty paths). They
+    pass validation with a warning, so the sample is accepted; the operation
+    that runs kubespray must refuse while any remain.
+    """
+
+    ip_address: Optional[str] = None
+    username: Optional[str] = None
+    password: Optional[Secret] = None
+    ssh_private_key: Optional[Secret] = None
+    kubespray_root_path: Optional[str] = None
+    transferring_inventory_path: Optional[str] = None
+    placeholders: Tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalLbParams:
+    ssh_cp_name: Optional[str] = None
+    ssh_username: Optional[str] = None
+    ssh_password: Optional[Secret] = None
+    ssh_private_key: Optional[Secret] = None
+    script_path: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterParams:
+    """Every validated parameter of one cluster, plus what validation said."""
+
+    kubernetes_version: str
+    script_path: Optional[str] = None
+    vim_name: Optional[str] = None
+    master_node: Optional[MasterNodeParams] = None
+    worker_node: Optional[WorkerNodeParams] = None
+    proxy: Optional[ProxyParams] = None
+    storage_server: Optional[StorageServerParams] = None
+    pv_registration_params: Tuple[PvRegistration, ...] = ()
+    ansible: Optional[AnsibleParams] = None
+    external_lb_param: Optional[ExternalLbParams] = None
+    flavour: Optional[str] = None
+    operation: str = 'instantiate'
+    # Per-request options of scale/heal (see merge_overrides).
+    force_drain: bool = False
+    # (path, message) pairs; also logged when validation ran.
+    warnings: Tuple[Tuple[str, str], ...] = ()
+    unknown_keys: Tuple[str, ...] = ()
+
+    @property
+    def is_ha(self):
+        return self.flavour in HA_FLAVOURS
+
+    @property
+    def uses_ansible(self):
+        return self.ansible is not None
+
+    @property
+    def effective_pod_cidr(self):
+        master = self.master_node
+        return (master and master.pod_cidr) or DEFAULT_POD_CIDR
+
+    @property
+    def effective_service_cidr(self):
+        master = self.master_node
+        return (master and master.cluster_cidr) or DEFAULT_SERVICE_CIDR
+
+    def to_dict(self):
+        """The cluster parameters as a snake_case request dict.
+
+        Secrets stay :class:`Secret` objects, so the result is safe to keep
+        around; the validator accepts them where it expects a secret string.
+        Only fields that are set appear. Validation metadata is left out.
+        """
+        skip = {'flavour', 'operation', 'force_drain', 'warnings',
+                'unknown_keys'}
+        return _plain(self, skip)
+
+
+def _plain(value, skip=frozenset()):
+    if dataclasses.is_dataclass(value):
+        out = {}
+        for field in dataclasses.fields(value):
+            if field.name in skip or field.name == 'placeholders':
+                continue
+            item = getattr(value, field.name)
+            if item is None or item == ():
+                continue
+            out[field.name] = _plain(item)
+        return out
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value

@@ -1,0 +1,95 @@
+"""Rules that span several fields: overlapping networks, storage layout."""
+
+import ipaddress
+import posixpath
+
+from k8s_mgmt.params import model
+from k8s_mgmt.params.reader import child
+
+ROOT = 'k8s_cluster_installation_param'
+_MASTER = child(ROOT, 'master_node')
+_STORAGE = child(ROOT, 'storage_server')
+
+
+def _networks(params):
+    """(path, network, is_default) for the pod, service and node networks."""
+    master = params.master_node or model.MasterNodeParams()
+    proxy = params.proxy or model.ProxyParams()
+    entries = [
+        (child(_MASTER, 'pod_cidr'), master.pod_cidr, model.DEFAULT_POD_CIDR),
+        (child(_MASTER, 'cluster_cidr'), master.cluster_cidr,
+         model.DEFAULT_SERVICE_CIDR),
+        (child(child(ROOT, 'proxy'), 'k8s_node_cidr'), proxy.k8s_node_cidr,
+         None),
+    ]
+    out = []
+    for path, given, default in entries:
+        value = given or default
+        if value is not None:
+            out.append((path, ipaddress.ip_network(value), given is None))
+    return out
+
+
+def check_networks(report, params):
+    """Pod, service and node networks must not overlap each other."""
+    networks = _networks(params)
+    for index, (path, network, is_default) in enumerate(networks):
+        for other_path, other, other_default in networks[index + 1:]:
+            if is_default and other_default:
+                continue
+            if network.version != other.version or not network.overlaps(
+                    other):
+                continue
+            where = other_path if is_default else path
+            report.problem(where, '%s%s overlaps %s %s%s' % (
+                network, ' (default)' if is_default else '',
+                other_path.rsplit('.', 1)[-1], other,
+                ' (default)' if other_default else ''))
+
+
+def check_storage(report, params):
+    """Unique volumes and mount points; exports on a volume; PVs need NFS."""
+    storage = params.storage_server
+    if storage is not None:
+        _unique(report, child(_STORAGE, 'cinder_volume_setup_params'),
+                storage.cinder_volume_setup_params, 'mount_to', True)
+        _unique(report, child(_STORAGE, 'cinder_volume_setup_params'),
+                storage.cinder_volume_setup_params, 'volume_resource_id',
+                True)
+        _unique(report, child(_STORAGE, 'nfs_server_setup_params'),
+                storage.nfs_server_setup_params, 'export_dir', False)
+        mounts = [v.mount_to for v in storage.cinder_volume_setup_params]
+        for index, export in enumerate(storage.nfs_server_setup_params):
+            if mounts and not any(_under(export.export_dir, m)
+                                  for m in mounts):
+                report.warn('%s[%d].export_dir' % (
+                    child(_STORAGE, 'nfs_server_setup_params'), index),
+                    '%s is on no Cinder volume mount (%s); its data would '
+                    'live on the VM\'s root disk' % (
+                        export.export_dir, ', '.join(mounts)))
+    if params.pv_registration_params and storage is None:
+        report.warn(child(ROOT, 'pv_registration_params'),
+                    'given without storage_server: the NFS server must '
+                    'already exist behind nfs_server_cp')
+
+
+def _unique(report, path, items, field, fatal):
+    seen = {}
+    for index, item in enumerate(items):
+        value = getattr(item, field)
+        if value in seen:
+            message = 'duplicate %s %r (also item %d)' % (field, value,
+                                                         seen[value])
+            where = '%s[%d].%s' % (path, index, field)
+            if fatal:
+                report.problem(where, message)
+            else:
+                report.warn(where, message)
+        else:
+            seen[value] = index
+
+
+def _under(path, directory):
+    directory = directory.rstrip('/') or '/'
+    return path == directory or path.startswith(
+        posixpath.join(directory, ''))

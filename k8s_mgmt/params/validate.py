@@ -1,0 +1,328 @@
+"""Validation of ``additionalParams`` into a :class:`ClusterParams`.
+
+Every problem is collected, none stops the others from being found; the
+caller raises one :class:`~k8s_mgmt.exceptions.ValidationError` with all of
+them. Paths are snake_case and relative to ``additionalParams``
+(``k8s_cluster_installation_param.master_node.pod_cidr``), whichever casing
+the input used.
+
+Leniencies, each with a warning, so that the seeds' sample requests pass:
+
+* CIDRs with host bits set (``192.168.3.0/16``) are normalised to their
+  network.
+* Proxy URLs only need scheme http/https and a host; a non-numeric port
+  (``host1:port1``) is a placeholder warning.
+* In the kubespray (``ansible``) mode the install script is not used, so
+  ``script_path`` is not required and an empty one is ignored; an empty
+  ``kubespray_root_path``/``transferring_inventory_path`` or the unspecified
+  address ``0.0.0.0`` are recorded in ``AnsibleParams.placeholders`` and the
+  kubespray operation must refuse to run while any remain.
+"""
+
+import functools
+
+from oslo_log import log as logging
+
+from k8s_mgmt.params import fields
+from k8s_mgmt.params import model
+from k8s_mgmt.params import overlap
+from k8s_mgmt.params.reader import child
+from k8s_mgmt.params.reader import SectionReader
+
+LOG = logging.getLogger(__name__)
+
+ROOT = 'k8s_cluster_installation_param'
+
+# additionalParams keys that Tacker itself (or its other drivers) reads.
+TACKER_KEYS = frozenset([
+    'lcm-operation-user-data', 'lcm-operation-user-data-class',
+    'lcm-kubernetes-def-files', 'lcm-operation-coordinate-old-vnf',
+    'lcm-operation-coordinate-old-vnf-class',
+    'lcm-operation-coordinate-new-vnf',
+    'lcm-operation-coordinate-new-vnf-class',
+    'namespace', 'use_helm', 'using_helm_install_param',
+    'helm_replica_values', 'vdu_params', 'nfv',
+])
+
+# Per-request options and the operations that read them.
+OPERATION_OPTIONS = {'force_drain': ('scale', 'heal')}
+
+_NODE_SPEC = {
+    'aspect_id': fields.name, 'ssh_cp_name': fields.name,
+    'nic_cp_name': fields.name, 'username': fields.username,
+    'password': fields.secret, 'ssh_private_key': fields.private_key,
+}
+_MASTER_SPEC = dict(_NODE_SPEC, pod_cidr=fields.cidr,
+                    cluster_cidr=fields.cidr, cluster_cp_name=fields.name,
+                    cluster_fip_name=fields.name)
+_PROXY_SPEC = {
+    'http_proxy': fields.proxy_url, 'https_proxy': fields.proxy_url,
+    'no_proxy': fields.no_proxy, 'k8s_node_cidr': fields.cidr,
+}
+_STORAGE_SPEC = {
+    'ssh_cp_name': fields.name, 'username': fields.username,
+    'password': fields.secret, 'ssh_private_key': fields.private_key,
+}
+_STORAGE_LISTS = ('cinder_volume_setup_params', 'nfs_server_setup_params')
+_VOLUME_SPEC = {'volume_resource_id': fields.name, 'mount_to': fields.vm_path}
+_EXPORT_SPEC = {'export_dir': fields.vm_path,
+                'export_to': fields.ip_or_network}
+_CONNECT_FIELDS = ('ssh_cp_name', 'nic_cp_name', 'username')
+
+
+class ClusterValidator(SectionReader):
+    """One validation run: ``run(additional_params)`` -> ClusterParams."""
+
+    def __init__(self, report, operation, flavour=None, package_dir=None):
+        super().__init__(report)
+        self.operation = operation
+        self.flavour = flavour
+        self.package_dir = package_dir
+        self.needs_nodes = operation in ('instantiate', 'heal', 'scale')
+
+    def run(self, additional_params, default_version):
+        top = self._top_level(additional_params)
+        if top is None:
+            return None
+        raw = top.get('root')
+        if raw is None:
+            return model.ClusterParams(
+                kubernetes_version=default_version, flavour=self.flavour,
+                operation=self.operation,
+                force_drain=top.get('force_drain', False))
+        if not isinstance(raw, dict):
+            self.report.problem(ROOT, 'expected an object, got %s'
+                                % fields.describe(raw))
+            return None
+        return self._cluster(raw, top, default_version)
+
+    # -- additionalParams itself ------------------------------------------
+
+    def _top_level(self, params):
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            self.report.problem('additionalParams', 'expected an object, got '
+                                '%s' % fields.describe(params))
+            return None
+        options = [name for name, ops in OPERATION_OPTIONS.items()
+                   if self.operation in ops]
+        self.warn_unknown('', params, [ROOT] + options, ignored=TACKER_KEYS)
+        top = {'user_data': 'lcm-operation-user-data' in params}
+        if 'force_drain' in options:
+            found, value = self.lookup('', params, 'force_drain')
+            if found and fields.boolean(self.report, 'force_drain',
+                                        value) is not None:
+                top['force_drain'] = value
+        found, value = self.lookup('', params, ROOT)
+        if found:
+            top['root'] = value
+        elif self.operation == 'terminate':
+            self.report.warn(ROOT, 'absent: no cluster parameters, nothing '
+                                   'cluster-specific to clean up')
+        else:
+            given = ', '.join(sorted(str(k) for k in params)[:10]) or 'none'
+            self.report.problem(ROOT, 'required for %s: additionalParams '
+                                'holds no Kubernetes cluster parameters '
+                                '(keys given: %s)' % (self.operation, given))
+        return top
+
+    # -- k8s_cluster_installation_param ------------------------------------
+
+    def _cluster(self, raw, top, default_version):
+        package_path = functools.partial(fields.package_path,
+                                         package_dir=self.package_dir)
+        spec = {'vim_name': fields.vim_name,
+                'kubernetes_version': fields.kubernetes_version}
+        known = ('script_path', 'master_node', 'worker_node', 'proxy',
+                 'storage_server', 'pv_registration_params', 'ansible',
+                 'external_lb_param')
+        root = self.section(ROOT, raw, spec, extra_known=known)
+        found = {name: self.lookup(ROOT, raw, name) for name in known}
+        ansible = (self._ansible(found['ansible'][1])
+                   if found['ansible'][0] else None)
+        script_path = self._script_path(found['script_path'], ansible,
+                                        package_path)
+        master = self._master(found['master_node'], top['user_data'])
+        worker = self._worker(found['worker_node'], top['user_data'])
+        proxy = (self._proxy(found['proxy'][1])
+                 if found['proxy'][0] else None)
+        storage = (self._storage(found['storage_server'][1])
+                   if found['storage_server'][0] else None)
+        volumes = (self._pv_registrations(found['pv_registration_params'][1],
+                                          package_path)
+                   if found['pv_registration_params'][0] else ())
+        lb = (self._external_lb(found['external_lb_param'][1], package_path)
+              if found['external_lb_param'][0] else None)
+        params = model.ClusterParams(
+            kubernetes_version=root.get('kubernetes_version', default_version),
+            script_path=script_path, vim_name=root.get('vim_name'),
+            master_node=master, worker_node=worker, proxy=proxy,
+            storage_server=storage, pv_registration_params=volumes,
+            ansible=ansible, external_lb_param=lb, flavour=self.flavour,
+            operation=self.operation,
+            force_drain=top.get('force_drain', False))
+        self._cross_checks(params)
+        return params
+
+    def _script_path(self, found_value, ansible, package_path):
+        found, value = found_value
+        path = child(ROOT, 'script_path')
+        if ansible is not None:
+            if found and value == '':
+                self.report.warn(path, 'empty; ignored: kubespray (ansible) '
+                                       'mode does not run the install script')
+                return None
+            return package_path(self.report, path, value) if found else None
+        if not found:
+            if self.needs_nodes:
+                self.report.problem(path, 'required for %s' % self.operation)
+            return None
+        return package_path(self.report, path, value)
+
+    def _master(self, found_value, user_data):
+        path = child(ROOT, 'master_node')
+        section = self._group(found_value, path, _MASTER_SPEC)
+        if section is None:
+            return None
+        if self.needs_nodes:
+            self.require(section, _CONNECT_FIELDS + ('cluster_cp_name',),
+                         ' for %s' % self.operation)
+            if self.flavour in model.HA_FLAVOURS:
+                self.require(section, ('aspect_id',), ' for the HA flavour '
+                             '%r (the group of 3+ masters)' % self.flavour)
+            elif user_data:
+                self.require(section, ('aspect_id',), ' when '
+                             'lcm-operation-user-data is used')
+        self.credentials(section, needed=self.needs_nodes)
+        return model.MasterNodeParams(**section.values)
+
+    def _worker(self, found_value, user_data):
+        path = child(ROOT, 'worker_node')
+        section = self._group(found_value, path, _NODE_SPEC)
+        if section is None:
+            return None
+        if self.needs_nodes:
+            self.require(section, _CONNECT_FIELDS, ' for %s' % self.operation)
+            if self.operation == 'scale':
+                self.require(section, ('aspect_id',), ' for scale')
+            elif user_data:
+                self.require(section, ('aspect_id',), ' when '
+                             'lcm-operation-user-data is used')
+        self.credentials(section, needed=self.needs_nodes)
+        return model.WorkerNodeParams(**section.values)
+
+    def _group(self, found_value, path, spec):
+        found, value = found_value
+        if not found:
+            if self.needs_nodes:
+                self.report.problem(path, 'required for %s' % self.operation)
+            return None
+        return self.section(path, value, spec)
+
+    def _proxy(self, raw):
+        section = self.section(child(ROOT, 'proxy'), raw, _PROXY_SPEC)
+        return model.ProxyParams(**section.values) if section else None
+
+    def _storage(self, raw):
+        path = child(ROOT, 'storage_server')
+        section = self.section(path, raw, _STORAGE_SPEC,
+                               extra_known=_STORAGE_LISTS)
+        if section is None:
+            return None
+        self.require(section, ('ssh_cp_name', 'username'))
+        self.credentials(section)
+        lists = {}
+        for name, spec, cls in (
+                ('cinder_volume_setup_params', _VOLUME_SPEC,
+                 model.CinderVolumeSetup),
+                ('nfs_server_setup_params', _EXPORT_SPEC, model.NfsExport)):
+            found, value = self.lookup(path, raw, name)
+            if not found:
+                self.report.problem(child(path, name), 'required')
+                continue
+            items = self.section_list(child(path, name), value, spec, 1)
+            lists[name] = tuple(self._complete(item, spec, cls)
+                                for item in items)
+        return model.StorageServerParams(
+            **section.values,
+            **{name: tuple(i for i in items if i) for name, items in
+               lists.items()})
+
+    def _pv_registrations(self, raw, package_path):
+        spec = {'pv_manifest_file_path': package_path,
+                'nfs_server_cp': fields.name}
+        items = self.section_list(child(ROOT, 'pv_registration_params'),
+                                  raw, spec)
+        built = (self._complete(item, spec, model.PvRegistration)
+                 for item in items)
+        return tuple(item for item in built if item)
+
+    def _complete(self, section, spec, cls):
+        """Build ``cls`` from a list item whose fields are all required."""
+        if self.require(section, tuple(spec)) and len(section.values) == len(
+                spec):
+            return cls(**section.values)
+        return None
+
+    def _ansible(self, raw):
+        path = child(ROOT, 'ansible')
+        placeholders = []
+
+        def maybe_placeholder(check):
+            def checked(report, where, value):
+                if value == '':
+                    placeholders.append(where)
+                    return ''
+                result = check(report, where, value)
+                if result in ('0.0.0.0', '::'):
+                    placeholders.append(where)
+                return result
+            return checked
+
+        spec = {'ip_address': maybe_placeholder(fields.ip_address),
+                'username': fields.username, 'password': fields.secret,
+                'ssh_private_key': fields.private_key,
+                'kubespray_root_path': maybe_placeholder(fields.string),
+                'transferring_inventory_path':
+                    maybe_placeholder(fields.string)}
+        section = self.section(path, raw, spec)
+        if section is None:
+            return None
+        self.require(section, ('ip_address', 'username', 'kubespray_root_path',
+                               'transferring_inventory_path'))
+        self.credentials(section)
+        for where in placeholders:
+            self.report.warn(where, 'placeholder (empty or 0.0.0.0): the '
+                                    'kubespray mode cannot run until it is set')
+        return model.AnsibleParams(placeholders=tuple(placeholders),
+                                   **section.values)
+
+    def _external_lb(self, raw, package_path):
+        spec = {'ssh_cp_name': fields.name, 'ssh_username': fields.username,
+                'ssh_password': fields.secret,
+                'ssh_private_key': fields.private_key,
+                'script_path': package_path}
+        section = self.section(child(ROOT, 'external_lb_param'), raw, spec)
+        if section is None:
+            return None
+        self.require(section, ('ssh_cp_name', 'ssh_username', 'script_path'))
+        self.credentials(section, password_field='ssh_password')
+        return model.ExternalLbParams(**section.values)
+
+    # -- rules across fields -----------------------------------------------
+
+    def _cross_checks(self, params):
+        overlap.check_networks(self.report, params)
+        overlap.check_storage(self.report, params)
+        if self.flavour is not None and self.flavour not in (
+                model.KNOWN_FLAVOURS):
+            self.report.warn('flavourId', 'unknown flavour %s: treated as a '
+                             'single-master cluster' % fields.show(
+                                 str(self.flavour)))
+
+
+def log_warnings(warnings):
+    for path, message in warnings:
+        LOG.warning('Parameter %(path)s: %(message)s',
+                    {'path': path, 'message': message})
