@@ -170,8 +170,8 @@ class ClusterValidator(SectionReader):
         path = child(ROOT, 'script_path')
         if ansible is not None:
             if found and value == '':
-                self.report.warn(path, 'empty; ignored: kubespray (ansible) '
-                                       'mode does not run the install script')
+                self.report.warn(path, 'empty; ignored: the kubespray mode '
+                                       'does not run the install script')
                 return None
             return package_path(self.report, path, value) if found else None
         if not found:

@@ -1,0 +1,117 @@
+"""``k8s-mgmt validate FILE``: check an InstantiateVnfRequest body.
+
+Exit 0 with a one-line summary when the parameters are valid (warnings go to
+stderr); exit 2 with one ``path: message`` line per problem when they are
+not, including when FILE is not a JSON object at all; exit 1 when FILE
+cannot be read. Never a traceback, never a secret.
+"""
+
+import json
+import logging as std_logging
+import sys
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import params as cluster_params
+
+EXIT_INVALID = 2
+EXIT_UNREADABLE = 1
+# A request body is a few kB; anything far bigger is not one.
+_MAX_BYTES = 16 * 1024 * 1024
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        'validate', help='check the parameters of an InstantiateVnfRequest',
+        description='Validate the additionalParams.k8s_cluster_installation_'
+                    'param of an InstantiateVnfRequest body (JSON), as the '
+                    'driver does before touching any VM.')
+    parser.add_argument('file', metavar='FILE',
+                        help='JSON file holding the request body')
+    parser.add_argument('--package-dir', metavar='DIR',
+                        help='unpacked VNF package: also check that the '
+                             'scripts and manifests named exist in it')
+    parser.add_argument('--operation', default='instantiate',
+                        choices=cluster_params.OPERATIONS,
+                        help='operation whose required fields apply '
+                             '(default: instantiate)')
+    parser.set_defaults(func=run)
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _read(path):
+    """``(body, None)`` or ``(None, why it is not a request body)``."""
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise _Unreadable('is a directory, not a request file')
+    except OSError as err:
+        raise _Unreadable('cannot read: %s' % (err.strerror or err))
+    if len(data) > _MAX_BYTES:
+        return None, 'larger than %d bytes: not a request body' % _MAX_BYTES
+    try:
+        text = data.decode('utf-8-sig')
+    except UnicodeDecodeError as err:
+        return None, 'not UTF-8 text (byte %d)' % err.start
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, 'JSON nested too deeply to be a request body'
+    except ValueError as err:
+        return None, 'not valid JSON: %s' % err
+
+
+def _summary(path, result):
+    parts = ['%s: valid for %s' % (path, result.operation),
+             'flavour %s' % result.flavour,
+             'Kubernetes %s' % result.kubernetes_version]
+    if result.uses_ansible:
+        parts.append('kubespray mode')
+    elif result.script_path:
+        parts.append('script %s' % result.script_path)
+    for role, group in (('masters', result.master_node),
+                        ('workers', result.worker_node)):
+        if group is not None:
+            parts.append('%s %s' % (role, group.aspect_id or group.ssh_cp_name))
+    if result.storage_server is not None:
+        parts.append('storage server %s' % result.storage_server.ssh_cp_name)
+    parts.append('%d warning(s)' % len(result.warnings))
+    return ', '.join(parts)
+
+
+def _print_lines(pairs, stream, prefix=''):
+    # Messages are built without secret values (ValidationError has also
+    # redacted its problems); redacting again would mask every word that
+    # happens to equal a short password, such as a username.
+    for where, message in pairs:
+        print('%s%s: %s' % (prefix, where, message), file=stream)
+
+
+def run(args):
+    # The CLI prints warnings itself; without this, Python's last-resort
+    # handler would print each logged warning a second time.
+    std_logging.getLogger('k8s_mgmt.params').addHandler(
+        std_logging.NullHandler())
+    try:
+        body, error = _read(args.file)
+    except _Unreadable as err:
+        print('k8s-mgmt validate: %s: %s' % (args.file, err), file=sys.stderr)
+        return EXIT_UNREADABLE
+    if error is not None:
+        print('request: %s' % error)
+        return EXIT_INVALID
+    try:
+        result = cluster_params.load_request(
+            body, operation=args.operation, package_dir=args.package_dir)
+    except exceptions.ValidationError as err:
+        _print_lines(getattr(err, 'warnings', ()), sys.stderr, 'warning: ')
+        _print_lines(err.problems, sys.stdout)
+        print('%s: %d problem(s)' % (args.file, len(err.problems)),
+              file=sys.stderr)
+        return EXIT_INVALID
+    _print_lines(result.warnings, sys.stderr, 'warning: ')
+    print(_summary(args.file, result))
+    return 0
