@@ -1,0 +1,224 @@
+"""Find and remove everything the lab made, also after its controller crashed.
+
+What the lab creates is recorded in ``<state_dir>/lab-registry.json`` before
+it is created. Teardown trusts the registry but does not depend on it: it
+also finds processes whose root or network namespace belongs to the lab,
+mounts under the state dir and netns/links carrying the lab tag.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+
+from oslo_log import log as logging
+
+from k8s_mgmt.lab import LabError
+from k8s_mgmt.lab import run
+
+LOG = logging.getLogger(__name__)
+
+REGISTRY = 'lab-registry.json'
+MARKER = '.k8s-mgmt-lab'
+_thread_lock = threading.Lock()
+
+
+class Registry(object):
+    """JSON record of the lab's network and VMs, safe across threads/processes."""
+
+    def __init__(self, state_dir):
+        self.state_dir = os.path.abspath(state_dir)
+        self.path = os.path.join(self.state_dir, REGISTRY)
+
+    @contextlib.contextmanager
+    def _locked(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        open(os.path.join(self.state_dir, MARKER), 'a').close()
+        with _thread_lock, open(self.path + '.lock', 'a') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = self._load()
+            yield data
+            tmp = self.path + '.tmp'
+            with open(tmp, 'w') as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+
+    def _load(self):
+        try:
+            with open(self.path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {'network': None, 'vms': {}}
+
+    def read(self):
+        with _thread_lock:
+            return self._load()
+
+    def set_network(self, record):
+        with self._locked() as data:
+            data['network'] = record
+
+    def put_vm(self, vm_id, record):
+        with self._locked() as data:
+            data['vms'][vm_id] = record
+
+    def update_vm(self, vm_id, **fields):
+        with self._locked() as data:
+            data['vms'][vm_id].update(fields)
+
+    def claim_vm(self, vm_id, candidates, record):
+        """Record a new VM under the first short name no other VM uses."""
+        with self._locked() as data:
+            if vm_id in data['vms']:
+                raise LabError('lab VM %s exists already' % vm_id)
+            used = {r['short'] for r in data['vms'].values()}
+            short = next(c for c in candidates if c not in used)
+            data['vms'][vm_id] = dict(record, short=short)
+            return short
+
+    def drop_vm(self, vm_id):
+        with self._locked() as data:
+            data['vms'].pop(vm_id, None)
+
+
+def _netns_inode(name):
+    try:
+        return os.stat('/run/netns/%s' % name).st_ino
+    except OSError:
+        return None
+
+
+def lab_processes(state_dir, netns_names):
+    """PIDs whose root is under state_dir or whose netns is a lab netns."""
+    state_dir = os.path.abspath(state_dir)
+    inodes = {'net:[%d]' % i for i in map(_netns_inode, netns_names) if i}
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            root = os.readlink('/proc/%s/root' % entry)
+            net = os.readlink('/proc/%s/ns/net' % entry)
+        except OSError:
+            continue  # gone, or a kernel thread
+        if root == state_dir or root.startswith(state_dir + '/') or \
+                net in inodes:
+            found.append(int(entry))
+    return found
+
+
+def lab_mounts(state_dir):
+    """Mount points under state_dir in our mount namespace, deepest first."""
+    state_dir = os.path.abspath(state_dir)
+    points = []
+    with open('/proc/self/mounts') as f:
+        for line in f:
+            target = line.split()[1].replace('\\040', ' ')
+            if target == state_dir or target.startswith(state_dir + '/'):
+                points.append(target)
+    return sorted(points, key=len, reverse=True)
+
+
+def lab_netns(tag):
+    names = []
+    out = run(['ip', 'netns', 'list'], check=False).stdout
+    for line in out.splitlines():
+        name = line.split()[0] if line.split() else ''
+        if name.startswith(tag + '-'):
+            names.append(name)
+    return names
+
+
+def lab_links(tag, bridge=None):
+    names = []
+    for name in os.listdir('/sys/class/net'):
+        if name.startswith(tag + 'h') or name == bridge:
+            names.append(name)
+    return names
+
+
+def find_leftovers(state_dir, tag, bridge=None):
+    """Everything of a lab still present; all lists empty means clean."""
+    netns = lab_netns(tag)
+    return {'processes': lab_processes(state_dir, netns),
+            'mounts': lab_mounts(state_dir), 'netns': netns,
+            'links': lab_links(tag, bridge),
+            'state_dir': [state_dir] if os.path.exists(state_dir) else []}
+
+
+def kill_processes(pids, deadline=10.0):
+    """SIGKILL pids and wait until they are gone (killing a VM's init takes
+    its whole PID namespace with it)."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + deadline
+    delay = 0.005
+    while True:
+        alive = [p for p in pids if _alive(p)]
+        if not alive:
+            return
+        if time.monotonic() > end:
+            raise LabError('lab processes did not exit: %s' % alive)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def _alive(pid):
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().split(') ')[-1][:1] != 'Z'
+    except OSError:
+        return False
+
+
+def unmount_all(state_dir):
+    for point in lab_mounts(state_dir):
+        if run(['umount', point], check=False).returncode != 0:
+            run(['umount', '-l', point], check=False)
+
+
+def teardown(state_dir, tag=None, bridge=None):
+    """Remove every process, mount, netns, link and file of the lab.
+
+    ``tag`` and ``bridge`` default to what the registry recorded (or the
+    lab defaults when the registry is gone). Returns what was found.
+    """
+    from k8s_mgmt.lab import net  # net imports this module
+    state_dir = os.path.abspath(state_dir)
+    data = Registry(state_dir).read() if os.path.isdir(state_dir) else {
+        'network': None, 'vms': {}}
+    network = data.get('network') or {}
+    tag = tag or network.get('tag') or net.DEFAULT_TAG
+    bridge = bridge or network.get('bridge') or net.DEFAULT_BRIDGE
+    found = find_leftovers(state_dir, tag, bridge)
+    netns = set(found['netns']) | {
+        net.netns_name(tag, r['short']) for r in data['vms'].values()}
+    # A second pass catches anything forked while the first was dying.
+    for _ in range(2):
+        kill_processes(lab_processes(state_dir, netns))
+    unmount_all(state_dir)
+    for link in lab_links(tag, bridge):
+        net.remove_link(link)
+    for name in netns:
+        net.remove_netns(name)
+    remove_state_dir(state_dir)
+    if any(found.values()):
+        LOG.info('lab teardown of %s removed %s', state_dir, found)
+    return found
+
+
+def remove_state_dir(state_dir):
+    if not os.path.isdir(state_dir):
+        return
+    # Refuse to delete a directory the lab did not create.
+    if state_dir == '/' or not os.path.exists(os.path.join(state_dir, MARKER)):
+        raise LabError('%s is not a lab state dir (no %s); not removing it'
+                       % (state_dir, MARKER))
+    shutil.rmtree(state_dir)
