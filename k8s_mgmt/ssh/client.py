@@ -1,0 +1,416 @@
+"""One SSH connection per node per operation: connect, run, upload.
+
+:class:`SSHSession` opens one paramiko connection to a node and reuses it for
+every command and SFTP upload of an operation. Connecting retries with
+jittered exponential backoff while a VM boots, but an authentication failure
+stops at once (retrying a wrong password only delays the error). Success of a
+command is its exit status alone: tools print warnings on stderr and still
+succeed.
+"""
+
+import dataclasses
+import io
+import os
+import random
+import select
+import socket
+import time
+import uuid
+
+import paramiko
+from oslo_log import log as logging
+
+from k8s_mgmt import conf
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+from k8s_mgmt.ssh import command as command_mod
+from k8s_mgmt.ssh import hostkeys
+
+LOG = logging.getLogger(__name__)
+
+STDERR_TAIL_LINES = 20
+_STDERR_TAIL_CHARS = 4000
+_BACKOFF_FIRST = 0.25
+_BACKOFF_MAX = 10.0
+# Upper bound of one wait for channel activity; the wait ends earlier on
+# output, EOF or exit status. It only bounds how late a lone exit status
+# (no EOF) is noticed.
+_CHANNEL_WAIT_MAX = 1.0
+_RETRYABLE = (OSError, EOFError, paramiko.SSHException)
+
+
+@dataclasses.dataclass(frozen=True)
+class SSHTarget(object):
+    """Where and as whom to connect. Credentials are held as Secrets."""
+
+    name: str
+    host: str
+    username: str
+    password: secrets.Secret = None
+    private_key: secrets.Secret = None  # PEM/OpenSSH text, not a path
+    port: int = 22
+    server_id: str = None
+
+    def __post_init__(self):
+        for field in ('password', 'private_key'):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, secrets.Secret):
+                object.__setattr__(self, field, secrets.Secret(value))
+        for field in ('name', 'host', 'username'):
+            if not isinstance(getattr(self, field), str) or \
+                    not getattr(self, field):
+                raise ValueError('SSHTarget.%s must be a non-empty string'
+                                 % field)
+        if not isinstance(self.port, int) or not 0 < self.port < 65536:
+            raise ValueError('SSHTarget.port must be 1-65535, not %r'
+                             % (self.port,))
+        if not self.password and not self.private_key:
+            raise ValueError('SSHTarget %s needs a password or a private key'
+                             % self.name)
+
+    @property
+    def address(self):
+        return '%s:%s' % (self.host, self.port)
+
+
+@dataclasses.dataclass(frozen=True)
+class Result(object):
+    """What a remote command did. ``repr`` does not show the output."""
+
+    status: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self):
+        return self.status == 0
+
+    def __repr__(self):
+        return ('Result(status=%d, seconds=%.2f, stdout=<%d chars>, '
+                'stderr=<%d chars>)' % (self.status, self.seconds,
+                                        len(self.stdout), len(self.stderr)))
+
+
+def load_private_key(pem, node='?'):
+    """A paramiko key from PEM/OpenSSH text: Ed25519, ECDSA or RSA."""
+    text = secrets.reveal(pem)
+    for key_class in (paramiko.Ed25519Key, paramiko.ECDSAKey,
+                      paramiko.RSAKey):
+        try:
+            return key_class.from_private_key(io.StringIO(text))
+        except (paramiko.SSHException, ValueError, TypeError, IndexError):
+            continue
+    raise exceptions.SSHError(
+        node=node, step='connect',
+        reason='the private key is not an unencrypted RSA, ECDSA or Ed25519 '
+               'key in PEM or OpenSSH format')
+
+
+def stderr_tail(text, extra=(), lines=STDERR_TAIL_LINES):
+    """The last ``lines`` lines of ``text``, redacted, for an error."""
+    tail = '\n'.join(text.rstrip('\n').splitlines()[-lines:])
+    if len(tail) > _STDERR_TAIL_CHARS:
+        tail = '...' + tail[-_STDERR_TAIL_CHARS:]
+    return secrets.redact(tail, extra=extra) if tail else '(no stderr output)'
+
+
+def backoff_delays(first=_BACKOFF_FIRST, maximum=_BACKOFF_MAX):
+    """Endless jittered exponential delays: each in [d/2, d], d doubling."""
+    delay = first
+    while True:
+        yield delay / 2 + random.uniform(0, delay / 2)
+        delay = min(delay * 2, maximum)
+
+
+class SSHSession(object):
+    """One connection to one node, used as a context manager."""
+
+    def __init__(self, target, store=None, policy=None, connect_deadline=None,
+                 connect_timeout=None, command_timeout=None):
+        opts = conf.CONF.k8s_mgmt
+        self.target = target
+        self.store = store if store is not None else hostkeys.HostKeyStore()
+        self.policy = policy or opts.host_key_policy
+        self.connect_deadline = connect_deadline or opts.connect_deadline
+        self.connect_timeout = connect_timeout or opts.connect_timeout
+        self.command_timeout = command_timeout or opts.command_timeout
+        self.pin_id = hostkeys.pin_id(target.server_id, target.host,
+                                      target.port)
+        self._client = None
+        self._sftp = None
+        self.attempts = 0
+
+    @property
+    def node(self):
+        return self.target.name
+
+    def __enter__(self):
+        self.connect()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    # Connecting ------------------------------------------------------------
+
+    def connect(self):
+        """Connect, retrying transient failures until the deadline."""
+        if self._client is not None:
+            return
+        deadline = time.monotonic() + self.connect_deadline
+        delays = backoff_delays()
+        self.attempts = 0
+        while True:
+            self.attempts += 1
+            attempt_timeout = min(self.connect_timeout,
+                                  max(deadline - time.monotonic(), 0.1))
+            try:
+                self._client = self._connect_once(attempt_timeout)
+                return
+            except paramiko.AuthenticationException as err:
+                raise exceptions.SSHAuthError(
+                    node=self.node, step='connect',
+                    user=self.target.username,
+                    reason='%s at %s' % (err, self.target.address))
+            except _RETRYABLE as err:
+                last_error = '%s: %s' % (type(err).__name__, err)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise exceptions.SSHError(
+                    node=self.node, step='connect',
+                    reason='no SSH connection to %s within %.0f s '
+                           '(%d attempts); last error: %s'
+                    % (self.target.address, self.connect_deadline,
+                       self.attempts, last_error))
+            delay = min(next(delays), remaining)
+            LOG.debug('%(node)s: connect attempt %(n)d to %(addr)s failed '
+                      '(%(err)s); retrying in %(delay).1f s',
+                      {'node': self.node, 'n': self.attempts,
+                       'addr': self.target.address, 'err': last_error,
+                       'delay': delay})
+            time.sleep(delay)
+
+    def _connect_once(self, timeout):
+        client = paramiko.SSHClient()
+        # No known_hosts is loaded, so paramiko consults the pinning policy
+        # for every key, before any credential is sent.
+        client.set_missing_host_key_policy(hostkeys.PinningPolicy(
+            self.store, self.pin_id, self.node, self.policy,
+            self.target.address))
+        pkey = None
+        if self.target.private_key:
+            pkey = load_private_key(self.target.private_key, self.node)
+        password = secrets.reveal(self.target.password)
+        try:
+            client.connect(self.target.host, port=self.target.port,
+                           username=self.target.username, password=password,
+                           pkey=pkey, timeout=timeout, banner_timeout=timeout,
+                           auth_timeout=timeout, look_for_keys=False,
+                           allow_agent=False)
+            # Verify the key the transport actually negotiated, whatever
+            # path paramiko took to accept it.
+            negotiated = client.get_transport().get_remote_server_key()
+            self.store.check(self.pin_id, negotiated, self.node,
+                             policy=self.policy, address=self.target.address)
+        except BaseException:
+            client.close()
+            raise
+        LOG.debug('%(node)s: connected to %(addr)s as %(user)s',
+                  {'node': self.node, 'addr': self.target.address,
+                   'user': self.target.username})
+        return client
+
+    def _transport(self, step):
+        transport = self._client and self._client.get_transport()
+        if transport is None or not transport.is_active():
+            raise exceptions.SSHError(node=self.node, step=step,
+                                      reason='not connected')
+        return transport
+
+    def close(self):
+        if self._sftp is not None:
+            self._sftp.close()
+            self._sftp = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # Running commands ------------------------------------------------------
+
+    def run(self, cmd, step='run', timeout=None, check=True, stdin=None):
+        """Run ``cmd`` (a Command) and return a :class:`Result`.
+
+        ``stdin`` (bytes, str or Secret) is written to the command's stdin,
+        which is the way to hand over secrets: argv shows in ``ps``.
+        Raises RemoteCommandError on a nonzero exit when ``check``,
+        CommandTimeout after ``timeout`` seconds.
+        """
+        if not isinstance(cmd, command_mod.ShellCommand):
+            raise TypeError('run() takes a Command, not %s'
+                            % type(cmd).__name__)
+        timeout = timeout or self.command_timeout
+        extra = cmd.secrets()
+        if isinstance(stdin, secrets.Secret):
+            extra.append(stdin)
+        LOG.debug('%(node)s %(step)s: running %(cmd)s',
+                  {'node': self.node, 'step': step, 'cmd': cmd.display()})
+        started = time.monotonic()
+        deadline = started + timeout
+        transport = self._transport(step)
+        try:
+            channel = transport.open_session(
+                timeout=min(timeout, self.connect_timeout))
+        except (paramiko.SSHException, OSError, EOFError) as err:
+            raise exceptions.SSHError(node=self.node, step=step,
+                                      reason='cannot open a channel: %s' % err)
+        try:
+            channel.exec_command(cmd.render())
+            self._send_stdin(channel, stdin, deadline, step, timeout)
+            out, err, status = self._collect(channel, deadline, step,
+                                             timeout)
+        finally:
+            channel.close()
+        result = Result(status, out.decode('utf-8', 'replace'),
+                        err.decode('utf-8', 'replace'),
+                        time.monotonic() - started)
+        LOG.debug('%(node)s %(step)s: exit status %(status)d in %(secs).1f s',
+                  {'node': self.node, 'step': step, 'status': status,
+                   'secs': result.seconds})
+        if status == -1 and not transport.is_active():
+            raise exceptions.SSHError(
+                node=self.node, step=step,
+                reason='connection lost while running %s' % cmd.display())
+        if check and status != 0:
+            error = exceptions.RemoteCommandError(
+                node=self.node, step=step, status=status,
+                stderr=stderr_tail(result.stderr, extra))
+            error.result = result
+            raise error
+        return result
+
+    def _send_stdin(self, channel, stdin, deadline, step, timeout):
+        if stdin is not None:
+            data = secrets.reveal(stdin)
+            if isinstance(data, str):
+                data = data.encode('utf-8')
+            channel.settimeout(max(deadline - time.monotonic(), 0.01))
+            try:
+                channel.sendall(data)
+            except socket.timeout:
+                raise exceptions.CommandTimeout(node=self.node, step=step,
+                                                timeout=timeout)
+        # EOF on stdin either way, so a command that reads stdin ends.
+        channel.shutdown_write()
+
+    def _collect(self, channel, deadline, step, timeout):
+        out, err = bytearray(), bytearray()
+        while True:
+            got = False
+            while channel.recv_ready():
+                out += channel.recv(65536)
+                got = True
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+                got = True
+            if channel.exit_status_ready() and (channel.eof_received or
+                                                channel.closed):
+                if not (channel.recv_ready() or channel.recv_stderr_ready()):
+                    return out, err, channel.recv_exit_status()
+                continue
+            if channel.closed:
+                return out, err, channel.recv_exit_status()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise exceptions.CommandTimeout(node=self.node, step=step,
+                                                timeout=timeout)
+            if not got:
+                self._wait_for_channel(channel, min(remaining,
+                                                    _CHANNEL_WAIT_MAX))
+
+    @staticmethod
+    def _wait_for_channel(channel, seconds):
+        readable, _, _ = select.select([channel], [], [], seconds)
+        if readable and not (channel.recv_ready() or
+                             channel.recv_stderr_ready()):
+            # After EOF the channel stays "readable" forever; wait for the
+            # exit status instead of spinning.
+            channel.status_event.wait(seconds)
+
+    # Uploading -------------------------------------------------------------
+
+    def _sftp_client(self, step):
+        if self._sftp is None:
+            transport = self._transport(step)
+            try:
+                self._sftp = paramiko.SFTPClient.from_transport(transport)
+            except (paramiko.SSHException, OSError, EOFError) as err:
+                raise exceptions.SSHError(
+                    node=self.node, step=step,
+                    reason='cannot start SFTP: %s' % err)
+            self._sftp.get_channel().settimeout(self.command_timeout)
+        return self._sftp
+
+    def put(self, source, remote_path, mode=0o644, step='upload',
+            sudo=False):
+        """Upload bytes, a Secret, or a local file (path) to ``remote_path``.
+
+        The file is written to a temporary name beside the target, given
+        ``mode`` before any content is written, then renamed into place. With
+        ``sudo`` the content goes to a private temp file first and root
+        installs it (for targets the login user cannot write).
+        """
+        data = _read_source(source)
+        LOG.debug('%(node)s %(step)s: upload %(n)d bytes to %(path)s '
+                  '(mode %(mode)04o%(sudo)s)',
+                  {'node': self.node, 'step': step, 'n': len(data),
+                   'path': remote_path, 'mode': mode,
+                   'sudo': ', sudo' if sudo else ''})
+        suffix = '.k8s-mgmt-%s' % uuid.uuid4().hex[:12]
+        if not sudo:
+            self._write_and_rename(data, remote_path, remote_path + suffix,
+                                   mode, step)
+            return
+        staging = '/tmp/%s' % suffix.lstrip('.')
+        self._write_and_rename(data, staging, staging + '.part', 0o600, step)
+        target_tmp = remote_path + suffix
+        install = command_mod.Command(
+            'install', '-m', '%04o' % mode, staging, target_tmp).and_then(
+            command_mod.Command('mv', '-f', target_tmp, remote_path)).sudo()
+        try:
+            self.run(install, step=step)
+        finally:
+            self.run(command_mod.Command('rm', '-f', staging), step=step,
+                     check=False)
+
+    def _write_and_rename(self, data, remote_path, tmp_path, mode, step):
+        sftp = self._sftp_client(step)
+        try:
+            with sftp.open(tmp_path, 'wb') as remote_file:
+                remote_file.chmod(mode)
+                remote_file.write(data)
+            try:
+                sftp.posix_rename(tmp_path, remote_path)
+            except IOError:
+                # Server without the posix-rename extension.
+                sftp.rename(tmp_path, remote_path)
+        except (IOError, OSError, paramiko.SSHException) as err:
+            try:
+                sftp.remove(tmp_path)
+            except (IOError, OSError, paramiko.SSHException):
+                pass
+            raise exceptions.SSHError(
+                node=self.node, step=step,
+                reason='upload to %s failed: %s' % (remote_path, err))
+
+
+def _read_source(source):
+    if isinstance(source, secrets.Secret):
+        return source.reveal().encode('utf-8')
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, 'rb') as local_file:
+            return local_file.read()
+    raise TypeError('put() takes bytes, a Secret or a local path, not %s'
+                    % type(source).__name__)
