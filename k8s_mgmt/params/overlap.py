@@ -31,20 +31,23 @@ def _networks(params):
 
 
 def check_networks(report, params):
-    """Pod, service and node networks must not overlap each other."""
+    """Pod, service and node networks must not overlap each other.
+
+    A default network (pod or service CIDR not given) counts too: the
+    problem is then reported at the network that was given.
+    """
     networks = _networks(params)
-    for index, (path, network, is_default) in enumerate(networks):
-        for other_path, other, other_default in networks[index + 1:]:
-            if is_default and other_default:
+    for index, first in enumerate(networks):
+        for second in networks[index + 1:]:
+            if first[2] and second[2]:
                 continue
-            if network.version != other.version or not network.overlaps(
-                    other):
+            if first[1].version != second[1].version or not first[1].overlaps(
+                    second[1]):
                 continue
-            where = other_path if is_default else path
-            report.problem(where, '%s%s overlaps %s %s%s' % (
-                network, ' (default)' if is_default else '',
-                other_path.rsplit('.', 1)[-1], other,
-                ' (default)' if other_default else ''))
+            here, there = (second, first) if first[2] else (first, second)
+            report.problem(here[0], '%s overlaps %s %s%s' % (
+                here[1], there[0].rsplit('.', 1)[-1], there[1],
+                ' (the default, as it is not given)' if there[2] else ''))
 
 
 def check_storage(report, params):

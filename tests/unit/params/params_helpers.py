@@ -1,0 +1,94 @@
+"""Shared helpers of the parameter tests: fixture paths and request builders."""
+
+import copy
+import json
+import os
+
+import pytest
+
+from k8s_mgmt import exceptions
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+FIXTURES = os.path.join(REPO, 'tests', 'fixtures', 'requests')
+SAMPLES = os.path.join(REPO, 'samples', 'requests')
+SEEDS = os.environ.get('K8S_MGMT_SEEDS', '/work/shared/seeds')
+ROOT = 'k8s_cluster_installation_param'
+PASSWORD = 'Tr0ub4dor&3-not-printed'
+
+
+def load_json(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def base_params():
+    """A valid snake_case additionalParams for the simple flavour."""
+    return {
+        ROOT: {
+            'script_path': 'Scripts/install_k8s_cluster.sh',
+            'vim_name': 'kubernetes_vim',
+            'master_node': {
+                'aspect_id': 'master_instance',
+                'ssh_cp_name': 'masterNode_CP1',
+                'nic_cp_name': 'masterNode_CP1',
+                'username': 'ubuntu',
+                'password': PASSWORD,
+                'pod_cidr': '192.168.0.0/16',
+                'cluster_cidr': '10.199.187.0/24',
+                'cluster_cp_name': 'masterNode_CP1',
+            },
+            'worker_node': {
+                'aspect_id': 'worker_instance',
+                'ssh_cp_name': 'workerNode_CP2',
+                'nic_cp_name': 'workerNode_CP2',
+                'username': 'ubuntu',
+                'password': PASSWORD,
+            },
+            'proxy': {'k8s_node_cidr': '10.254.0.0/24'},
+        },
+        'lcm-operation-user-data': './UserData/k8s_cluster_user_data.py',
+        'lcm-operation-user-data-class': 'KubernetesClusterUserData',
+    }
+
+
+def storage_section():
+    return {
+        'ssh_cp_name': 'storage_server_CP',
+        'username': 'ubuntu',
+        'password': PASSWORD,
+        'cinder_volume_setup_params': [
+            {'volume_resource_id': 'storage_server_volume',
+             'mount_to': '/volume'}],
+        'nfs_server_setup_params': [
+            {'export_dir': '/volume/nfs/pv1', 'export_to': '10.254.0.0/24'}],
+    }
+
+
+def with_change(path, value, params=None):
+    """A copy of ``params`` (default: base_params) with the dotted ``path``
+    set to ``value``; a value of ``DELETE`` removes the key."""
+    params = copy.deepcopy(params if params is not None else base_params())
+    keys = path.split('.')
+    target = params
+    for key in keys[:-1]:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if value is DELETE:
+        del target[keys[-1]]
+    else:
+        target[keys[-1]] = value
+    return params
+
+
+DELETE = object()
+
+
+def problems_of(call, *args, **kwargs):
+    """The (path, message) problems a call raises; fails if it passes."""
+    with pytest.raises(exceptions.ValidationError) as info:
+        call(*args, **kwargs)
+    return info.value.problems
+
+
+def paths(problems):
+    return [path for path, _ in problems]
