@@ -174,7 +174,7 @@ class SSHSession(object):
                     user=self.target.username,
                     reason='%s at %s' % (err, self.target.address))
             except _RETRYABLE as err:
-                last_error = '%s: %s' % (type(err).__name__, err)
+                last_error = _describe(err)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise exceptions.SSHError(
@@ -402,6 +402,18 @@ class SSHSession(object):
             raise exceptions.SSHError(
                 node=self.node, step=step,
                 reason='upload to %s failed: %s' % (remote_path, err))
+
+
+def _describe(err):
+    """A short reason for a failed connect attempt."""
+    if isinstance(err, paramiko.ssh_exception.NoValidConnectionsError):
+        # Its own message drops the reason ("[Errno None] Unable to ...").
+        reasons = sorted({'%s' % (e.strerror or e)
+                          for e in err.errors.values()})
+        return 'connection failed: %s' % '; '.join(reasons)
+    if isinstance(err, (socket.timeout, TimeoutError)):
+        return 'timed out'
+    return '%s: %s' % (type(err).__name__, err)
 
 
 def _read_source(source):
