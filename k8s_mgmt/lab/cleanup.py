@@ -156,26 +156,28 @@ def kill_processes(pids, deadline=10.0):
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    wait_gone(pids, deadline)
+
+
+def wait_gone(pids, deadline=10.0):
+    """Wait until pids no longer exist, zombies included (our own children
+    are reaped here; others by their parent)."""
     end = time.monotonic() + deadline
-    delay = 0.005
+    delay = 0.002
     while True:
-        alive = [p for p in pids if _alive(p)]
+        alive = [p for p in pids if _exists(p)]
         if not alive:
             return
         if time.monotonic() > end:
             raise LabError('lab processes did not exit: %s' % alive)
         time.sleep(delay)
-        delay = min(delay * 2, 0.2)
+        delay = min(delay * 2, 0.1)
 
 
-def _alive(pid):
+def _exists(pid):
     with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().split(') ')[-1][:1] != 'Z'
-    except OSError:
-        return False
+        os.waitpid(pid, os.WNOHANG)
+    return os.path.exists('/proc/%d' % pid)
 
 
 def unmount_all(state_dir):

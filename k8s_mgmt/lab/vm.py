@@ -8,10 +8,12 @@ PID 1 ends every process of the VM and frees all its mounts.
 """
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -162,14 +164,20 @@ class VMManager(object):
     def kill(self, vm_id):
         """Crash the VM: every process in it dies; netns and files stay."""
         record = self._record(vm_id)
-        pids = [p for p in (record.get('init_pid'),
-                            record.get('launcher_pid')) if p]
-        # Killing PID 1 of the VM's PID namespace kills all of its processes.
-        cleanup.kill_processes(
-            [p for p in pids if p in self._processes_of(record)])
-        launcher = self._launchers.pop(vm_id, None)
-        if launcher is not None:
-            launcher.wait()
+        init, launcher = record.get('init_pid'), record.get('launcher_pid')
+        live = self._processes_of(record)
+        # Killing PID 1 of the VM's PID namespace kills all of its processes;
+        # the launcher (unshare) then reaps it and exits.
+        if init in live:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(init, signal.SIGKILL)
+        launcher_proc = self._launchers.pop(vm_id, None)
+        try:
+            cleanup.wait_gone([p for p in (init, launcher) if p in live], 5.0)
+        except LabError:
+            cleanup.kill_processes([p for p in (init, launcher) if p])
+        if launcher_proc is not None:
+            launcher_proc.wait()
         self.registry.update_vm(vm_id, status='killed', init_pid=None,
                                 launcher_pid=None)
 

@@ -1,0 +1,121 @@
+"""Fixtures of the lab suite: real namespaces, real sshd, nothing left behind.
+
+The whole suite is skipped, with the reason, when not run as root or when a
+binary the lab needs is missing. The session starts by removing leftovers of
+an earlier interrupted run and ends by tearing the test lab down and
+asserting that no namespace, process, mount, link or state dir remains.
+"""
+
+import itertools
+import os
+import shutil
+import uuid
+
+import pytest
+
+# Not the defaults, so tests never touch a lab an operator has running.
+TEST_STATE_DIR = '/var/lib/k8s-mgmt-lab-test'
+TEST_SUBNET = '10.254.200.0/24'
+TEST_BRIDGE = 'k8slabt0'
+TEST_TAG = 'k8t'
+TEST_PASSWORD = 'ubuntu'
+
+REQUIRED_BINARIES = ['ip', 'unshare', 'nsenter', 'mount', 'umount', 'chroot',
+                     'mknod', 'ssh-keygen', 'openssl', '/usr/sbin/sshd',
+                     'sudo', '/usr/bin/python3']
+
+
+def lab_unavailable_reason():
+    if os.geteuid() != 0:
+        return 'lab tests need root (network namespaces, mounts)'
+    missing = [b for b in REQUIRED_BINARIES if not shutil.which(b)]
+    if missing:
+        return 'lab tests need missing binaries: %s' % ' '.join(missing)
+    if not os.path.exists('/usr/lib/openssh/sftp-server'):
+        return 'lab tests need Debian openssh-server'
+    try:
+        import paramiko  # noqa: F401
+    except ImportError:
+        return 'lab tests need paramiko'
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(os.path.abspath(__file__))
+    reason = lab_unavailable_reason()
+    for item in items:
+        if str(item.fspath).startswith(here + os.sep):
+            item.add_marker(pytest.mark.lab)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def assert_nothing_left(state_dir, tag, bridge):
+    from k8s_mgmt.lab import cleanup
+    left = cleanup.find_leftovers(state_dir, tag, bridge)
+    assert not any(left.values()), 'lab leftovers: %s' % left
+    # The same, seen the way an operator would look.
+    netns = cleanup.run(['ip', 'netns', 'list']).stdout
+    assert (tag + '-') not in netns
+    links = cleanup.run(['ip', '-o', 'link']).stdout
+    assert (' %sh' % tag) not in links and (' %s:' % bridge) not in links
+    with open('/proc/mounts') as f:
+        assert state_dir not in f.read()
+    # Launchers carry the state dir on their command line.
+    ps = cleanup.run(['ps', '-eo', 'stat=,args=']).stdout
+    assert state_dir + '/' not in ps, ps
+
+
+@pytest.fixture(scope='session')
+def lab_config():
+    """Settings of the test lab (not the operator defaults)."""
+    return {'state_dir': TEST_STATE_DIR, 'subnet': TEST_SUBNET,
+            'bridge': TEST_BRIDGE, 'tag': TEST_TAG, 'password': TEST_PASSWORD}
+
+
+@pytest.fixture(scope='session')
+def assert_lab_clean():
+    """assert_lab_clean(state_dir, tag, bridge): nothing of that lab left."""
+    return assert_nothing_left
+
+
+@pytest.fixture(scope='session')
+def lab_network():
+    from k8s_mgmt.lab import cleanup
+    from k8s_mgmt.lab import net
+    cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
+    network = net.LabNetwork(TEST_STATE_DIR, subnet=TEST_SUBNET,
+                             bridge=TEST_BRIDGE, tag=TEST_TAG)
+    network.up()
+    yield network
+    cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
+    assert_nothing_left(TEST_STATE_DIR, TEST_TAG, TEST_BRIDGE)
+
+
+@pytest.fixture(scope='session')
+def vm_manager(lab_network):
+    from k8s_mgmt.lab import vm
+    return vm.VMManager(lab_network, TEST_STATE_DIR, password=TEST_PASSWORD)
+
+
+_hostnames = itertools.count(1)
+
+
+@pytest.fixture
+def make_vms(vm_manager, lab_network):
+    """make_vms(n) boots n VMs in parallel; they are destroyed after the test
+    whatever its outcome."""
+    created = []
+
+    def make(count=1):
+        used = [v.ip for v in vm_manager.list()]
+        ips = lab_network.free_ips(used)[:count]
+        specs = [(str(uuid.uuid4()), 'labvm-%d' % next(_hostnames), ip)
+                 for ip in ips]
+        created.extend(s[0] for s in specs)
+        return vm_manager.create_many(specs)
+
+    yield make
+    for vm_id in created:
+        if vm_id in vm_manager.registry.read()['vms']:
+            vm_manager.destroy(vm_id)
