@@ -102,7 +102,8 @@ def merge_overrides(stored, request_additional, operation):
     is validated again for ``operation``.
     """
     _check_operation(operation)
-    request = _snake_keys(request_additional or {}, 0)
+    request = _snake_keys(
+        {} if request_additional is None else request_additional, 0)
     report = fields.Report()
     if not isinstance(request, dict):
         report.problem('additionalParams', 'expected an object, got %s'

@@ -1,0 +1,125 @@
+"""Any JSON value anywhere gives problems, never another exception."""
+
+import copy
+import glob
+import logging
+import os
+
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import params
+from k8s_mgmt.params import casing
+
+import params_helpers as h
+
+
+def _deep_list(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _deep_dict(depth):
+    value = {}
+    for _ in range(depth):
+        value = {'master_node': value}
+    return value
+
+
+ODD_VALUES = [None, True, 0, -1.5, float('nan'), '', '   ', 'x' * 5000,
+              '\x00', '../../etc/passwd', [], [None, 1], {}, {'a': {}},
+              {1: 'non-string key'}, _deep_list(5000), _deep_dict(5000)]
+ODD_IDS = ['null', 'true', 'zero', 'float', 'nan', 'empty', 'blank', 'long',
+           'nul', 'escape', 'list', 'list2', 'obj', 'obj2', 'intkey',
+           'deeplist', 'deepdict']
+SEED_BODIES = [h.load_json(p) for p in
+               sorted(glob.glob(os.path.join(h.FIXTURES, 'seed_*.json')))]
+
+
+def _paths(value, prefix=()):
+    """Every key/index path inside ``value``."""
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        yield prefix + (key,)
+        yield from _paths(item, prefix + (key,))
+
+
+def _replaced(value, path, new):
+    value = copy.deepcopy(value)
+    target = value
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return value
+
+
+def _camel(value):
+    if isinstance(value, dict):
+        return {casing.snake_to_camel(k): _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def _only_validation_errors(call, *args, **kwargs):
+    try:
+        return call(*args, **kwargs)
+    except exceptions.ValidationError as err:
+        for path, message in err.problems:
+            assert isinstance(path, str) and isinstance(message, str)
+            assert len(message) < 2000
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _quiet_logs(caplog):
+    caplog.set_level(logging.ERROR, logger='k8s_mgmt.params')
+
+
+@pytest.mark.parametrize('body', SEED_BODIES,
+                         ids=lambda b: b['flavourId'])
+@pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
+def test_odd_value_at_every_path(body, camel):
+    additional = body['additionalParams']
+    if camel:
+        additional = _camel(additional)
+    calls = 0
+    for path in list(_paths(additional)):
+        for odd in ODD_VALUES:
+            mutated = _replaced(additional, path, odd)
+            for operation in ('instantiate', 'terminate'):
+                _only_validation_errors(
+                    params.load_cluster_params, mutated,
+                    operation=operation, flavour=body['flavourId'])
+                calls += 1
+    assert calls > 100
+
+
+@pytest.mark.parametrize('odd', ODD_VALUES, ids=ODD_IDS)
+@pytest.mark.parametrize('operation', params.OPERATIONS)
+def test_odd_whole_inputs(odd, operation):
+    _only_validation_errors(params.load_cluster_params, odd,
+                            operation=operation)
+    _only_validation_errors(params.load_cluster_params, {h.ROOT: odd},
+                            operation=operation)
+    _only_validation_errors(params.load_request, odd, operation=operation)
+    _only_validation_errors(params.load_request,
+                            {'flavourId': odd, 'additionalParams': odd},
+                            operation=operation)
+
+
+@pytest.mark.parametrize('odd', ODD_VALUES, ids=ODD_IDS)
+def test_odd_overrides(odd):
+    stored = params.load_cluster_params(h.base_params(), flavour='simple')
+    for request in (odd, {h.ROOT: odd}, {'force_drain': odd},
+                    {h.ROOT: {'master_node': odd}},
+                    {h.ROOT: {'worker_node': {'password': odd}}}):
+        _only_validation_errors(params.merge_overrides, stored, request,
+                                'scale')
