@@ -140,7 +140,10 @@ class LabCloud:
             if stack.get('generated_template'):
                 return copy.deepcopy(stack['generated_template'])
             with open(stack['template']) as handle:
-                return yaml.safe_load(handle)
+                body = yaml.safe_load(handle)
+            # YAML reads 2016-10-14 as a date; Heat returns the string.
+            body['heat_template_version'] = str(body['heat_template_version'])
+            return body
 
     def servers(self, ident):
         """Every server of a top stack: dicts for ``lab status``."""
