@@ -75,7 +75,8 @@ def _summary(path, result):
     for role, group in (('masters', result.master_node),
                         ('workers', result.worker_node)):
         if group is not None:
-            parts.append('%s %s' % (role, group.aspect_id or group.ssh_cp_name))
+            parts.append('%s %s' % (role,
+                                    group.aspect_id or group.ssh_cp_name))
     if result.storage_server is not None:
         parts.append('storage server %s' % result.storage_server.ssh_cp_name)
     parts.append('%d warning(s)' % len(result.warnings))

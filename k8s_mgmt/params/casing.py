@@ -14,7 +14,8 @@ _CAMEL_BOUNDARY = re.compile(r'(?<=[a-z0-9])(?=[A-Z])')
 
 
 def snake_to_camel(name):
-    """``k8s_node_cidr`` -> ``k8sNodeCidr``; ``ssh_cp_name`` -> ``sshCpName``."""
+    """``k8s_node_cidr`` -> ``k8sNodeCidr``, ``ssh_cp_name`` -> ``sshCpName``.
+    """
     head, *rest = name.split('_')
     return head + ''.join(part[:1].upper() + part[1:] for part in rest)
 

@@ -70,7 +70,8 @@ def load_request(body, *, operation='instantiate', package_dir=None):
     report = fields.Report()
     if not isinstance(body, dict):
         report.problem('request', 'expected a JSON object (an '
-                       'InstantiateVnfRequest), got %s' % fields.describe(body))
+                       'InstantiateVnfRequest), got %s'
+                       % fields.describe(body))
         return _finish(report, None)
     flavour = body.get('flavourId')
     if flavour is None:

@@ -81,8 +81,8 @@ def _unique(report, path, items, field, fatal):
     for index, item in enumerate(items):
         value = getattr(item, field)
         if value in seen:
-            message = 'duplicate %s %r (also item %d)' % (field, value,
-                                                         seen[value])
+            message = 'duplicate %s %r (also item %d)' % (
+                field, value, seen[value])
             where = '%s[%d].%s' % (path, index, field)
             if fatal:
                 report.problem(where, message)

@@ -294,7 +294,8 @@ class ClusterValidator(SectionReader):
         self.credentials(section)
         for where in placeholders:
             self.report.warn(where, 'placeholder (empty or 0.0.0.0): the '
-                                    'kubespray mode cannot run until it is set')
+                                    'kubespray mode cannot run until it is '
+                                    'set')
         return model.AnsibleParams(placeholders=tuple(placeholders),
                                    **section.values)
 

@@ -1,4 +1,4 @@
-"""Shared helpers of the parameter tests: fixture paths and request builders."""
+"""Shared helpers of the parameter tests: fixture paths, request builders."""
 
 import copy
 import json

@@ -300,7 +300,8 @@ def test_ansible_mode_needs_its_fields_not_script_path():
     del additional[h.ROOT]['ansible']['kubespray_root_path']
     additional[h.ROOT]['ansible']['ip_address'] = '10.254.0.300'
     assert sorted(h.paths(h.problems_of(load, additional))) == [
-        h.ROOT + '.ansible.ip_address', h.ROOT + '.ansible.kubespray_root_path']
+        h.ROOT + '.ansible.ip_address',
+        h.ROOT + '.ansible.kubespray_root_path']
 
 
 def test_external_lb_param():
