@@ -75,6 +75,10 @@ class Registry(object):
         with self._locked() as data:
             if vm_id in data['vms']:
                 raise LabError('lab VM %s exists already' % vm_id)
+            for other in data['vms'].values():
+                if other['ip'] == record['ip']:
+                    raise LabError('lab IP %s is already used by VM %s'
+                                   % (record['ip'], other.get('hostname')))
             used = {r['short'] for r in data['vms'].values()}
             short = next(c for c in candidates if c not in used)
             data['vms'][vm_id] = dict(record, short=short)
@@ -151,21 +155,23 @@ def find_leftovers(state_dir, tag, bridge=None):
 
 
 def kill_processes(pids, deadline=10.0):
-    """SIGKILL pids and wait until they are gone (killing a VM's init takes
-    its whole PID namespace with it)."""
+    """SIGKILL pids and wait until none of them runs any more.
+
+    A killed process whose parent is not us may stay a zombie until its
+    parent (often the host's PID 1) reaps it; it holds no lab resources.
+    """
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    wait_gone(pids, deadline)
+    wait_gone(pids, deadline, zombies_ok=True)
 
 
-def wait_gone(pids, deadline=10.0):
-    """Wait until pids no longer exist, zombies included (our own children
-    are reaped here; others by their parent)."""
+def wait_gone(pids, deadline=10.0, zombies_ok=False):
+    """Wait until pids no longer exist (our own children are reaped here)."""
     end = time.monotonic() + deadline
     delay = 0.002
     while True:
-        alive = [p for p in pids if _exists(p)]
+        alive = [p for p in pids if _exists(p, zombies_ok)]
         if not alive:
             return
         if time.monotonic() > end:
@@ -174,10 +180,30 @@ def wait_gone(pids, deadline=10.0):
         delay = min(delay * 2, 0.1)
 
 
-def _exists(pid):
+def _exists(pid, zombies_ok):
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    return os.path.exists('/proc/%d' % pid)
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            state = f.read().rsplit(') ', 1)[-1][:1]
+    except OSError:
+        return False
+    return not (zombies_ok and state == 'Z')
+
+
+def namespace_inits(pids):
+    """The pids that are PID 1 of their own PID namespace (VM inits)."""
+    inits = []
+    for pid in pids:
+        try:
+            with open('/proc/%d/status' % pid) as f:
+                nspid = [l for l in f if l.startswith('NSpid:')]
+        except OSError:
+            continue
+        if nspid and nspid[0].split()[-1] == '1' and \
+                len(nspid[0].split()) > 2:
+            inits.append(pid)
+    return inits
 
 
 def unmount_all(state_dir):
@@ -202,7 +228,10 @@ def teardown(state_dir, tag=None, bridge=None):
     found = find_leftovers(state_dir, tag, bridge)
     netns = set(found['netns']) | {
         net.netns_name(tag, r['short']) for r in data['vms'].values()}
-    # A second pass catches anything forked while the first was dying.
+    # VM inits first: their launchers reap them and exit on their own, so no
+    # orphaned zombie waits for the host's PID 1. A second pass catches
+    # anything forked or left over while the first was dying.
+    kill_processes(namespace_inits(lab_processes(state_dir, netns)))
     for _ in range(2):
         kill_processes(lab_processes(state_dir, netns))
     unmount_all(state_dir)

@@ -10,6 +10,7 @@ PID 1 ends every process of the VM and frees all its mounts.
 import concurrent.futures
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 import shutil
@@ -57,8 +58,9 @@ class VMManager(object):
         self.image_dir = os.path.join(self.layers_dir, 'image')
         self.password = secrets.Secret(password)
         self.boot_timeout = boot_timeout
-        # Directories stacked above the lab image (e.g. stand-in binaries);
-        # each must be on the lab tmpfs or another non-overlay filesystem.
+        # Directories stacked above the lab image (e.g. stand-in binaries),
+        # snapshotted onto the lab tmpfs on first use: a lower layer on the
+        # host's root filesystem would overlap lowerdir=/ (ELOOP).
         self.extra_layers = [os.path.abspath(p) for p in extra_layers]
         self.registry = cleanup.Registry(self.state_dir)
         self._image_lock = threading.Lock()
@@ -80,8 +82,18 @@ class VMManager(object):
             rootfs.build_image(self.image_dir, self.password.reveal())
             open(done, 'w').close()
 
+    def _layer_copy(self, source):
+        name = hashlib.sha256(source.encode()).hexdigest()[:12]
+        copy = os.path.join(self.layers_dir, 'extra-' + name)
+        with self._image_lock:
+            if not os.path.exists(copy):
+                shutil.copytree(source, copy + '.tmp', symlinks=True)
+                os.rename(copy + '.tmp', copy)
+        return copy
+
     def _lowerdirs(self):
-        return ':'.join(self.extra_layers + [self.image_dir, '/'])
+        extra = [self._layer_copy(p) for p in self.extra_layers]
+        return ':'.join(extra + [self.image_dir, '/'])
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -103,10 +115,6 @@ class VMManager(object):
         return info
 
     def _claim(self, vm_id, hostname, ip):
-        for record in self.registry.read()['vms'].values():
-            if record['ip'] == ip:
-                raise LabError('lab IP %s is already used by VM %s'
-                               % (ip, record['hostname']))
         return self.registry.claim_vm(
             vm_id, net.short_name_candidates(vm_id),
             {'hostname': hostname, 'ip': ip, 'status': 'creating',

@@ -79,6 +79,15 @@ def assert_lab_clean():
     return assert_nothing_left
 
 
+@pytest.fixture(scope='session', autouse=True)
+def lab_leak_check():
+    """After the whole lab suite: the test lab is gone without a trace."""
+    yield
+    from k8s_mgmt.lab import cleanup
+    cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
+    assert_nothing_left(TEST_STATE_DIR, TEST_TAG, TEST_BRIDGE)
+
+
 @pytest.fixture(scope='session')
 def lab_network():
     from k8s_mgmt.lab import cleanup

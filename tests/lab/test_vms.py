@@ -226,3 +226,34 @@ def _create_and_forget(state_dir, subnet, bridge, tag):
     manager.create_many([(str(uuid.uuid4()), 'drop%d' % i, ip)
                          for i, ip in enumerate(ips)])
     del manager, network
+
+
+def test_create_many_is_all_or_nothing(vm_manager, lab_network):
+    from k8s_mgmt.lab import LabError
+    ip = lab_network.free_ips([v.ip for v in vm_manager.list()])[0]
+    before = vm_manager.list()
+    with pytest.raises(LabError, match='already used'):
+        vm_manager.create_many([(str(uuid.uuid4()), 'twin-a', ip),
+                                (str(uuid.uuid4()), 'twin-b', ip)])
+    assert vm_manager.list() == before
+    assert vm_manager.registry.read()['vms'].keys() == {
+        v.vm_id for v in before}
+
+
+def test_extra_layer_is_visible_in_the_vm(vm_manager, lab_network, tmp_path):
+    from k8s_mgmt.lab import vm
+    tool = tmp_path / 'usr' / 'local' / 'bin' / 'lab-stand-in'
+    tool.parent.mkdir(parents=True)
+    tool.write_text('#!/bin/sh\necho stand-in "$@"\n')
+    tool.chmod(0o755)
+    manager = vm.VMManager(lab_network, vm_manager.state_dir,
+                           extra_layers=[str(tmp_path)])
+    ip = lab_network.free_ips([v.ip for v in manager.list()])[0]
+    info = manager.create(str(uuid.uuid4()), 'layered', ip)
+    try:
+        out = manager.exec(info.vm_id, ['lab-stand-in', 'ok']).stdout
+        assert out == 'stand-in ok\n'
+        manager.exec(info.vm_id, ['sh', '-c', 'echo x > /usr/local/bin/new'])
+        assert not (tmp_path / 'usr' / 'local' / 'bin' / 'new').exists()
+    finally:
+        manager.destroy(info.vm_id)
