@@ -28,7 +28,7 @@ _thread_lock = threading.Lock()
 
 
 class Registry(object):
-    """JSON record of the lab's network and VMs, safe across threads/processes."""
+    """JSON record of the lab's network and VMs; thread- and process-safe."""
 
     def __init__(self, state_dir):
         self.state_dir = os.path.abspath(state_dir)

@@ -96,7 +96,7 @@ class LabNetwork(object):
         return [str(a) for a in self.subnet.hosts() if str(a) not in taken]
 
     def attach(self, short, ip):
-        """Create the VM's netns and its veth on the bridge; return the netns."""
+        """Create the VM's netns and veth on the bridge; return the netns."""
         self.check_ip(ip)
         netns = netns_name(self.tag, short)
         host_veth = host_veth_name(self.tag, short)

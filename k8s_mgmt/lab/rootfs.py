@@ -46,7 +46,7 @@ HOSTS = """\
 
 # PID 1 of a VM's PID namespace. Signals stay blocked and are taken with
 # sigwait, so no SIGCHLD is lost between reaping and waiting.
-INIT_PROGRAM = r'''"""k8s-mgmt lab VM init: start sshd, reap orphans, stop all on SIGTERM."""
+INIT_PROGRAM = r'''"""k8s-mgmt lab VM init: runs sshd, reaps orphans."""
 import os
 import signal
 import time
@@ -112,7 +112,8 @@ main()
 BOOT_SCRIPT = r"""
 set -eu
 root=$1 upper=$2 work=$3 lower=$4 name=$5
-mount -t overlay k8slab-root -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$root"
+opts="lowerdir=$lower,upperdir=$upper,workdir=$work"
+mount -t overlay -o "$opts" k8slab-root "$root"
 mount -t proc proc "$root/proc"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$root/sys"
 mount -t tmpfs -o mode=755,size=8m,nosuid k8slab-dev "$root/dev"
