@@ -11,6 +11,8 @@ Other test packages can reuse it::
     server.stop()           # kills running commands, closes every socket
 
 ``auth_attempts`` lists every password/public-key attempt the server saw.
+Run it in a process that is not monkey-patched by eventlet (its subprocess
+pumps need real threads); a green client may talk to it from another process.
 """
 
 import os
