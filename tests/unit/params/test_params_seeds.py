@@ -6,6 +6,7 @@ import os
 import pytest
 
 from k8s_mgmt import params
+from k8s_mgmt.params import casing
 from k8s_mgmt.secrets import Secret
 
 import params_helpers as h
@@ -151,3 +152,22 @@ def test_camel_case_problem_paths_are_snake_case():
                              flavour='simple')
     assert problems == [('k8s_cluster_installation_param.master_node.pod_cidr',
                          "not a CIDR: '300.1.0.0/16'")]
+
+
+def _camel_keys(value):
+    if isinstance(value, dict):
+        return {casing.snake_to_camel(k): _camel_keys(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel_keys(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize('path', SEED_FIXTURES, ids=os.path.basename)
+def test_every_seed_reads_the_same_camel_cased(path):
+    body = h.load_json(path)
+    snake = params.load_request(body)
+    camel_body = dict(body, additionalParams=_camel_keys(
+        body['additionalParams']))
+    assert 'k8sClusterInstallationParam' in camel_body['additionalParams']
+    assert params.load_request(camel_body) == snake
