@@ -227,7 +227,8 @@ def teardown(state_dir, tag=None, bridge=None):
     bridge = bridge or network.get('bridge') or net.DEFAULT_BRIDGE
     found = find_leftovers(state_dir, tag, bridge)
     netns = set(found['netns']) | {
-        net.netns_name(tag, r['short']) for r in data['vms'].values()}
+        net.netns_name(r.get('tag', tag), r['short'])
+        for r in data['vms'].values()}
     # VM inits first: their launchers reap them and exit on their own, so no
     # orphaned zombie waits for the host's PID 1. A second pass catches
     # anything forked or left over while the first was dying.

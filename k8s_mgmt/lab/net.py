@@ -80,7 +80,9 @@ class LabNetwork(object):
     def down(self):
         if os.path.exists('/sys/class/net/%s' % self.bridge):
             run(['ip', 'link', 'del', self.bridge])
-        self.registry.set_network(None)
+        # Never recreate a state dir that teardown already removed.
+        if os.path.exists(self.registry.path):
+            self.registry.set_network(None)
 
     def check_ip(self, ip):
         addr = ipaddress.ip_address(ip)
