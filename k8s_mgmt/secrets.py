@@ -72,6 +72,12 @@ class Secret(object):
     def __len__(self):
         return len(self._value)
 
+    def __copy__(self):
+        return self  # immutable: copies may share the one object
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __reduce__(self):
         # Refuse to be pickled: a pickled secret would leave the process in clear.
         raise TypeError('Secret values cannot be pickled')

@@ -72,3 +72,11 @@ def test_nodes_failed_names_every_node():
     text = str(err)
     assert 'join failed on 2 of 5 node(s)' in text
     assert '- w1: x' in text and '- w2: y' in text
+
+
+def test_secret_survives_copy_without_leaving_the_type():
+    import copy
+    s = Secret('hunter2-token')
+    for dup in (copy.copy(s), copy.deepcopy({'pw': s})['pw']):
+        assert isinstance(dup, Secret) and dup.reveal() == 'hunter2-token'
+        assert 'hunter2' not in repr(dup)
