@@ -14,17 +14,15 @@ Layout understood:
   unique in one nested stack) and the server it is attached to.
 """
 
-import re
 from dataclasses import dataclass
 
 from k8s_mgmt import exceptions
 from k8s_mgmt.topology import index as hx
 from k8s_mgmt.topology import model
+from k8s_mgmt.topology import naming
 
 _ROLE_FIELD = {'master': 'masters', 'worker': 'workers', 'storage': 'storage',
                'lb': 'lbs', 'ansible': 'ansible'}
-_NAME_PREFIX_LEN = 8
-_MAX_LABEL = 63
 
 
 def _fail(reason):
@@ -282,34 +280,6 @@ def _node_fields(slot, details, groups):
         group_stack_id=slot.group_stack_id, creation_time=slot.creation_time)
 
 
-def _label_chars(server_id):
-    return re.sub(r'[^a-z0-9]', '', (server_id or '').lower())
-
-
-def assign_names(fields_in_order):
-    """'<role>-<first 8 chars of server id>', longer for later collisions.
-
-    Earlier nodes keep their short name, so adding a node never renames an
-    existing one. (32 bits of the id make a collision about one in a million
-    for a 100-node cluster; only then can removing a node rename another.)
-    """
-    taken = set()
-    for fields in fields_in_order:
-        chars = _label_chars(fields['server_id']) or 'node'
-        prefix = fields['role'] + '-'
-        length = _NAME_PREFIX_LEN
-        name = prefix + chars[:length]
-        while name in taken and length < len(chars):
-            length += 1
-            name = prefix + chars[:length]
-        serial = 2
-        while name in taken:
-            name = '%s-%d' % (prefix + chars[:length], serial)
-            serial += 1
-        fields['name'] = name[:_MAX_LABEL].rstrip('-')
-        taken.add(fields['name'])
-
-
 def _server_group_records(idx, details):
     records = []
     for sid, res in idx.all_of_type(hx.SERVER_GROUP):
@@ -381,7 +351,7 @@ def build_topology(spec, stack_id, resources, details, vnfc_ids=None):
         items.sort(key=lambda f: (f['creation_time'] or '',
                                   f['parent_resource'] or '',
                                   f['resource_name'], f['server_id']))
-        assign_names(items)
+        naming.assign_names(items)
         for item in items:
             if item['server_id'] in seen:
                 raise _fail('server %s is both a %s and a %s node'

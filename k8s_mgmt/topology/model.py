@@ -17,7 +17,7 @@ class GroupSpec:
     role: str               # one of ROLES
     ssh_cp_name: str        # port (CP) resource whose address we SSH to
     nic_cp_name: str = None  # port on the cluster network; None = ssh_cp_name
-    aspect_id: str = None   # AutoScalingGroup in the top stack; None = single VDU
+    aspect_id: str = None   # AutoScalingGroup in the top stack; None: a VDU
 
     @property
     def nic_port_name(self):

@@ -7,6 +7,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt.topology import builder
 from k8s_mgmt.topology import model
+from k8s_mgmt.topology import naming
 from tests.unit.topology import heat_fixtures as hf
 
 DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
@@ -195,7 +196,8 @@ def test_needed_details_are_only_the_few(name):
     listed = {(r['links'][1]['href'].rsplit('/', 1)[-1], r['resource_name']):
               r['resource_type'] for r in fx['resources']}
     types = {listed[k] for k in keys}
-    assert not types & {'OS::Heat::AutoScalingGroup', 'OS::Heat::ScalingPolicy',
+    assert not types & {'OS::Heat::AutoScalingGroup',
+                        'OS::Heat::ScalingPolicy',
                         'masterNode.yaml', 'workerNode.yaml'}
     nodes = fx['expect']['masters'] + fx['expect']['workers']
     fips = 1 if name == 'floating' else 0
@@ -229,7 +231,7 @@ def test_name_collisions_extend_later_names_only():
              {'role': 'worker', 'server_id': 'abcdef12-1111-cccc'},
              {'role': 'worker', 'server_id': 'ABCDEF12'},
              {'role': 'worker', 'server_id': ''}]
-    builder.assign_names(items)
+    naming.assign_names(items)
     names = [i['name'] for i in items]
     assert names[0] == 'worker-abcdef12'
     assert names[1] == 'worker-abcdef120'

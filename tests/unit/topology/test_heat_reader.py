@@ -203,7 +203,8 @@ def test_vnfc_ids_from_real_tacker_objects():
     vnfc = objects.VnfcResourceInfo(
         id='vnfc-1', vdu_id='masterNode',
         compute_resource=objects.ResourceHandle(
-            resource_id='server-1', vim_level_resource_type='OS::Nova::Server'))
+            resource_id='server-1',
+            vim_level_resource_type='OS::Nova::Server'))
     info = objects.InstantiatedVnfInfo(flavour_id='simple',
                                        instance_id='stack-1',
                                        vnfc_resource_info=[vnfc])
