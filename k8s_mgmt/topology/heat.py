@@ -223,3 +223,23 @@ class HeatReader(object):
         details = self.show_resources(keys, builder.stack_refs(resources))
         return builder.build_topology(spec, stack_id, resources, details,
                                       vnfc_ids=vnfc_ids)
+
+
+def read_instance_topology(context, vnf_instance, spec, vim_info=None,
+                           **reader_kwargs):
+    """The topology of a Tacker VNF instance, VNFC ids filled in.
+
+    ``vim_info`` defaults to the VIM Tacker resolves for the instance (after
+    terminate, Tacker has emptied vim_connection_info: the default VIM).
+    """
+    stack_id = top_stack_id(vnf_instance)
+    if not stack_id:
+        raise exceptions.TopologyError(
+            reason='the VNF instance has no Heat stack '
+                   '(instantiated_vnf_info.instance_id is empty)')
+    if vim_info is None:
+        vim_info = vim_info_for_instance(context, vnf_instance)
+    session, region = session_for_vim(vim_info)
+    reader = HeatReader(session, region_name=region, **reader_kwargs)
+    return reader.read_topology(spec, stack_id,
+                                vnfc_ids=vnfc_ids_from_instance(vnf_instance))

@@ -269,3 +269,26 @@ def test_model_spec_helpers():
     assert [g.role for g in spec.groups_of('storage')] == ['storage']
     assert model.GroupSpec('worker', 'a_CP').nic_port_name == 'a_CP'
     assert model.GroupSpec('worker', 'a_CP', 'b_CP').nic_port_name == 'b_CP'
+
+
+def test_read_instance_topology_fills_vnfc_ids():
+    fx = hf.load('complex')
+    servers = [r['physical_resource_id'] for r in fx['resources']
+               if r['resource_type'] == 'OS::Nova::Server']
+    instance = {'instantiatedVnfInfo': {
+        'instanceId': fx['stack_id'],
+        'vnfcResourceInfo': [{'id': 'vnfc-%d' % i,
+                              'computeResource': {'resourceId': sid}}
+                             for i, sid in enumerate(servers)]}}
+    with fake_heat.FakeHeat(fx) as fake:
+        vim_info = {'vim_auth': {
+            'auth_url': fake.auth_url, 'username': 'nfv_user',
+            'password': 'devstack', 'project_name': 'nfv'}}
+        topo = heat.read_instance_topology(None, instance, hf.k8s_spec(),
+                                           vim_info=vim_info)
+    assert sorted(n.vnfc_id for n in topo.all_nodes()) == sorted(
+        'vnfc-%d' % i for i in range(5))
+    with pytest.raises(exceptions.TopologyError) as info:
+        heat.read_instance_topology(None, {'instantiatedVnfInfo': {}},
+                                    hf.k8s_spec(), vim_info=vim_info)
+    assert 'has no Heat stack' in str(info.value)
