@@ -269,6 +269,11 @@ class SSHSession(object):
             self._send_stdin(channel, stdin, deadline, step, timeout)
             out, err, status = self._collect(channel, deadline, step,
                                              timeout)
+        except exceptions.CommandTimeout:
+            # TERM, not KILL: sudo relays TERM to the command it runs,
+            # while a KILL would end sudo alone and orphan the command.
+            _signal_remote(channel, 'TERM')
+            raise
         finally:
             channel.close()
         result = Result(status, out.decode('utf-8', 'replace'),
@@ -402,6 +407,28 @@ class SSHSession(object):
             raise exceptions.SSHError(
                 node=self.node, step=step,
                 reason='upload to %s failed: %s' % (remote_path, err))
+
+
+def _signal_remote(channel, name):
+    """Ask sshd to signal the command's process group (RFC 4254 6.9).
+
+    Closing a channel without a pty does not stop the remote command, so a
+    timed-out command would keep running on the VM. paramiko has no public
+    call for the "signal" request; the message is built the way its own
+    channel requests are. OpenSSH (7.9+) honours it for non-root logins (it
+    refuses it for root logins, whose session runs in its monitor process);
+    a server that refuses just logs it, since no reply is requested.
+    """
+    message = paramiko.Message()
+    message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+    message.add_int(channel.remote_chanid)
+    message.add_string('signal')
+    message.add_boolean(False)
+    message.add_string(name)
+    try:
+        channel.transport._send_user_message(message)
+    except (paramiko.SSHException, OSError, EOFError):
+        pass  # the connection is gone; nothing left to stop
 
 
 def _describe(err):

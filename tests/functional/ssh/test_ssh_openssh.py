@@ -6,6 +6,7 @@ killed in teardown.
 """
 
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -59,11 +60,30 @@ def _wait_for_no_children(pid, deadline=10.0):
     # A per-connection sshd child outliving the listener would be reparented
     # to PID 1, which in this sandbox never reaps it: let the listener reap
     # its children (they exit once the client closed) before stopping it.
+    _wait_until(lambda: not _children(pid), deadline)
+
+
+def _processes_with(text):
+    found = []
+    for pid in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as f:
+                if text.encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _wait_until(predicate, deadline=10.0):
     delay, waited = 0.01, 0.0
-    while _children(pid) and waited < deadline:
+    while not predicate():
+        if waited >= deadline:
+            return False
         time.sleep(delay)
         waited += delay
         delay = min(delay * 2, 0.5)
+    return True
 
 
 @pytest.fixture
@@ -91,7 +111,16 @@ def sshd(tmp_path, fast_conf):
     target = client.SSHTarget('openssh-1', '127.0.0.1', 'root',
                               private_key=secrets.Secret(client_private),
                               port=port, server_id='srv-openssh')
-    yield {'target': target, 'dir': tmp_path, 'process': process}
+    marker = str(tmp_path / 'timed-out-command')
+    yield {'target': target, 'dir': tmp_path, 'process': process,
+           'marker': marker}
+    for pid in _processes_with(marker):
+        try:
+            group = os.getpgid(int(pid))
+            if group != os.getpgid(0):
+                os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     _wait_for_no_children(process.pid)
     process.terminate()
     try:
@@ -120,7 +149,12 @@ def test_openssh_end_to_end(sshd, pin_store):
         assert 'openssh-1: check: exit status 4' in str(info.value)
         assert 'bad' in str(info.value)
         with pytest.raises(exceptions.CommandTimeout):
-            session.run(Command('sleep', '30'), timeout=0.5)
+            session.run(Command('sh', '-c', 'sleep 30; touch "$1"', 'sh',
+                                sshd['marker']), timeout=0.5)
+        # The channel is closed and the connection still works. (sshd
+        # refuses the "signal" request for root logins, so the command
+        # itself is ended by the fixture.)
+        assert session.run(Command('true')).status == 0
         session.put(b'#!/bin/sh\necho from sftp\n', str(work / 'x.sh'),
                     mode=0o750)
         assert session.run(Command(str(work / 'x.sh'))).stdout == \
