@@ -10,14 +10,15 @@ Typical use::
                     .sudo(), step='install')
 """
 
-from k8s_mgmt.ssh.client import Result
 from k8s_mgmt.ssh.client import SSHSession
-from k8s_mgmt.ssh.client import SSHTarget
-from k8s_mgmt.ssh.client import load_private_key
 from k8s_mgmt.ssh.command import Command
 from k8s_mgmt.ssh.command import ShellCommand
 from k8s_mgmt.ssh.hostkeys import HostKeyStore
 from k8s_mgmt.ssh.hostkeys import fingerprint
+from k8s_mgmt.ssh.target import Result
+from k8s_mgmt.ssh.target import SSHTarget
+from k8s_mgmt.ssh.target import load_private_key
+
 
 __all__ = ['Command', 'HostKeyStore', 'Result', 'SSHSession', 'SSHTarget',
            'ShellCommand', 'fingerprint', 'load_private_key']

@@ -8,8 +8,6 @@ command is its exit status alone: tools print warnings on stderr and still
 succeed.
 """
 
-import dataclasses
-import io
 import os
 import random
 import select
@@ -25,6 +23,9 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt.ssh import command as command_mod
 from k8s_mgmt.ssh import hostkeys
+from k8s_mgmt.ssh.target import Result
+from k8s_mgmt.ssh.target import SSHTarget  # noqa: F401 (re-exported)
+from k8s_mgmt.ssh.target import load_private_key
 
 LOG = logging.getLogger(__name__)
 
@@ -37,74 +38,6 @@ _BACKOFF_MAX = 10.0
 # (no EOF) is noticed.
 _CHANNEL_WAIT_MAX = 1.0
 _RETRYABLE = (OSError, EOFError, paramiko.SSHException)
-
-
-@dataclasses.dataclass(frozen=True)
-class SSHTarget(object):
-    """Where and as whom to connect. Credentials are held as Secrets."""
-
-    name: str
-    host: str
-    username: str
-    password: secrets.Secret = None
-    private_key: secrets.Secret = None  # PEM/OpenSSH text, not a path
-    port: int = 22
-    server_id: str = None
-
-    def __post_init__(self):
-        for field in ('password', 'private_key'):
-            value = getattr(self, field)
-            if value is not None and not isinstance(value, secrets.Secret):
-                object.__setattr__(self, field, secrets.Secret(value))
-        for field in ('name', 'host', 'username'):
-            if not isinstance(getattr(self, field), str) or \
-                    not getattr(self, field):
-                raise ValueError('SSHTarget.%s must be a non-empty string'
-                                 % field)
-        if not isinstance(self.port, int) or not 0 < self.port < 65536:
-            raise ValueError('SSHTarget.port must be 1-65535, not %r'
-                             % (self.port,))
-        if not self.password and not self.private_key:
-            raise ValueError('SSHTarget %s needs a password or a private key'
-                             % self.name)
-
-    @property
-    def address(self):
-        return '%s:%s' % (self.host, self.port)
-
-
-@dataclasses.dataclass(frozen=True)
-class Result(object):
-    """What a remote command did. ``repr`` does not show the output."""
-
-    status: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-    @property
-    def ok(self):
-        return self.status == 0
-
-    def __repr__(self):
-        return ('Result(status=%d, seconds=%.2f, stdout=<%d chars>, '
-                'stderr=<%d chars>)' % (self.status, self.seconds,
-                                        len(self.stdout), len(self.stderr)))
-
-
-def load_private_key(pem, node='?'):
-    """A paramiko key from PEM/OpenSSH text: Ed25519, ECDSA or RSA."""
-    text = secrets.reveal(pem)
-    for key_class in (paramiko.Ed25519Key, paramiko.ECDSAKey,
-                      paramiko.RSAKey):
-        try:
-            return key_class.from_private_key(io.StringIO(text))
-        except (paramiko.SSHException, ValueError, TypeError, IndexError):
-            continue
-    raise exceptions.SSHError(
-        node=node, step='connect',
-        reason='the private key is not an unencrypted RSA, ECDSA or Ed25519 '
-               'key in PEM or OpenSSH format')
 
 
 def stderr_tail(text, extra=(), lines=STDERR_TAIL_LINES):
@@ -187,7 +120,8 @@ class SSHSession(object):
             LOG.debug('%(node)s: connect attempt %(n)d to %(addr)s failed '
                       '(%(err)s); retrying in %(delay).1f s',
                       {'node': self.node, 'n': self.attempts,
-                       'addr': self.target.address, 'err': last_error,
+                       'addr': self.target.address,
+                       'err': secrets.redact(last_error),
                        'delay': delay})
             time.sleep(delay)
 

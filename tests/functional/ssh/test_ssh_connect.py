@@ -12,7 +12,6 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt.ssh import client
-from k8s_mgmt.ssh import hostkeys
 from k8s_mgmt.ssh.command import Command
 
 import ssh_test_server
@@ -193,7 +192,7 @@ def test_strict_policy_accepts_only_pinned_keys(ssh_server, pin_store,
                     policy='strict') == 'ok\n'
 
 
-# Key authentication ----------------------------------------------------------
+# Key authentication --------------------------------------------------------
 
 def _ed25519_pem():
     key = ed25519.Ed25519PrivateKey.generate()
@@ -240,7 +239,7 @@ def test_unreadable_private_key_fails_without_retry(ssh_server, pin_store):
     assert 'abc' not in str(info.value)
 
 
-# Secrets never leak ------------------------------------------------------------
+# Secrets never leak --------------------------------------------------------
 
 def test_secrets_never_reach_logs_or_errors(ssh_server, pin_store,
                                             make_target, caplog):

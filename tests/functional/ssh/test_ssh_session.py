@@ -1,23 +1,13 @@
 """SSHSession against a real SSH server (paramiko server side on loopback)."""
 
 import hashlib
-import logging
-import os
 import stat
-import threading
 
-import paramiko
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.ssh import client
-from k8s_mgmt.ssh import hostkeys
 from k8s_mgmt.ssh.command import Command
-
-import ssh_test_server
 
 HOSTILE = [
     '$(reboot)', '`id`', "it's", 'say "hi"', 'a;b', 'x && y', '*', '?',
@@ -98,8 +88,8 @@ def test_timeout_raises_and_session_stays_usable(session, ssh_server):
     assert session.run(Command('echo', 'still here')).stdout == 'still here\n'
 
 
-def test_many_commands_and_uploads_reuse_one_connection(session, ssh_server,
-                                                      tmp_path):
+def test_commands_and_uploads_share_a_connection(session, ssh_server,
+                                                 tmp_path):
     for _ in range(5):
         session.run(Command('true'))
     session.put(b'x', str(tmp_path / 'a'))
