@@ -9,13 +9,11 @@ import argparse
 import importlib
 import sys
 
+from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt import exceptions
+from k8s_mgmt.lab import LabError
 
 COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab')
-
-
-class UserError(Exception):
-    """An error a user can cause: printed as one line, exit status 1."""
 
 
 def build_parser():
@@ -25,11 +23,7 @@ def build_parser():
                     'driver mgmt-drivers-kubernetes and its tools.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        module.register(subparsers)
+        importlib.import_module(name).register(subparsers)
     return parser
 
 
@@ -41,7 +35,7 @@ def main(argv=None):
         return 2
     try:
         return args.func(args) or 0
-    except (UserError, exceptions.MgmtDriverError) as err:
+    except (UserError, exceptions.MgmtDriverError, LabError) as err:
         print('k8s-mgmt: error: %s' % err, file=sys.stderr)
         return 1
     except KeyboardInterrupt:

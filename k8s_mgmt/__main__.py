@@ -1,0 +1,5 @@
+import sys
+
+from k8s_mgmt.cli.main import main
+
+sys.exit(main())

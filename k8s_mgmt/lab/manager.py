@@ -1,0 +1,151 @@
+"""The lab as one object: network, VMs, the cloud model and its APIs.
+
+``Lab.up`` builds everything in this process; the CLI runs it inside a
+long-lived lab daemon (``k8s_mgmt.lab.daemon``) so the Heat API stays up
+after ``k8s-mgmt lab up`` returns. ``Lab.status`` only needs the state file
+and the API, so any process can ask.
+"""
+
+import dataclasses
+import json
+import os
+import pathlib
+import secrets as pysecrets
+import uuid
+
+from oslo_log import log as logging
+
+from k8s_mgmt.lab import api
+from k8s_mgmt.lab import cleanup
+from k8s_mgmt.lab import cloud as cloud_mod
+from k8s_mgmt.lab import LabError
+from k8s_mgmt.lab import net
+from k8s_mgmt.lab import vm as vm_mod
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
+FLAVOURS = ('simple', 'complex', 'podaffinity')
+LAB_FILE = 'lab.json'
+ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker'}
+
+
+def package_dir():
+    """The sample VNF package shipped in the source tree."""
+    here = pathlib.Path(__file__).resolve()
+    return str(here.parents[2] / 'samples' / 'vnf_package')
+
+
+def requests_dir():
+    return str(pathlib.Path(package_dir()).parent / 'requests')
+
+
+@dataclasses.dataclass(frozen=True)
+class LabSettings:
+    state_dir: str = DEFAULT_STATE_DIR
+    subnet: str = net.DEFAULT_SUBNET
+    bridge: str = net.DEFAULT_BRIDGE
+    tag: str = net.DEFAULT_TAG
+    password: str = 'ubuntu'         # of user ubuntu on every lab VM
+    compute_hosts: int = 4
+
+    @property
+    def lab_file(self):
+        return os.path.join(self.state_dir, LAB_FILE)
+
+
+class VMProvisioner(object):
+    """LabCloud's provisioner: a Nova server is a lab VM."""
+
+    def __init__(self, vms):
+        self.vms = vms
+
+    def create_servers(self, specs):
+        self.vms.create_many([(s.server_id, s.name, s.ip) for s in specs])
+
+    def delete_servers(self, server_ids):
+        for server_id in server_ids:
+            self.vms.destroy(server_id)
+
+
+class Lab(object):
+    """One lab on this machine, identified by its state directory."""
+
+    def __init__(self, settings=None):
+        self.settings = settings or LabSettings()
+        self.network = None
+        self.vms = None
+        self.cloud = None
+        self.api_server = None
+
+    # -- building -----------------------------------------------------------
+
+    def up(self, flavour, masters=None, workers=None):
+        """Bridge, VMs and stack for ``flavour``; then serve the APIs."""
+        s = self.settings
+        if flavour not in FLAVOURS:
+            raise LabError('unknown flavour %r; choose one of %s'
+                           % (flavour, ', '.join(FLAVOURS)))
+        if os.path.exists(s.lab_file):
+            raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
+                           'down" first' % s.state_dir)
+        hosts = max(s.compute_hosts, (workers or 0) + 1)
+        self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
+        self.network.up()
+        self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password)
+        self.cloud = cloud_mod.LabCloud(
+            package_dir(), s.subnet, provisioner=VMProvisioner(self.vms),
+            compute_hosts=hosts,
+            state_file=os.path.join(s.state_dir, 'cloud.json'))
+        parameters = cloud_mod.sample_parameters(package_dir(), flavour,
+                                                 masters, workers)
+        stack_name = 'k8s-lab-%s' % flavour
+        stack_id = self.cloud.create_stack(flavour, parameters,
+                                           name=stack_name)
+        self.api_server, _url = api.serve(
+            self.cloud, password=pysecrets.token_urlsafe(12))
+        record = {
+            'flavour': flavour, 'stack_id': stack_id,
+            'stack_name': stack_name, 'daemon_pid': os.getpid(),
+            'heat': {'auth_url': self.api_server.auth_url,
+                     'username': self.api_server.username,
+                     'password': self.api_server.password,
+                     'project_name': self.api_server.project_name,
+                     'user_domain_name': 'Default',
+                     'project_domain_name': 'Default'},
+            'vnfc_ids': {srv['server_id']: str(uuid.uuid4())
+                         for srv in self.cloud.servers(stack_id)},
+        }
+        write_record(s.lab_file, record)
+        return record
+
+    def stop_api(self):
+        if self.api_server is not None:
+            self.api_server.stop()
+            self.api_server = None
+
+    def down(self):
+        """Remove everything this lab made; safe after a crash."""
+        self.stop_api()
+        return cleanup.teardown(self.settings.state_dir,
+                                tag=self.settings.tag,
+                                bridge=self.settings.bridge)
+
+
+def write_record(path, record):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + '.tmp'
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w') as handle:
+        json.dump(record, handle, indent=1)
+    os.replace(tmp, path)
+
+
+def read_record(settings):
+    try:
+        with open(settings.lab_file) as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        raise LabError('cannot read %s: %s' % (settings.lab_file, err))

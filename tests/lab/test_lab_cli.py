@@ -1,0 +1,65 @@
+"""``k8s-mgmt lab up/status/down`` as an operator runs them."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+STATE_DIR = '/var/lib/k8s-mgmt-lab-test-cli'
+GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabt2', '--tag', 'k8c']
+
+
+def k8s_mgmt(*args, check=True):
+    proc = subprocess.run(
+        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + GLOBAL +
+        list(args), capture_output=True, text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def cli_lab(assert_lab_clean):
+    k8s_mgmt('down')
+    try:
+        yield
+    finally:
+        k8s_mgmt('down')
+        assert_lab_clean(STATE_DIR, 'k8c', 'k8slabt2')
+        assert not os.path.exists(STATE_DIR + '.daemon.log')
+
+
+def test_up_status_down(cli_lab):
+    up = k8s_mgmt('up', '--flavour', 'complex', '--workers', '2',
+                  '--subnet', '10.254.202.0/24')
+    assert 'ssh ok' in up.stdout
+    report = json.loads(k8s_mgmt('status', '--json').stdout)
+    assert report['flavour'] == 'complex'
+    assert report['vip'] and report['vip'].startswith('10.254.202.')
+    vms = report['vms']
+    assert len(vms) == 5 and all(vm['ssh_ok'] for vm in vms)
+    assert sorted(vm['role'] for vm in vms) == ['master'] * 3 + ['worker'] * 2
+    for vm in vms:
+        assert vm['server_id'] and vm['vnfc_id'] and vm['compute_host']
+    heat = report['heat']
+    for key in ('auth_url', 'username', 'password', 'project_name',
+                'stack_id', 'stack_name'):
+        assert heat[key]
+
+    again = k8s_mgmt('up', '--flavour', 'simple', check=False)
+    assert again.returncode == 1
+    assert again.stderr.count('\n') == 1 and 'already up' in again.stderr
+    assert 'Traceback' not in again.stderr
+
+    down = k8s_mgmt('down')
+    assert 'is down' in down.stdout
+    gone = k8s_mgmt('status', check=False)
+    assert gone.returncode == 1 and 'no lab is up' in gone.stderr
+
+
+def test_bad_flavour_is_one_line_not_a_traceback(cli_lab):
+    proc = k8s_mgmt('up', '--flavour', 'huge', check=False)
+    assert proc.returncode == 2 and 'invalid choice' in proc.stderr
+    assert 'Traceback' not in proc.stderr
