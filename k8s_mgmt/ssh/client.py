@@ -239,6 +239,10 @@ class SSHSession(object):
             except socket.timeout:
                 raise exceptions.CommandTimeout(node=self.node, step=step,
                                                 timeout=timeout)
+            except OSError:
+                # The command ended without reading all of its stdin; its
+                # exit status, collected next, says whether that is fine.
+                return
         # EOF on stdin either way, so a command that reads stdin ends.
         channel.shutdown_write()
 

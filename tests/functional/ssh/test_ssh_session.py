@@ -76,6 +76,13 @@ def test_stdin_secret_reaches_command(session):
     assert result.stdout == token.reveal()
 
 
+def test_command_that_ignores_large_stdin(session):
+    result = session.run(Command('sh', '-c', 'echo early; exit 3'),
+                         stdin=b'x' * (8 * 1024 * 1024), check=False,
+                         timeout=30)
+    assert (result.status, result.stdout) == (3, 'early\n')
+
+
 def test_command_without_stdin_gets_eof(session):
     result = session.run(Command('cat'), timeout=5)
     assert result.stdout == ''
