@@ -1,0 +1,483 @@
+#!/usr/bin/env bash
+# configure_lb.sh: HAProxy + keepalived on one master of an HA Kubernetes
+# cluster. HAProxy listens on a port of its own (default 16443) and forwards
+# TCP to every master's API server (6443), health-checked on /readyz;
+# keepalived holds the VIP on the master with the highest priority whose
+# HAProxy and local API server both answer.
+#
+# Usage: configure_lb.sh -v VIP/PREFIX -b BACKENDS -P PRIORITY -s FILE|- [options]
+# The VRRP password comes as "auth_pass=..." on stdin (-s -) or in a file
+# only its owner can read; never on the command line.
+# Prints one line per part: "haproxy: unchanged|reload|start",
+# "keepalived: unchanged|reload|start", "check script: unchanged|installed".
+set -Eeuo pipefail
+umask 077
+
+readonly PROG=configure_lb.sh
+
+VIP=""
+BACKENDS=""
+PRIORITY=100
+ROUTER_ID=""
+INTERFACE=""
+LOCAL_IP=""
+FRONTEND_PORT=16443
+APISERVER_PORT=6443
+SECRETS_SOURCE=""
+ROOT_DIR=""
+AUTH_PASS=""
+CURRENT_STEP="arguments"
+SERVER_NAMES=()
+SERVER_IPS=()
+
+usage() {
+    cat <<'EOF'
+Usage: configure_lb.sh -v VIP/PREFIX -b BACKENDS -s FILE|- [options]
+
+  -v VIP/PREFIX  the virtual IP with its prefix length, e.g. 10.0.0.100/24
+  -b BACKENDS    comma-separated masters: NAME=IP or IP (NAME defaults to
+                 master-<IP with dashes>)
+  -P PRIORITY    VRRP priority of this master, 1-254, distinct per master
+                 (default 100)
+  -r ID          VRRP virtual_router_id, 1-255 (default: last octet of VIP)
+  -i IFACE       interface for the VIP (default: the one holding the VIP or
+                 routing to it)
+  -l IP          this master's IP: VRRP goes unicast to the other backends
+                 (default: multicast)
+  -p PORT        HAProxy frontend port (default 16443)
+  -a PORT        API server port on the masters (default 6443)
+  -s FILE|-      secrets: a line "auth_pass=<1-8 characters>" (FILE must be
+                 mode 0600 or stricter)
+  -o DIR         write the files under DIR (DIR/etc/haproxy/...) and report
+                 what would happen; no packages, no services, no root
+  -h             this help
+EOF
+}
+
+# ---------------------------------------------------------------- helpers
+
+log() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+die() {
+    printf '%s: %s: %s\n' "$PROG" "$CURRENT_STEP" "$*" >&2
+    exit 1
+}
+
+usage_error() {
+    printf '%s: %s (see -h)\n' "$PROG" "$*" >&2
+    exit 2
+}
+
+on_error() {
+    printf '%s: step %s failed (exit %s, line %s)\n' "$PROG" "$CURRENT_STEP" "$1" "$2" >&2
+    exit "$1"
+}
+
+have() {
+    command -v "$1" >/dev/null 2>&1
+}
+
+is_ipv4() {
+    local part
+    [[ $1 =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || return 1
+    for part in "${BASH_REMATCH[@]:1}"; do
+        ((10#$part <= 255)) || return 1
+    done
+}
+
+# in_range VALUE MIN MAX: VALUE is a decimal number within [MIN, MAX].
+in_range() {
+    [[ $1 =~ ^[0-9]{1,5}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
+}
+
+is_port() {
+    in_range "$1" 1 65535
+}
+
+# Installed paths; under ROOT_DIR when rendering (-o).
+path_of() {
+    printf '%s%s\n' "$ROOT_DIR" "$1"
+}
+
+# ------------------------------------------------------------ arguments
+
+parse_args() {
+    local opt OPTIND=1
+    while getopts ':v:b:P:r:i:l:p:a:s:o:h' opt; do
+        case $opt in
+            v) VIP=$OPTARG ;;
+            b) BACKENDS=$OPTARG ;;
+            P) PRIORITY=$OPTARG ;;
+            r) ROUTER_ID=$OPTARG ;;
+            i) INTERFACE=$OPTARG ;;
+            l) LOCAL_IP=$OPTARG ;;
+            p) FRONTEND_PORT=$OPTARG ;;
+            a) APISERVER_PORT=$OPTARG ;;
+            s) SECRETS_SOURCE=$OPTARG ;;
+            o) ROOT_DIR=$OPTARG ;;
+            h) usage; exit 0 ;;
+            :) usage_error "option -$OPTARG needs a value" ;;
+            *) usage_error "unknown option -$OPTARG" ;;
+        esac
+    done
+    shift $((OPTIND - 1))
+    [[ $# -eq 0 ]] || usage_error "unexpected argument: $1"
+}
+
+validate_vip() {
+    [[ -n $VIP ]] || usage_error "missing -v VIP/PREFIX"
+    if ! is_ipv4 "${VIP%/*}" || ! in_range "${VIP#*/}" 1 32 || [[ $VIP != */* ]]; then
+        usage_error "bad VIP '$VIP' (want an IPv4 address with a prefix, e.g. 10.0.0.100/24)"
+    fi
+    if [[ -z $ROUTER_ID ]]; then
+        ROUTER_ID=${VIP%/*}
+        ROUTER_ID=${ROUTER_ID##*.}
+    fi
+    in_range "$ROUTER_ID" 1 255 || usage_error "bad VRRP router id '$ROUTER_ID' (1-255)"
+}
+
+parse_backends() {
+    local entry name ip
+    local -a entries
+    [[ -n $BACKENDS ]] || usage_error "missing -b BACKENDS"
+    IFS=, read -r -a entries <<<"$BACKENDS"
+    for entry in "${entries[@]}"; do
+        [[ -n $entry ]] || continue
+        if [[ $entry == *=* ]]; then name=${entry%%=*} ip=${entry#*=}; else name="" ip=$entry; fi
+        is_ipv4 "$ip" || usage_error "bad backend address '$ip'"
+        [[ -n $name ]] || name=master-${ip//./-}
+        [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] || usage_error "bad backend name '$name'"
+        [[ " ${SERVER_NAMES[*]} " != *" $name "* ]] || usage_error "backend name '$name' given twice"
+        [[ " ${SERVER_IPS[*]} " != *" $ip "* ]] || usage_error "backend address '$ip' given twice"
+        SERVER_NAMES+=("$name")
+        SERVER_IPS+=("$ip")
+    done
+    [[ ${#SERVER_IPS[@]} -gt 0 ]] || usage_error "no backends in -b"
+}
+
+validate_args() {
+    validate_vip
+    parse_backends
+    in_range "$PRIORITY" 1 254 || usage_error "bad priority '$PRIORITY' (1-254)"
+    is_port "$FRONTEND_PORT" || usage_error "bad frontend port '$FRONTEND_PORT'"
+    is_port "$APISERVER_PORT" || usage_error "bad API server port '$APISERVER_PORT'"
+    ((10#$FRONTEND_PORT != 10#$APISERVER_PORT)) ||
+        usage_error "HAProxy port and API server port must differ (both $FRONTEND_PORT on the same host)"
+    [[ -z $INTERFACE || $INTERFACE =~ ^[A-Za-z0-9._@-]{1,15}$ ]] || usage_error "bad interface '$INTERFACE'"
+    [[ -z $LOCAL_IP ]] || is_ipv4 "$LOCAL_IP" || usage_error "bad local address '$LOCAL_IP'"
+    [[ -n $SECRETS_SOURCE ]] || usage_error "missing -s FILE|- (the VRRP auth_pass)"
+}
+
+# ------------------------------------------------------------ secrets
+
+read_secrets() {
+    local line mode
+    if [[ $SECRETS_SOURCE != - ]]; then
+        [[ -f $SECRETS_SOURCE ]] || usage_error "secrets file not found: $SECRETS_SOURCE"
+        mode=$(stat -c '%a' -- "$SECRETS_SOURCE")
+        (((8#$mode & 8#077) == 0)) || usage_error "secrets file has mode $mode; want 0600 or stricter"
+        exec 3<"$SECRETS_SOURCE"
+    else
+        exec 3<&0
+    fi
+    while IFS= read -r line <&3 || [[ -n $line ]]; do
+        line=${line%$'\r'}
+        [[ -z $line || $line == \#* ]] && continue
+        case $line in
+            auth_pass=*) AUTH_PASS=${line#auth_pass=} ;;
+            *=*) usage_error "unknown key in secrets input: '${line%%=*}'" ;;
+            *) usage_error "secrets input line without '=' (want auth_pass=...)" ;;
+        esac
+    done
+    exec 3<&-
+    # keepalived cuts PASS authentication at 8 characters; refuse rather than
+    # let two masters silently disagree. No quoting characters either.
+    [[ $AUTH_PASS =~ ^[A-Za-z0-9._~+@%^*-]{1,8}$ ]] ||
+        usage_error "auth_pass must be 1-8 characters of A-Z a-z 0-9 . _ ~ + @ % ^ * -"
+}
+
+# ------------------------------------------------------------ rendering
+
+detect_interface() {
+    local vip=${VIP%/*} out
+    [[ -n $INTERFACE ]] && return 0
+    # When the VIP is already ours, "ip route get" answers "dev lo".
+    out=$(ip -o -4 addr show 2>/dev/null | awk -v vip="$vip" '{ split($4, a, "/"); if (a[1] == vip) { print $2; exit } }')
+    if [[ -z $out ]]; then
+        out=$(ip -o -4 route get "$vip" 2>/dev/null |
+            awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')
+    fi
+    [[ -n $out ]] || die "cannot find the interface for VIP $vip; pass -i"
+    INTERFACE=$out
+}
+
+render_haproxy() {
+    local i
+    cat <<EOF
+# Written by $PROG: TCP pass-through to the Kubernetes API servers.
+global
+    log /dev/log local0
+    maxconn 4000
+    user haproxy
+    group haproxy
+
+defaults
+    mode tcp
+    log global
+    option tcplog
+    option dontlognull
+    retries 3
+    timeout connect 5s
+    # Long timeouts keep kubectl/controller watches open.
+    timeout client 1h
+    timeout server 1h
+
+frontend k8s-apiserver
+    bind *:$FRONTEND_PORT
+    default_backend k8s-apiserver
+
+backend k8s-apiserver
+    balance roundrobin
+    option httpchk GET /readyz
+    http-check expect status 200
+    default-server check check-ssl verify none inter 2s fall 3 rise 2
+EOF
+    for i in "${!SERVER_IPS[@]}"; do
+        printf '    server %s %s:%s\n' "${SERVER_NAMES[$i]}" "${SERVER_IPS[$i]}" "$APISERVER_PORT"
+    done
+}
+
+render_check_script() {
+    cat <<EOF
+#!/bin/sh
+# Written by $PROG: keepalived drops the VIP when this fails, i.e. when the
+# local API server or the local HAProxy does not answer.
+fail() { echo "check_apiserver: \$*" >&2; exit 1; }
+curl --silent --fail --insecure --max-time 3 --output /dev/null \\
+    https://127.0.0.1:$APISERVER_PORT/readyz || fail "local API server down"
+curl --silent --fail --insecure --max-time 3 --output /dev/null \\
+    https://127.0.0.1:$FRONTEND_PORT/readyz || fail "HAProxy on port $FRONTEND_PORT down"
+EOF
+}
+
+render_unicast() {
+    local ip
+    [[ -n $LOCAL_IP ]] || return 0
+    printf '    unicast_src_ip %s\n    unicast_peer {\n' "$LOCAL_IP"
+    for ip in "${SERVER_IPS[@]}"; do
+        [[ $ip == "$LOCAL_IP" ]] || printf '        %s\n' "$ip"
+    done
+    printf '    }\n'
+}
+
+render_keepalived() {
+    cat <<EOF
+# Written by $PROG.
+global_defs {
+    router_id k8s_api_$ROUTER_ID
+    script_user root
+    enable_script_security
+}
+
+vrrp_script check_apiserver {
+    script "/etc/keepalived/check_apiserver.sh"
+    interval 3
+    timeout 5
+    fall 3
+    rise 2
+}
+
+vrrp_instance k8s_api_vip {
+    # All start as BACKUP; the highest priority whose check passes wins.
+    state BACKUP
+    interface $INTERFACE
+    virtual_router_id $ROUTER_ID
+    priority $PRIORITY
+    advert_int 1
+    authentication {
+        auth_type PASS
+        auth_pass $AUTH_PASS
+    }
+EOF
+    render_unicast
+    cat <<EOF
+    virtual_ipaddress {
+        $VIP dev $INTERFACE
+    }
+    track_script {
+        check_apiserver
+    }
+}
+EOF
+}
+
+# ------------------------------------------------------ external effects
+
+systemctl_do() {
+    systemctl "$@"
+}
+
+apt_get() {
+    env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold "$@"
+}
+
+# Rendering under -o: a service "runs" when its config was installed before.
+service_running() {
+    local service=$1 config=$2
+    if [[ -n $ROOT_DIR ]]; then
+        [[ -f $config ]]
+    else
+        systemctl_do is-active --quiet "$service"
+    fi
+}
+
+# Reload what runs (haproxy and keepalived both reload in place), start
+# what does not, and print what was done.
+apply_service() {
+    local service=$1 config=$2 was_running=$3 action
+    if "$was_running"; then action=reload; else action=start; fi
+    printf '%s: %s\n' "$service" "$action"
+    [[ -z $ROOT_DIR ]] || return 0
+    if [[ $action == reload ]]; then
+        systemctl_do reload "$service" || die "systemctl reload $service failed"
+    else
+        systemctl_do enable "$service" >/dev/null 2>&1 || true
+        systemctl_do restart "$service" || die "systemctl start $service failed"
+    fi
+}
+
+# ------------------------------------------------------------------ steps
+
+ensure_root() {
+    [[ -n $ROOT_DIR || $EUID -eq 0 ]] && return 0
+    have sudo || die "not root and no sudo"
+    exec sudo -n -- "$BASH" "$0" "${ORIGINAL_ARGS[@]}"
+}
+
+install_packages() {
+    local -a missing=()
+    [[ -z $ROOT_DIR ]] || return 0
+    have haproxy || missing+=(haproxy)
+    have keepalived || missing+=(keepalived)
+    have curl || missing+=(curl)
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+    apt_get update >&2
+    apt_get install "${missing[@]}" >&2
+}
+
+# same_content FILE: stdin equals FILE.
+same_content() {
+    local file=$1
+    [[ -f $file ]] && cmp -s -- - "$file"
+}
+
+install_file() {
+    local src=$1 dest=$2 mode=$3
+    mkdir -p -- "$(dirname -- "$dest")"
+    install -m "$mode" -- "$src" "$dest.k8s-mgmt-new"
+    mv -f -- "$dest.k8s-mgmt-new" "$dest"
+}
+
+validate_haproxy() {
+    local file=$1
+    if ! have haproxy; then
+        [[ -n $ROOT_DIR ]] || die "haproxy is not installed"
+        log "warning: haproxy not installed; config not validated"
+        return 0
+    fi
+    haproxy -c -q -f "$file" >&2 || die "haproxy -c rejected the rendered config"
+}
+
+configure_haproxy() {
+    local dest rendered was_running=false
+    dest=$(path_of /etc/haproxy/haproxy.cfg)
+    rendered=$(mktemp)
+    TEMP_FILES+=("$rendered")
+    render_haproxy >"$rendered"
+    if same_content "$dest" <"$rendered"; then
+        echo "haproxy: unchanged"
+        return 0
+    fi
+    validate_haproxy "$rendered"
+    service_running haproxy "$dest" && was_running=true
+    install_file "$rendered" "$dest" 0644
+    apply_service haproxy "$dest" "$was_running"
+}
+
+install_check_script() {
+    local dest rendered
+    dest=$(path_of /etc/keepalived/check_apiserver.sh)
+    rendered=$(mktemp)
+    TEMP_FILES+=("$rendered")
+    render_check_script >"$rendered"
+    if same_content "$dest" <"$rendered"; then
+        echo "check script: unchanged"
+        return 0
+    fi
+    install_file "$rendered" "$dest" 0755
+    echo "check script: installed"
+}
+
+validate_keepalived() {
+    local file=$1
+    # -t also checks that the interface and the check script exist, which
+    # holds on the master but not for files rendered elsewhere (-o).
+    if [[ -n $ROOT_DIR ]] || ! have keepalived; then
+        return 0
+    fi
+    local report
+    report=$(mktemp)
+    TEMP_FILES+=("$report")
+    keepalived -t"$report" -f "$file" >/dev/null 2>&1 ||
+        die "keepalived -t rejected the rendered config: $(head -n 3 "$report" | tr '\n' ' ')"
+}
+
+configure_keepalived() {
+    local dest rendered was_running=false
+    dest=$(path_of /etc/keepalived/keepalived.conf)
+    rendered=$(mktemp)
+    TEMP_FILES+=("$rendered")
+    render_keepalived >"$rendered"
+    if same_content "$dest" <"$rendered"; then
+        echo "keepalived: unchanged"
+        return 0
+    fi
+    validate_keepalived "$rendered"
+    service_running keepalived "$dest" && was_running=true
+    install_file "$rendered" "$dest" 0600
+    apply_service keepalived "$dest" "$was_running"
+}
+
+# ------------------------------------------------------------------ main
+
+TEMP_FILES=()
+cleanup() {
+    [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
+}
+
+step() {
+    CURRENT_STEP=$1
+    shift
+    "$@"
+}
+
+main() {
+    ORIGINAL_ARGS=("$@")
+    parse_args "$@"
+    validate_args
+    ensure_root
+    read_secrets
+    trap 'on_error $? $LINENO' ERR
+    trap cleanup EXIT
+    step packages install_packages
+    step interface detect_interface
+    step haproxy configure_haproxy
+    # The check script comes before keepalived, which runs it right away.
+    step "check script" install_check_script
+    step keepalived configure_keepalived
+    CURRENT_STEP=finished
+}
+
+main "$@"

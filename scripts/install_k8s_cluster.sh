@@ -1,0 +1,994 @@
+#!/usr/bin/env bash
+# install_k8s_cluster.sh: turn one Ubuntu 22.04/24.04 or Debian 12 VM into a
+# Kubernetes node with kubeadm (containerd, pkgs.k8s.io packages, a kubeadm
+# config file), or read join data / a VIM token from an existing master.
+#
+# Usage: install_k8s_cluster.sh MODE [options]
+#   MODE: init | join-master | join-worker | print-join | token-secret
+# Secrets (join token, certificate key, proxy URLs, which may carry a
+# password) are read as KEY=VALUE lines from stdin (-s -) or from a file that
+# only its owner can read (-s FILE); never from the command line.
+# Run with -h for the options. doc/source/scripts.rst describes every step.
+set -Eeuo pipefail
+umask 077
+
+readonly PROG=install_k8s_cluster.sh
+readonly STATE_DIR=/var/lib/k8s-mgmt
+readonly KUBEADM_CONFIG_DIR=/etc/kubernetes/k8s-mgmt
+readonly ADMIN_CONF=/etc/kubernetes/admin.conf
+readonly KUBELET_CONF=/etc/kubernetes/kubelet.conf
+readonly CA_CERT=/etc/kubernetes/pki/ca.crt
+readonly CRI_SOCKET=unix:///run/containerd/containerd.sock
+readonly APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
+readonly APT_SOURCE=/etc/apt/sources.list.d/kubernetes.list
+readonly SUPPORTED_MINORS="30 31 32 33 34 35 36 37"
+readonly DEFAULT_CNI_URL=https://raw.githubusercontent.com/projectcalico/calico/v3.30.0/manifests/calico.yaml
+
+MODE=""
+K8S_MINOR=1.35
+ADVERTISE_ADDRESS=""
+NODE_NAME=""
+ENDPOINT=""
+POD_CIDR=192.168.0.0/16
+SERVICE_CIDR=10.96.0.0/12
+NODE_CIDR=""
+EXTRA_NO_PROXY=""
+EXTRA_SANS=""
+CNI_MANIFEST=$DEFAULT_CNI_URL
+CNI_SHA256=""
+SECRETS_SOURCE=""
+CA_CERT_HASH=""
+HA=false
+RENDER_DIR=""
+DRY_RUN=false
+WAIT_SECONDS=300
+SA_NAME=k8s-mgmt-vim
+CURRENT_STEP="arguments"
+
+# Filled from the secrets input only; never printed, never on an argv.
+JOIN_TOKEN=""
+CERTIFICATE_KEY=""
+HTTP_PROXY_URL=""
+HTTPS_PROXY_URL=""
+
+usage() {
+    cat <<'EOF'
+Usage: install_k8s_cluster.sh MODE [options]
+
+Modes:
+  init          install the first master (kubeadm init) and the CNI
+  join-master   join this VM as a further master (HA)
+  join-worker   join this VM as a worker
+  print-join    on a master: print a fresh join token, CA hash and (with -A)
+                certificate key as JSON on stdout
+  token-secret  on a master: create the VIM's ServiceAccount, binding and
+                token Secret; print JSON with the token and the CA
+
+Options:
+  -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
+  -a IP       advertise address: this node's IP on the cluster network
+  -H NAME     node name (default: hostname)
+  -e HOST:PORT  control-plane endpoint (HA: VIP:16443); for joins the API
+              server to discover
+  -A          HA cluster: upload certificates (init), certificate key (print-join)
+  -P CIDR     pod network (default 192.168.0.0/16)
+  -S CIDR     service network (default 10.96.0.0/12)
+  -C CIDR     node network, added to no_proxy as a CIDR
+  -x LIST     further comma-separated no_proxy entries
+  -F LIST     further comma-separated API server certificate SANs
+  -c URL|PATH CNI manifest (default: pinned Calico); "none" skips the CNI
+  -d SHA256   expected SHA-256 of the CNI manifest
+  -t HASH     CA certificate hash for joins (sha256:<64 hex>)
+  -s FILE|-   secrets as KEY=VALUE lines: token, certificate_key,
+              http_proxy, https_proxy (FILE must be mode 0600 or stricter)
+  -u NAME     ServiceAccount name for token-secret (default k8s-mgmt-vim)
+  -w SECONDS  deadline for waits (default 300)
+  -o DIR      write the generated files into DIR and stop (no root needed)
+  -n          dry run: print the generated files (secrets masked) and the
+              commands that would run; change nothing
+  -h          this help
+EOF
+}
+
+# ---------------------------------------------------------------- helpers
+
+log() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+die() {
+    printf '%s: %s: %s\n' "$PROG" "$CURRENT_STEP" "$*" >&2
+    exit 1
+}
+
+usage_error() {
+    printf '%s: %s (see -h)\n' "$PROG" "$*" >&2
+    exit 2
+}
+
+on_error() {
+    local status=$1 line=$2
+    printf '%s: step %s failed (exit %s, line %s)\n' \
+        "$PROG" "$CURRENT_STEP" "$status" "$line" >&2
+    exit "$status"
+}
+
+# Run one named step; its title goes to stderr, stdout stays machine output.
+run_step() {
+    local name=$1
+    shift
+    CURRENT_STEP=$name
+    log "==> $name"
+    "$@"
+}
+
+# Every command that changes the node goes through here (dry run prints it).
+run() {
+    if "$DRY_RUN"; then
+        {
+            printf '+'
+            printf ' %q' "$@"
+            printf '\n'
+        } >&4
+        return 0
+    fi
+    "$@"
+}
+
+have() {
+    command -v "$1" >/dev/null 2>&1
+}
+
+is_ipv4() {
+    local ip=$1 part
+    [[ $ip =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || return 1
+    for part in "${BASH_REMATCH[@]:1}"; do
+        ((10#$part <= 255)) || return 1
+    done
+}
+
+# A network in CIDR form with no host bits set (10.0.0.0/24, not 10.0.0.5/24).
+is_cidr() {
+    local value=$1 prefix a b c d
+    [[ $value == */* ]] || return 1
+    is_ipv4 "${value%/*}" || return 1
+    [[ ${value#*/} =~ ^[0-9]{1,2}$ ]] && ((10#${value#*/} <= 32)) || return 1
+    prefix=$((10#${value#*/}))
+    IFS=. read -r a b c d <<<"${value%/*}"
+    (((((10#$a << 24) | (10#$b << 16) | (10#$c << 8) | 10#$d) & (0xFFFFFFFF >> prefix)) == 0))
+}
+
+is_host_port() {
+    local value=$1
+    [[ $value =~ ^([A-Za-z0-9.-]+):([0-9]{1,5})$ ]] || return 1
+    ((10#${BASH_REMATCH[2]} >= 1 && 10#${BASH_REMATCH[2]} <= 65535))
+}
+
+is_node_name() {
+    [[ $1 =~ ^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$ ]]
+}
+
+# A comma-separated list whose entries hold no quoting or whitespace.
+is_plain_list() {
+    [[ $1 =~ ^[A-Za-z0-9.:/_*,-]*$ ]]
+}
+
+json_string() {
+    local value=$1
+    value=${value//\\/\\\\}
+    value=${value//\"/\\\"}
+    value=${value//$'\n'/\\n}
+    value=${value//$'\r'/\\r}
+    value=${value//$'\t'/\\t}
+    printf '"%s"' "$value"
+}
+
+# Poll CMD... until it succeeds, backing off from 0.2 s to 5 s, until the
+# deadline (-w) passes.
+poll_until() {
+    local what=$1 delay=0.2 deadline
+    shift
+    deadline=$((SECONDS + WAIT_SECONDS))
+    until "$@"; do
+        ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what"
+        sleep "$delay"
+        delay=$(awk -v d="$delay" 'BEGIN { d *= 2; if (d > 5) d = 5; print d }')
+    done
+}
+
+# ------------------------------------------------------------ arguments
+
+parse_args() {
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret)"
+    case $1 in
+        -h | --help) usage; exit 0 ;;
+        init | join-master | join-worker | print-join | token-secret) MODE=$1 ;;
+        -*) usage_error "missing mode before option $1" ;;
+        *) usage_error "unknown mode: $1" ;;
+    esac
+    shift
+    local opt OPTIND=1
+    while getopts ':k:a:H:e:AP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
+        case $opt in
+            k) K8S_MINOR=$OPTARG ;;
+            a) ADVERTISE_ADDRESS=$OPTARG ;;
+            H) NODE_NAME=$OPTARG ;;
+            e) ENDPOINT=$OPTARG ;;
+            A) HA=true ;;
+            P) POD_CIDR=$OPTARG ;;
+            S) SERVICE_CIDR=$OPTARG ;;
+            C) NODE_CIDR=$OPTARG ;;
+            x) EXTRA_NO_PROXY=$OPTARG ;;
+            F) EXTRA_SANS=$OPTARG ;;
+            c) CNI_MANIFEST=$OPTARG ;;
+            d) CNI_SHA256=$OPTARG ;;
+            t) CA_CERT_HASH=$OPTARG ;;
+            s) SECRETS_SOURCE=$OPTARG ;;
+            u) SA_NAME=$OPTARG ;;
+            w) WAIT_SECONDS=$OPTARG ;;
+            o) RENDER_DIR=$OPTARG ;;
+            n) DRY_RUN=true ;;
+            h) usage; exit 0 ;;
+            :) usage_error "option -$OPTARG needs a value" ;;
+            *) usage_error "unknown option -$OPTARG" ;;
+        esac
+    done
+    shift $((OPTIND - 1))
+    [[ $# -eq 0 ]] || usage_error "unexpected argument: $1"
+}
+
+validate_version() {
+    [[ $K8S_MINOR =~ ^1\.([0-9]{1,3})$ ]] ||
+        usage_error "bad Kubernetes version '$K8S_MINOR' (want a minor version like 1.35)"
+    [[ " $SUPPORTED_MINORS " == *" ${BASH_REMATCH[1]} "* ]] ||
+        usage_error "unsupported Kubernetes version $K8S_MINOR (supported: 1.${SUPPORTED_MINORS// /, 1.})"
+}
+
+validate_networks() {
+    local name value
+    for name in POD_CIDR SERVICE_CIDR; do
+        value=${!name}
+        is_cidr "$value" || usage_error "bad CIDR for ${name,,}: '$value'"
+    done
+    [[ -z $NODE_CIDR ]] || is_cidr "$NODE_CIDR" || usage_error "bad CIDR for node_cidr: '$NODE_CIDR'"
+    [[ -z $ADVERTISE_ADDRESS ]] || is_ipv4 "$ADVERTISE_ADDRESS" ||
+        usage_error "bad advertise address: '$ADVERTISE_ADDRESS'"
+    [[ -z $ENDPOINT ]] || is_host_port "$ENDPOINT" || usage_error "bad endpoint (want HOST:PORT): '$ENDPOINT'"
+    is_plain_list "$EXTRA_NO_PROXY" || usage_error "bad no_proxy list: '$EXTRA_NO_PROXY'"
+    is_plain_list "$EXTRA_SANS" || usage_error "bad SAN list: '$EXTRA_SANS'"
+}
+
+validate_mode_needs() {
+    case $MODE in
+        init | join-master)
+            [[ -n $ADVERTISE_ADDRESS ]] || usage_error "$MODE needs -a (advertise address)" ;;
+    esac
+    case $MODE in
+        join-master | join-worker)
+            [[ -n $ENDPOINT ]] || usage_error "$MODE needs -e (API server endpoint)"
+            [[ $CA_CERT_HASH =~ ^sha256:[0-9a-f]{64}$ ]] ||
+                usage_error "$MODE needs -t sha256:<64 hex digits> (CA certificate hash)" ;;
+    esac
+    if [[ $MODE == init ]] && "$HA"; then
+        [[ -n $ENDPOINT ]] || usage_error "HA init needs -e (VIP:PORT control-plane endpoint)"
+    fi
+}
+
+validate_args() {
+    validate_version
+    validate_networks
+    validate_mode_needs
+    [[ -z $NODE_NAME ]] || is_node_name "$NODE_NAME" || usage_error "bad node name: '$NODE_NAME'"
+    [[ $WAIT_SECONDS =~ ^[0-9]+$ ]] || usage_error "bad -w seconds: '$WAIT_SECONDS'"
+    [[ $SA_NAME =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] || usage_error "bad ServiceAccount name: '$SA_NAME'"
+    [[ -z $CNI_SHA256 || $CNI_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad CNI SHA-256: '$CNI_SHA256'"
+    [[ $CNI_MANIFEST =~ ^(none|https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
+        usage_error "bad CNI manifest (want an http(s) URL, an absolute path or none): '$CNI_MANIFEST'"
+    [[ -z $NODE_NAME ]] && NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
+    is_node_name "$NODE_NAME" || usage_error "hostname '$NODE_NAME' is no valid node name; pass -H"
+}
+
+# ------------------------------------------------------------ secrets
+
+# A secrets file must not be readable by group or others.
+check_secret_file() {
+    local file=$1 mode
+    [[ -f $file ]] || usage_error "secrets file not found: $file"
+    mode=$(stat -c '%a' -- "$file")
+    (((8#$mode & 8#077) == 0)) || usage_error "secrets file $file has mode $mode; want 0600 or stricter"
+}
+
+is_proxy_url() {
+    [[ $1 =~ ^https?://[^[:space:]\"\'\\]+$ ]]
+}
+
+# Values are checked by shape; messages name the key, never the value.
+store_secret() {
+    local key=$1 value=$2
+    case $key in
+        token)
+            [[ $value =~ ^[a-z0-9]{6}\.[a-z0-9]{16}$ ]] || usage_error "secret 'token' is not a bootstrap token"
+            JOIN_TOKEN=$value ;;
+        certificate_key)
+            [[ $value =~ ^[0-9a-f]{64}$ ]] || usage_error "secret 'certificate_key' is not 64 hex digits"
+            CERTIFICATE_KEY=$value ;;
+        http_proxy)
+            is_proxy_url "$value" || usage_error "secret 'http_proxy' is not an http(s) URL"
+            HTTP_PROXY_URL=$value ;;
+        https_proxy)
+            is_proxy_url "$value" || usage_error "secret 'https_proxy' is not an http(s) URL"
+            HTTPS_PROXY_URL=$value ;;
+        *) usage_error "unknown key in secrets input: '$key'" ;;
+    esac
+}
+
+read_secrets() {
+    [[ -n $SECRETS_SOURCE ]] || return 0
+    local line key
+    if [[ $SECRETS_SOURCE != - ]]; then
+        check_secret_file "$SECRETS_SOURCE"
+        exec 3<"$SECRETS_SOURCE"
+    else
+        exec 3<&0
+    fi
+    while IFS= read -r line <&3 || [[ -n $line ]]; do
+        line=${line%$'\r'}
+        [[ -z $line || $line == \#* ]] && continue
+        [[ $line == *=* ]] || usage_error "secrets input line without '=' (want KEY=VALUE)"
+        key=${line%%=*}
+        store_secret "$key" "${line#*=}"
+    done
+    exec 3<&-
+}
+
+validate_secrets() {
+    case $MODE in
+        join-master | join-worker)
+            [[ -n $JOIN_TOKEN ]] || usage_error "$MODE needs 'token' in the secrets input (-s)" ;;
+    esac
+    if [[ $MODE == join-master && -z $CERTIFICATE_KEY ]]; then
+        usage_error "join-master needs 'certificate_key' in the secrets input (-s)"
+    fi
+}
+
+# -------------------------------------------------------- rendered files
+
+api_version() {
+    local minor=${K8S_MINOR#1.}
+    if ((minor >= 31)); then echo kubeadm.k8s.io/v1beta4; else echo kubeadm.k8s.io/v1beta3; fi
+}
+
+# v1beta4 turned extra-argument maps into lists of name/value pairs.
+render_kubelet_extra_args() {
+    [[ -n $ADVERTISE_ADDRESS ]] || return 0
+    if [[ $(api_version) == */v1beta4 ]]; then
+        printf '  kubeletExtraArgs:\n  - name: node-ip\n    value: "%s"\n' "$ADVERTISE_ADDRESS"
+    else
+        printf '  kubeletExtraArgs:\n    node-ip: "%s"\n' "$ADVERTISE_ADDRESS"
+    fi
+}
+
+render_node_registration() {
+    printf 'nodeRegistration:\n  name: "%s"\n  criSocket: "%s"\n' "$NODE_NAME" "$CRI_SOCKET"
+    render_kubelet_extra_args
+}
+
+# The installed kubeadm's exact version when it has the pinned minor, else
+# the release label of the minor.
+kubernetes_version() {
+    local installed
+    installed=$(installed_version kubeadm)
+    if [[ $installed == "v$K8S_MINOR".* ]]; then echo "$installed"; else echo "stable-$K8S_MINOR"; fi
+}
+
+render_san_list() {
+    local san
+    local -a sans
+    IFS=, read -r -a sans <<<"$EXTRA_SANS"
+    [[ ${#sans[@]} -gt 0 ]] || return 0
+    printf '  certSANs:\n'
+    for san in "${sans[@]}"; do
+        [[ -n $san ]] && printf '  - "%s"\n' "$san"
+    done
+    return 0
+}
+
+render_init_config() {
+    local api
+    api=$(api_version)
+    printf 'apiVersion: %s\nkind: InitConfiguration\n' "$api"
+    printf 'localAPIEndpoint:\n  advertiseAddress: "%s"\n  bindPort: 6443\n' "$ADVERTISE_ADDRESS"
+    render_node_registration
+    printf -- '---\napiVersion: %s\nkind: ClusterConfiguration\n' "$api"
+    printf 'kubernetesVersion: "%s"\n' "$(kubernetes_version)"
+    [[ -z $ENDPOINT ]] || printf 'controlPlaneEndpoint: "%s"\n' "$ENDPOINT"
+    printf 'networking:\n  podSubnet: "%s"\n  serviceSubnet: "%s"\n  dnsDomain: cluster.local\n' \
+        "$POD_CIDR" "$SERVICE_CIDR"
+    if [[ -n $EXTRA_SANS ]]; then
+        printf 'apiServer:\n'
+        render_san_list
+    fi
+    printf -- '---\napiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n'
+    printf 'cgroupDriver: systemd\n'
+}
+
+render_join_config() {
+    printf 'apiVersion: %s\nkind: JoinConfiguration\n' "$(api_version)"
+    printf 'discovery:\n  bootstrapToken:\n    apiServerEndpoint: "%s"\n' "$ENDPOINT"
+    printf '    token: "%s"\n    caCertHashes:\n    - "%s"\n' "$JOIN_TOKEN" "$CA_CERT_HASH"
+    render_node_registration
+    if [[ $MODE == join-master ]]; then
+        printf 'controlPlane:\n  localAPIEndpoint:\n    advertiseAddress: "%s"\n    bindPort: 6443\n' \
+            "$ADVERTISE_ADDRESS"
+        printf '  certificateKey: "%s"\n' "$CERTIFICATE_KEY"
+    fi
+}
+
+# A config that lets "kubeadm init phase upload-certs" run on any master.
+render_upload_certs_config() {
+    local api
+    api=$(api_version)
+    printf 'apiVersion: %s\nkind: InitConfiguration\ncertificateKey: "%s"\n' "$api" "$CERTIFICATE_KEY"
+    printf -- '---\napiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: "%s"\n' \
+        "$api" "$(kubernetes_version)"
+}
+
+no_proxy_list() {
+    local entry out=""
+    local -a entries=(localhost 127.0.0.1 .svc .cluster.local "$POD_CIDR" "$SERVICE_CIDR")
+    [[ -z $ENDPOINT ]] || entries+=("${ENDPOINT%:*}")
+    [[ -z $NODE_CIDR ]] || entries+=("$NODE_CIDR")
+    local -a extra
+    IFS=, read -r -a extra <<<"$EXTRA_NO_PROXY"
+    entries+=("${extra[@]}")
+    for entry in "${entries[@]}"; do
+        [[ -n $entry && ,$out, != *",$entry,"* ]] && out+=${out:+,}$entry
+    done
+    printf '%s\n' "$out"
+}
+
+proxy_configured() {
+    [[ -n $HTTP_PROXY_URL || -n $HTTPS_PROXY_URL ]]
+}
+
+render_apt_proxy() {
+    [[ -z $HTTP_PROXY_URL ]] || printf 'Acquire::http::Proxy "%s";\n' "$HTTP_PROXY_URL"
+    [[ -z $HTTPS_PROXY_URL ]] || printf 'Acquire::https::Proxy "%s";\n' "$HTTPS_PROXY_URL"
+}
+
+render_proxy_env() {
+    local no_proxy name
+    no_proxy=$(no_proxy_list)
+    for name in http_proxy HTTP_PROXY; do
+        [[ -z $HTTP_PROXY_URL ]] || printf "%s='%s'\n" "$name" "$HTTP_PROXY_URL"
+    done
+    for name in https_proxy HTTPS_PROXY; do
+        [[ -z $HTTPS_PROXY_URL ]] || printf "%s='%s'\n" "$name" "$HTTPS_PROXY_URL"
+    done
+    printf "no_proxy='%s'\nNO_PROXY='%s'\n" "$no_proxy" "$no_proxy"
+}
+
+# systemd treats % as a specifier: percent-encoded credentials need %%.
+render_containerd_proxy() {
+    local line
+    printf '[Service]\n'
+    while IFS= read -r line; do
+        line=${line//\'/}
+        printf 'Environment="%s"\n' "${line//%/%%}"
+    done < <(render_proxy_env)
+}
+
+# Login shells of root get the proxy; the credentials file stays root-only.
+render_profile_snippet() {
+    printf '# written by %s\n' "$PROG"
+    printf 'if [ -r %s/proxy.env ]; then\n    set -a\n    . %s/proxy.env\n    set +a\nfi\n' \
+        "$STATE_DIR" "$STATE_DIR"
+}
+
+render_modules() {
+    printf 'overlay\nbr_netfilter\n'
+}
+
+render_sysctl() {
+    printf 'net.bridge.bridge-nf-call-iptables = 1\n'
+    printf 'net.bridge.bridge-nf-call-ip6tables = 1\n'
+    printf 'net.ipv4.ip_forward = 1\n'
+}
+
+render_apt_source() {
+    printf 'deb [signed-by=%s] https://pkgs.k8s.io/core:/stable:/v%s/deb/ /\n' "$APT_KEYRING" "$K8S_MINOR"
+}
+
+# ---------------------------------------------------------- file writing
+
+# Mask the values of keys that hold secrets, for dry-run output.
+mask_secrets() {
+    sed -E -e 's/^( *(token|certificateKey): ).*/\1"***"/' \
+        -e 's#(https?://)[^:/@"'"'"']+:[^@"'"'"']+@#\1***:***@#g'
+}
+
+# write_file DEST MODE: stdin becomes DEST when it differs; returns 0 when it
+# changed the file, 1 when DEST already held that content.
+write_file() {
+    local dest=$1 mode=$2 content
+    content=$(cat)
+    if [[ -f $dest ]] && [[ $(cat -- "$dest") == "$content" ]]; then
+        return 1
+    fi
+    if "$DRY_RUN"; then
+        printf '# would write %s (mode %s):\n' "$dest" "$mode" >&4
+        printf '%s\n' "$content" | mask_secrets >&4
+        return 0
+    fi
+    mkdir -p -- "$(dirname -- "$dest")"
+    local tmp
+    tmp=$(mktemp "$dest.XXXXXX")
+    printf '%s\n' "$content" >"$tmp"
+    chmod "$mode" -- "$tmp"
+    mv -f -- "$tmp" "$dest"
+}
+
+render_into_dir() {
+    local dir=$1
+    mkdir -p -- "$dir"
+    case $MODE in
+        init) render_init_config >"$dir/kubeadm-init.yaml" ;;
+        join-master | join-worker) render_join_config >"$dir/kubeadm-join.yaml" ;;
+        *) usage_error "-o renders files for init and join modes only" ;;
+    esac
+    render_modules >"$dir/modules-k8s.conf"
+    render_sysctl >"$dir/sysctl-k8s.conf"
+    render_apt_source >"$dir/kubernetes.list"
+    if proxy_configured; then
+        render_apt_proxy >"$dir/apt-proxy.conf"
+        render_proxy_env >"$dir/proxy.env"
+        render_containerd_proxy >"$dir/containerd-proxy.conf"
+        render_profile_snippet >"$dir/profile-proxy.sh"
+    fi
+    chmod 0600 -- "$dir"/*
+    ls -1 -- "$dir"
+}
+
+# ------------------------------------------------------- external effects
+
+apt_get() {
+    run env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold "$@"
+}
+
+systemctl_do() {
+    run systemctl "$@"
+}
+
+admin_kubectl() {
+    kubectl --kubeconfig "$ADMIN_CONF" "$@"
+}
+
+installed_version() {
+    local tool=$1 out
+    have "$tool" || return 0
+    case $tool in
+        kubeadm) out=$(kubeadm version -o short 2>/dev/null) || return 0 ;;
+        kubectl) out=$(kubectl version --client 2>/dev/null) || return 0 ;;
+        kubelet) out=$(kubelet --version 2>/dev/null) || return 0 ;;
+    esac
+    [[ $out =~ v1\.[0-9]+\.[0-9]+ ]] && printf '%s\n' "${BASH_REMATCH[0]}"
+    return 0
+}
+
+api_answers() {
+    admin_kubectl get --raw=/readyz >/dev/null 2>&1
+}
+
+# ------------------------------------------------------------ node steps
+
+ensure_root() {
+    [[ $EUID -eq 0 ]] && return 0
+    "$DRY_RUN" && return 0
+    have sudo || die "not root and no sudo"
+    # stdin (the secrets) passes through; sudo -n never prompts on it.
+    exec sudo -n -- "$BASH" "$0" "${ORIGINAL_ARGS[@]}"
+}
+
+check_os() {
+    local os
+    # shellcheck disable=SC1091 # the node's file, read in a subshell
+    os=$( (. /etc/os-release && printf '%s:%s' "${ID:-}" "${VERSION_ID:-}") 2>/dev/null) || os=unknown
+    case $os in
+        ubuntu:22.04 | ubuntu:24.04 | debian:12) ;;
+        *) log "warning: $os is not a tested OS (Ubuntu 22.04/24.04, Debian 12)" ;;
+    esac
+}
+
+configure_proxy() {
+    local changed=false
+    if ! proxy_configured; then
+        log "no proxy configured"
+        return 0
+    fi
+    render_proxy_env | write_file "$STATE_DIR/proxy.env" 0600 || true
+    render_profile_snippet | write_file /etc/profile.d/k8s-mgmt-proxy.sh 0644 || true
+    render_apt_proxy | write_file /etc/apt/apt.conf.d/95k8s-mgmt-proxy 0600 || true
+    render_containerd_proxy |
+        write_file /etc/systemd/system/containerd.service.d/http-proxy.conf 0600 && changed=true
+    if "$changed"; then
+        systemctl_do daemon-reload
+        CONTAINERD_RESTART=true
+    fi
+    export_proxy_env
+}
+
+# The script's own downloads and kubeadm's preflight see the proxy too.
+export_proxy_env() {
+    [[ -z $HTTP_PROXY_URL ]] || export http_proxy=$HTTP_PROXY_URL HTTP_PROXY=$HTTP_PROXY_URL
+    [[ -z $HTTPS_PROXY_URL ]] || export https_proxy=$HTTPS_PROXY_URL HTTPS_PROXY=$HTTPS_PROXY_URL
+    no_proxy=$(no_proxy_list)
+    export no_proxy NO_PROXY=$no_proxy
+}
+
+module_present() {
+    local module=$1
+    [[ -d /sys/module/$module ]] && return 0
+    [[ $module == br_netfilter && -e /proc/sys/net/bridge/bridge-nf-call-iptables ]] && return 0
+    grep -qs "/$module.ko" "/lib/modules/$(uname -r)/modules.builtin"
+}
+
+configure_kernel() {
+    local module
+    render_modules | write_file /etc/modules-load.d/k8s.conf 0644 || true
+    for module in overlay br_netfilter; do
+        module_present "$module" || run modprobe "$module" || die "cannot load kernel module $module"
+    done
+    if render_sysctl | write_file /etc/sysctl.d/99-kubernetes.conf 0644; then
+        run sysctl -q -p /etc/sysctl.d/99-kubernetes.conf
+    fi
+}
+
+disable_swap() {
+    if [[ -n $(tail -n +2 /proc/swaps 2>/dev/null) ]]; then
+        run swapoff -a
+    fi
+    if awk '!/^[[:space:]]*#/ && $3 == "swap" { found = 1 } END { exit !found }' /etc/fstab 2>/dev/null; then
+        run sed -i -E '/^[^#]\S*\s+\S+\s+swap\s/ s/^/#/' /etc/fstab
+    fi
+}
+
+install_containerd() {
+    have containerd || apt_get install containerd
+    local config=/etc/containerd/config.toml rendered
+    if "$DRY_RUN" && ! have containerd; then
+        run containerd config default # then SystemdCgroup = true, into $config
+    elif ! grep -qs 'SystemdCgroup = true' "$config"; then
+        rendered=$(containerd config default) || die "containerd config default failed"
+        printf '%s\n' "$rendered" | sed 's/SystemdCgroup = false/SystemdCgroup = true/' |
+            write_file "$config" 0644 && CONTAINERD_RESTART=true
+        grep -qs 'SystemdCgroup = true' "$config" || "$DRY_RUN" ||
+            die "$config has no SystemdCgroup setting to turn on"
+    fi
+    systemctl_do enable containerd
+    if "$CONTAINERD_RESTART"; then systemctl_do restart containerd; else systemctl_do start containerd; fi
+}
+
+
+add_k8s_apt_repo() {
+    [[ -s $APT_KEYRING ]] || {
+        apt_get install ca-certificates curl gpg
+        run mkdir -p -m 0755 /etc/apt/keyrings
+        if "$DRY_RUN"; then
+            run curl -fsSL "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key"
+        else
+            curl -fsSL --retry 5 "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key" |
+                gpg --dearmor --batch --yes -o "$APT_KEYRING" || die "cannot fetch the pkgs.k8s.io signing key"
+            chmod 0644 "$APT_KEYRING"
+        fi
+    }
+    render_apt_source | write_file "$APT_SOURCE" 0644 || true
+}
+
+# Packages of the pinned minor that are already there are kept (no apt).
+install_k8s_packages() {
+    local tool version
+    local -a missing=()
+    for tool in kubeadm kubelet kubectl; do
+        version=$(installed_version "$tool")
+        if [[ -z $version ]]; then
+            missing+=("$tool")
+        elif [[ $version != "v$K8S_MINOR".* ]]; then
+            die "$tool $version is installed but the pinned minor is $K8S_MINOR; upgrades are not done here"
+        fi
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        log "kubeadm, kubelet and kubectl $K8S_MINOR already installed; kept"
+        hold_k8s_packages
+        return 0
+    fi
+    add_k8s_apt_repo
+    apt_get update
+    apt_get install "${missing[@]}"
+    hold_k8s_packages
+    systemctl_do enable kubelet
+}
+
+# Hold only what dpkg knows (stand-ins and hand-installed binaries are not
+# packages).
+hold_k8s_packages() {
+    local pkg
+    local -a to_hold=()
+    for pkg in kubeadm kubelet kubectl; do
+        if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' &&
+            ! apt-mark showhold 2>/dev/null | grep -qx "$pkg"; then
+            to_hold+=("$pkg")
+        fi
+    done
+    [[ ${#to_hold[@]} -eq 0 ]] || run apt-mark hold "${to_hold[@]}" >/dev/null
+}
+
+# Leftovers of a failed first attempt that never produced a kubeconfig hold
+# no cluster state yet, so kubeadm reset is safe and lets the attempt repeat.
+reset_leftovers() {
+    if compgen -G '/etc/kubernetes/manifests/*.yaml' >/dev/null || [[ -e /etc/kubernetes/pki/ca.crt ]]; then
+        log "removing leftovers of an unfinished attempt (kubeadm reset)"
+        run kubeadm reset -f
+    fi
+}
+
+kubeadm_init() {
+    local marker=$STATE_DIR/init.done config=$KUBEADM_CONFIG_DIR/kubeadm-init.yaml
+    render_init_config | write_file "$config" 0600 || true
+    if [[ -f $ADMIN_CONF ]]; then
+        poll_until "the API server (admin.conf exists)" api_answers
+        [[ -f $marker ]] && { log "kubeadm init already done; skipped"; return 0; }
+        resume_init "$config"
+    else
+        reset_leftovers
+        local -a flags=(--config "$config")
+        "$HA" && flags+=(--upload-certs)
+        run kubeadm init "${flags[@]}" >&2
+    fi
+    mark_done "$marker"
+}
+
+# admin.conf exists and the API answers, but init stopped before the end:
+# run the phases that follow the control plane's start (all idempotent).
+resume_init() {
+    local config=$1 phase
+    log "continuing an interrupted kubeadm init"
+    for phase in "upload-config all" mark-control-plane bootstrap-token "kubelet-finalize all" "addon all"; do
+        # shellcheck disable=SC2086 # phase names are fixed words
+        run kubeadm init phase $phase --config "$config" >&2
+    done
+}
+
+mark_done() {
+    run mkdir -p -- "$STATE_DIR"
+    run touch -- "$1"
+}
+
+kubeadm_join() {
+    local marker=$STATE_DIR/join.done
+    [[ -f $marker ]] && { log "node already joined; skipped"; return 0; }
+    write_join_config
+    local config=$JOIN_CONFIG
+    if [[ -f $KUBELET_CONF && $MODE == join-worker ]]; then
+        log "kubelet.conf exists: worker already joined"
+    elif [[ -f $KUBELET_CONF ]]; then
+        log "continuing an interrupted control-plane join"
+        run kubeadm join phase control-plane-join all --config "$config" >&2
+    else
+        reset_leftovers
+        run kubeadm join --config "$config" >&2
+    fi
+    "$DRY_RUN" || rm -f -- "$config"
+    mark_done "$marker"
+}
+
+# The join config holds the token: a 0600 file on tmpfs, removed on exit.
+write_join_config() {
+    if "$DRY_RUN"; then
+        JOIN_CONFIG=/run/k8s-mgmt-join.yaml
+    else
+        JOIN_CONFIG=$(mktemp /run/k8s-mgmt-join.XXXXXX)
+        TEMP_FILES+=("$JOIN_CONFIG")
+    fi
+    render_join_config | write_file "$JOIN_CONFIG" 0600 || true
+}
+
+install_user_kubeconfig() {
+    local user=${SUDO_USER:-} home
+    [[ -n $user && $user != root ]] || return 0
+    home=$(getent passwd "$user" | cut -d: -f6)
+    [[ -n $home ]] || return 0
+    "$DRY_RUN" || [[ -f $ADMIN_CONF ]] || return 0
+    run install -d -m 0700 -o "$user" -- "$home/.kube"
+    run install -m 0600 -o "$user" -- "$ADMIN_CONF" "$home/.kube/config"
+}
+
+fetch_cni_manifest() {
+    local dest=$1
+    if [[ $CNI_MANIFEST == /* ]]; then
+        cp -- "$CNI_MANIFEST" "$dest" || die "cannot read CNI manifest $CNI_MANIFEST"
+    else
+        curl -fsSL --retry 5 -o "$dest" "$CNI_MANIFEST" || die "cannot download CNI manifest $CNI_MANIFEST"
+    fi
+    if [[ -n $CNI_SHA256 ]]; then
+        [[ $(sha256sum "$dest" | cut -d' ' -f1) == "$CNI_SHA256" ]] || die "CNI manifest SHA-256 mismatch"
+    fi
+}
+
+install_cni() {
+    local marker=$STATE_DIR/cni.applied manifest
+    [[ $CNI_MANIFEST == none ]] && { log "CNI: none requested"; return 0; }
+    if [[ -f $marker && $(cat -- "$marker") == "$CNI_MANIFEST" ]]; then
+        log "CNI manifest already applied; skipped"
+        return 0
+    fi
+    if "$DRY_RUN"; then
+        run kubectl --kubeconfig "$ADMIN_CONF" apply -f "$CNI_MANIFEST"
+        return 0
+    fi
+    manifest=$(mktemp /tmp/k8s-mgmt-cni.XXXXXX)
+    TEMP_FILES+=("$manifest")
+    fetch_cni_manifest "$manifest"
+    admin_kubectl apply -f "$manifest" >&2
+    mkdir -p -- "$STATE_DIR"
+    printf '%s\n' "$CNI_MANIFEST" >"$marker"
+}
+
+# ---------------------------------------------------- master read-outs
+
+require_master() {
+    [[ -f $ADMIN_CONF ]] || die "$ADMIN_CONF not found: run $MODE on an initialised master"
+    "$DRY_RUN" && return 0
+    poll_until "the API server" api_answers
+}
+
+ca_cert_hash() {
+    local hash
+    hash=$(openssl x509 -pubkey -noout -in "$CA_CERT" | openssl pkey -pubin -outform der | sha256sum) ||
+        die "cannot hash $CA_CERT"
+    printf 'sha256:%s\n' "${hash%% *}"
+}
+
+# Upload the control-plane certificates under a fresh key; the key goes to
+# kubeadm in a 0600 config file, not on its command line.
+upload_certs() {
+    local config
+    CERTIFICATE_KEY=$(kubeadm certs certificate-key) || die "kubeadm certs certificate-key failed"
+    [[ $CERTIFICATE_KEY =~ ^[0-9a-f]{64}$ ]] || die "kubeadm printed no certificate key"
+    config=$(mktemp /run/k8s-mgmt-upload-certs.XXXXXX)
+    TEMP_FILES+=("$config")
+    render_upload_certs_config >"$config"
+    kubeadm init phase upload-certs --upload-certs --config "$config" >/dev/null ||
+        die "kubeadm init phase upload-certs failed"
+}
+
+print_join() {
+    local token hash
+    require_master
+    if "$DRY_RUN"; then
+        run kubeadm token create --ttl 2h
+        "$HA" && run kubeadm init phase upload-certs --upload-certs --config /run/k8s-mgmt-upload-certs.yaml
+        return 0
+    fi
+    token=$(kubeadm token create --ttl 2h) || die "kubeadm token create failed"
+    [[ $token =~ ^[a-z0-9]{6}\.[a-z0-9]{16}$ ]] || die "kubeadm printed no bootstrap token"
+    hash=$(ca_cert_hash)
+    "$HA" && upload_certs
+    printf '{"token": %s, "ca_cert_hash": %s' "$(json_string "$token")" "$(json_string "$hash")"
+    "$HA" && printf ', "certificate_key": %s' "$(json_string "$CERTIFICATE_KEY")"
+    printf '}\n'
+}
+
+render_vim_account() {
+    cat <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: $SA_NAME
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: $SA_NAME
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+- kind: ServiceAccount
+  name: $SA_NAME
+  namespace: kube-system
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $SA_NAME-token
+  namespace: kube-system
+  annotations:
+    kubernetes.io/service-account.name: $SA_NAME
+type: kubernetes.io/service-account-token
+EOF
+}
+
+secret_field() {
+    admin_kubectl -n kube-system get secret "$SA_NAME-token" -o "jsonpath={.data.$1}" 2>/dev/null
+}
+
+token_populated() {
+    [[ -n $(secret_field token) ]]
+}
+
+token_secret() {
+    local manifest token ca
+    require_master
+    if "$DRY_RUN"; then
+        render_vim_account
+        run kubectl --kubeconfig "$ADMIN_CONF" apply -f -
+        return 0
+    fi
+    manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
+    TEMP_FILES+=("$manifest")
+    render_vim_account >"$manifest"
+    admin_kubectl apply -f "$manifest" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
+    poll_until "the token of Secret kube-system/$SA_NAME-token" token_populated
+    token=$(secret_field token | base64 -d) || die "cannot decode the token"
+    ca=$(secret_field 'ca\.crt' | base64 -d) || die "cannot decode the CA"
+    [[ -n $ca ]] || ca=$(cat -- "$CA_CERT")
+    printf '{"namespace": "kube-system", "service_account": %s, "secret": %s, "token": %s, "ca_cert": %s}\n' \
+        "$(json_string "$SA_NAME")" "$(json_string "$SA_NAME-token")" \
+        "$(json_string "$token")" "$(json_string "$ca")"
+}
+
+# ------------------------------------------------------------------ main
+
+TEMP_FILES=()
+JOIN_CONFIG=""
+CONTAINERD_RESTART=false
+cleanup() {
+    [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
+}
+
+prepare_node() {
+    run_step "check OS" check_os
+    run_step proxy configure_proxy
+    run_step "kernel modules and sysctls" configure_kernel
+    run_step "swap off" disable_swap
+    run_step containerd install_containerd
+    run_step "Kubernetes packages" install_k8s_packages
+}
+
+main() {
+    ORIGINAL_ARGS=("$@")
+    exec 4>&1 # dry-run output, kept apart from the commands' own stdout
+    parse_args "$@"
+    validate_args
+    [[ -n $RENDER_DIR ]] || ensure_root
+    read_secrets
+    validate_secrets
+    trap 'on_error $? $LINENO' ERR
+    trap cleanup EXIT
+    if [[ -n $RENDER_DIR ]]; then
+        CURRENT_STEP="render"
+        render_into_dir "$RENDER_DIR"
+        return 0
+    fi
+    case $MODE in
+        init)
+            prepare_node
+            run_step "kubeadm init" kubeadm_init
+            run_step "user kubeconfig" install_user_kubeconfig
+            run_step CNI install_cni ;;
+        join-master)
+            prepare_node
+            run_step "kubeadm join (control plane)" kubeadm_join
+            run_step "user kubeconfig" install_user_kubeconfig ;;
+        join-worker)
+            prepare_node
+            run_step "kubeadm join (worker)" kubeadm_join ;;
+        print-join) run_step print-join print_join ;;
+        token-secret) run_step token-secret token_secret ;;
+    esac
+    CURRENT_STEP=finished
+}
+
+main "$@"
