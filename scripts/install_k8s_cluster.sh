@@ -13,11 +13,14 @@ set -Eeuo pipefail
 umask 077
 
 readonly PROG=install_k8s_cluster.sh
-readonly STATE_DIR=/var/lib/k8s-mgmt
-readonly KUBEADM_CONFIG_DIR=/etc/kubernetes/k8s-mgmt
-readonly ADMIN_CONF=/etc/kubernetes/admin.conf
-readonly KUBELET_CONF=/etc/kubernetes/kubelet.conf
-readonly CA_CERT=/etc/kubernetes/pki/ca.crt
+# Overridable so tests can point the read-only master modes at a fake tree.
+readonly STATE_DIR=${K8S_MGMT_STATE_DIR:-/var/lib/k8s-mgmt}
+readonly K8S_DIR=${K8S_MGMT_KUBERNETES_DIR:-/etc/kubernetes}
+readonly KUBEADM_CONFIG_DIR=$K8S_DIR/k8s-mgmt
+readonly ADMIN_CONF=$K8S_DIR/admin.conf
+readonly KUBELET_CONF=$K8S_DIR/kubelet.conf
+readonly CA_CERT=$K8S_DIR/pki/ca.crt
+readonly RUN_DIR=${K8S_MGMT_RUN_DIR:-/run}
 readonly CRI_SOCKET=unix:///run/containerd/containerd.sock
 readonly APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 readonly APT_SOURCE=/etc/apt/sources.list.d/kubernetes.list
@@ -725,7 +728,7 @@ hold_k8s_packages() {
 # Leftovers of a failed first attempt that never produced a kubeconfig hold
 # no cluster state yet, so kubeadm reset is safe and lets the attempt repeat.
 reset_leftovers() {
-    if compgen -G '/etc/kubernetes/manifests/*.yaml' >/dev/null || [[ -e /etc/kubernetes/pki/ca.crt ]]; then
+    if compgen -G "$K8S_DIR/manifests/*.yaml" >/dev/null || [[ -e $CA_CERT ]]; then
         log "removing leftovers of an unfinished attempt (kubeadm reset)"
         run kubeadm reset -f
     fi
@@ -784,9 +787,9 @@ kubeadm_join() {
 # The join config holds the token: a 0600 file on tmpfs, removed on exit.
 write_join_config() {
     if "$DRY_RUN"; then
-        JOIN_CONFIG=/run/k8s-mgmt-join.yaml
+        JOIN_CONFIG=$RUN_DIR/k8s-mgmt-join.yaml
     else
-        JOIN_CONFIG=$(mktemp /run/k8s-mgmt-join.XXXXXX)
+        JOIN_CONFIG=$(mktemp "$RUN_DIR"/k8s-mgmt-join.XXXXXX)
         TEMP_FILES+=("$JOIN_CONFIG")
     fi
     render_join_config | write_file "$JOIN_CONFIG" 0600 || true
@@ -854,7 +857,7 @@ upload_certs() {
     local config
     CERTIFICATE_KEY=$(kubeadm certs certificate-key) || die "kubeadm certs certificate-key failed"
     [[ $CERTIFICATE_KEY =~ ^[0-9a-f]{64}$ ]] || die "kubeadm printed no certificate key"
-    config=$(mktemp /run/k8s-mgmt-upload-certs.XXXXXX)
+    config=$(mktemp "$RUN_DIR"/k8s-mgmt-upload-certs.XXXXXX)
     TEMP_FILES+=("$config")
     render_upload_certs_config >"$config"
     kubeadm init phase upload-certs --upload-certs --config "$config" >/dev/null ||
@@ -866,7 +869,7 @@ print_join() {
     require_master
     if "$DRY_RUN"; then
         run kubeadm token create --ttl 2h
-        "$HA" && run kubeadm init phase upload-certs --upload-certs --config /run/k8s-mgmt-upload-certs.yaml
+        "$HA" && run kubeadm init phase upload-certs --upload-certs --config "$RUN_DIR/k8s-mgmt-upload-certs.yaml"
         return 0
     fi
     token=$(kubeadm token create --ttl 2h) || die "kubeadm token create failed"
