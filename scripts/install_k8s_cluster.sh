@@ -189,14 +189,22 @@ json_string() {
 # Poll CMD... until it succeeds, backing off from 0.2 s to 5 s, until the
 # deadline (-w) passes.
 poll_until() {
-    local what=$1 delay=0.2 deadline
+    local what=$1 delay_ms=200 deadline_ms left_ms
     shift
-    deadline=$((SECONDS + WAIT_SECONDS))
+    deadline_ms=$(($(now_ms) + WAIT_SECONDS * 1000))
     until "$@"; do
-        ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what"
-        sleep "$delay"
-        delay=$(awk -v d="$delay" 'BEGIN { d *= 2; if (d > 5) d = 5; print d }')
+        left_ms=$((deadline_ms - $(now_ms)))
+        ((left_ms > 0)) || die "timed out after ${WAIT_SECONDS}s waiting for $what"
+        ((delay_ms < left_ms)) || delay_ms=$left_ms
+        sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
+        delay_ms=$((delay_ms * 2 > 5000 ? 5000 : delay_ms * 2))
     done
+}
+
+# Milliseconds of the wall clock (bash 5; digits only, whatever the locale).
+now_ms() {
+    local micros=${EPOCHREALTIME//[^0-9]/}
+    printf '%s\n' "$((10#$micros / 1000))"
 }
 
 # ------------------------------------------------------------ arguments
