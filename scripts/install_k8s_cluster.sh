@@ -295,7 +295,7 @@ validate_args() {
     [[ -z $CNI_SHA256 || $CNI_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad CNI SHA-256: '$CNI_SHA256'"
     [[ $CNI_MANIFEST =~ ^(none|https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
         usage_error "bad CNI manifest (want an http(s) URL, an absolute path or none): '$CNI_MANIFEST'"
-    [[ -z $NODE_NAME ]] && NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
+    [[ -z $NODE_NAME ]] && NODE_NAME=$(uname -n | tr '[:upper:]' '[:lower:]')
     is_node_name "$NODE_NAME" || usage_error "hostname '$NODE_NAME' is no valid node name; pass -H"
 }
 
