@@ -109,6 +109,13 @@ class LabNetwork(object):
              'peer', 'name', 'eth0', 'netns', netns])
         run(['ip', '-batch', '-'], input='link set %s master %s\n'
             'link set %s up\n' % (host_veth, self.bridge, host_veth))
+        # A healed VM reuses its predecessor's IP with a new MAC: announce it
+        # (gratuitous ARP on link up) and drop the host's stale entry, or
+        # peers keep sending to the dead MAC until their cache expires.
+        run(['ip', 'netns', 'exec', netns, 'sysctl', '-q', '-w',
+             'net.ipv4.conf.eth0.arp_notify=1'])
+        run(['ip', 'neigh', 'flush', 'to', ip, 'dev', self.bridge],
+            check=False)
         run(['ip', '-n', netns, '-batch', '-'], input=(
             'link set lo up\n'
             'addr add %s/%d dev eth0\n'

@@ -85,11 +85,17 @@ def test_healed_vm_is_accepted_and_a_changed_key_is_refused(lab):
     assert healed.workers[0].ssh_ip == old.ssh_ip  # Heat keeps the port
     _connect_all(_targets(healed), store)          # fresh pin: accepted
 
-    # Same server id, different key (a rebuilt disk, or an impostor).
+    # Same server id, different key (a rebuilt disk, or an impostor): the
+    # VM's sshd gets a new host key and re-reads it on SIGHUP.
     worker = healed.workers[0]
-    info = lab.vms.get(worker.server_id)
-    lab.vms.destroy(worker.server_id)
-    lab.vms.create(worker.server_id, info.hostname, info.ip)
+    key = '/etc/ssh/ssh_host_ed25519_key'
+    before = lab.vms.host_key_fingerprints(worker.server_id)
+    lab.vms.exec(worker.server_id, ['rm', '-f', key, key + '.pub'])
+    lab.vms.exec(worker.server_id, ['ssh-keygen', '-q', '-t', 'ed25519',
+                                    '-N', '', '-f', key])
+    lab.vms.exec(worker.server_id,
+                 ['sh', '-c', 'kill -HUP "$(cat /run/sshd.pid)"'])
+    assert lab.vms.host_key_fingerprints(worker.server_id) != before
     with pytest.raises(exceptions.NodesFailed) as err:
         _connect_all(_targets(healed)[-1:], store)
     [(name, cause)] = err.value.failures
