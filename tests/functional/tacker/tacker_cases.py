@@ -1,0 +1,186 @@
+"""Cases run by test_tacker_compat.py in a process of their own.
+
+The driver as Tacker's conductor sees it: real tacker from PyPI, no mocks.
+
+Loaded through Tacker's own DriverManager from our real entry point, checked
+against Tacker's abstract class, and called with real Tacker objects and the
+keyword arguments the conductor passes (ANCHORS.md).
+"""
+
+import copy
+import inspect
+import json
+import pathlib
+import uuid
+
+import pytest
+
+tacker = pytest.importorskip('tacker', reason='tacker extra not installed')
+
+from tacker.common import driver_manager  # noqa: E402
+from tacker.common import utils as tacker_utils  # noqa: E402
+from tacker import context as tacker_context  # noqa: E402
+from tacker import objects  # noqa: E402
+from tacker.vnfm.mgmt_drivers import vnflcm_abstract_driver  # noqa: E402
+
+from k8s_mgmt import exceptions  # noqa: E402
+
+pytestmark = pytest.mark.tacker
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[3] / 'samples' / 'requests'
+NAMESPACE = 'tacker.tacker.mgmt.drivers'
+DRIVER = 'mgmt-drivers-kubernetes'
+
+
+@pytest.fixture(scope='module')
+def manager():
+    objects.register_all()
+    return driver_manager.DriverManager(NAMESPACE, [DRIVER])
+
+
+@pytest.fixture
+def ctx():
+    return tacker_context.Context(user_id='user', project_id='project',
+                                  is_admin=True)
+
+
+def _request_body(flavour):
+    return json.loads((SAMPLES / ('%s.json' % flavour)).read_text())
+
+
+def _instance(stored_params=None, flavour='complex'):
+    inst_id = str(uuid.uuid4())
+    instance = objects.VnfInstance(
+        id=inst_id, vnfd_id=str(uuid.uuid4()), vnf_provider='Company',
+        vnf_product_name='Sample VNF', vnf_software_version='1.0',
+        vnfd_version='1.0', tenant_id='project', vnf_pkg_id=str(uuid.uuid4()),
+        instantiation_state='INSTANTIATED')
+    if stored_params is not None:
+        instance.instantiated_vnf_info = objects.InstantiatedVnfInfo(
+            flavour_id=flavour, vnf_instance_id=inst_id, ext_cp_info=[],
+            vnf_state='STARTED', instance_id=str(uuid.uuid4()),
+            additional_params=stored_params)
+    return instance
+
+
+def _stored_form(flavour):
+    # Exactly what Tacker stores: its own snake->camel conversion.
+    params = _request_body(flavour)['additionalParams']
+    return tacker_utils.convert_snakecase_to_camelcase(copy.deepcopy(params))
+
+
+def test_loaded_by_tackers_driver_manager(manager):
+    driver = manager[DRIVER]
+    assert isinstance(driver,
+                      vnflcm_abstract_driver.VnflcmMgmtAbstractDriver)
+    assert driver.get_type() == DRIVER
+    assert DRIVER in manager
+
+
+def test_every_hook_has_tackers_signature(manager):
+    driver = manager[DRIVER]
+    base = vnflcm_abstract_driver.VnflcmMgmtAbstractDriver
+    abstract = sorted(base.__abstractmethods__)
+    assert 'instantiate_end' in abstract
+    for name in abstract:
+        ours = inspect.signature(getattr(driver, name))
+        theirs = inspect.signature(getattr(base, name))
+        # Compare without ``self``: ours is bound.
+        theirs_params = list(theirs.parameters.values())[1:]
+        assert list(ours.parameters.values()) == theirs_params, name
+
+
+def test_instantiate_start_accepts_a_valid_request(manager, ctx):
+    body = _request_body('complex')
+    request = objects.InstantiateVnfRequest(
+        flavour_id=body['flavourId'],
+        additional_params=body['additionalParams'])
+    result = manager.invoke(DRIVER, 'instantiate_start', context=ctx,
+                            vnf_instance=_instance(),
+                            instantiate_vnf_request=request,
+                            grant=None, grant_request=None)
+    assert result is None
+
+
+def test_instantiate_start_refuses_bad_input_with_every_problem(manager, ctx):
+    params = _request_body('complex')['additionalParams']
+    install = params['k8s_cluster_installation_param']
+    install['master_node']['pod_cidr'] = '300.1.0.0/16'
+    install['worker_node']['username'] = ''
+    install['master_node']['password'] = 'Xq9-very-secret-pw'
+    request = objects.InstantiateVnfRequest(flavour_id='complex',
+                                            additional_params=params)
+    with pytest.raises(exceptions.ValidationError) as err:
+        manager.invoke(DRIVER, 'instantiate_start', context=ctx,
+                       vnf_instance=_instance(),
+                       instantiate_vnf_request=request,
+                       grant=None, grant_request=None)
+    paths = [p for p, _m in err.value.problems]
+    assert ('k8s_cluster_installation_param.master_node.pod_cidr' in paths)
+    assert ('k8s_cluster_installation_param.worker_node.username' in paths)
+    # Secrets from the request never reach the error Tacker stores.
+    assert 'Xq9-very-secret-pw' not in str(err.value)
+    assert 'Xq9-very-secret-pw' not in repr(err.value.problems)
+
+
+def test_instantiate_end_says_what_is_not_implemented(manager, ctx):
+    body = _request_body('complex')
+    request = objects.InstantiateVnfRequest(
+        flavour_id='complex', additional_params=body['additionalParams'])
+    with pytest.raises(exceptions.NotImplementedOperation) as err:
+        manager.invoke(DRIVER, 'instantiate_end', context=ctx,
+                       vnf_instance=_instance(_stored_form('complex')),
+                       instantiate_vnf_request=request, grant=None,
+                       grant_request=None, vnf={'id': 'x'})
+    assert 'instantiate_end' in str(err.value)
+
+
+def test_scale_in_reads_the_stored_camelcase_params(manager, ctx):
+    request = objects.ScaleVnfRequest(type='SCALE_IN',
+                                      aspect_id='worker_instance',
+                                      number_of_steps=1,
+                                      additional_params={})
+    with pytest.raises(exceptions.NotImplementedOperation) as err:
+        manager.invoke(DRIVER, 'scale_start', context=ctx,
+                       vnf_instance=_instance(_stored_form('complex')),
+                       scale_vnf_request=request, grant=None,
+                       grant_request=None, scale_name_list=['member-a'],
+                       scale_out_id_list=[], vnf={'id': 'x'})
+    assert 'SCALE_IN' in str(err.value)
+
+
+def test_scale_with_broken_stored_params_is_a_validation_error(manager, ctx):
+    stored = _stored_form('complex')
+    del stored['k8sClusterInstallationParam']['masterNode']
+    request = objects.ScaleVnfRequest(type='SCALE_IN',
+                                      aspect_id='worker_instance',
+                                      number_of_steps=1)
+    with pytest.raises(exceptions.ValidationError) as err:
+        manager.invoke(DRIVER, 'scale_start', context=ctx,
+                       vnf_instance=_instance(stored),
+                       scale_vnf_request=request, grant=None,
+                       grant_request=None, scale_name_list=[],
+                       scale_out_id_list=[], vnf={'id': 'x'})
+    assert any(p.endswith('master_node') for p, _m in err.value.problems)
+
+
+def test_hooks_the_seeds_do_not_use_return_quietly(manager, ctx):
+    instance = _instance(_stored_form('simple'), flavour='simple')
+    assert manager.invoke(DRIVER, 'modify_information_start', context=ctx,
+                          vnf_instance=instance,
+                          modify_vnf_request=None) is None
+    assert manager.invoke(DRIVER, 'terminate_start', context=ctx,
+                          vnf_instance=instance,
+                          terminate_vnf_request=None, grant=None,
+                          grant_request=None) is None
+
+
+def test_driver_keeps_no_per_operation_state(manager, ctx):
+    driver = manager[DRIVER]
+    body = _request_body('simple')
+    request = objects.InstantiateVnfRequest(
+        flavour_id='simple', additional_params=body['additionalParams'])
+    driver.instantiate_start(context=ctx, vnf_instance=_instance(),
+                             instantiate_vnf_request=request, grant=None,
+                             grant_request=None)
+    assert vars(driver) == {}
