@@ -9,6 +9,7 @@ import sys
 import time
 
 from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt.cli import lab_lcm
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
@@ -47,6 +48,7 @@ def register(subparsers):
     st.set_defaults(func=cmd_status)
     down = verbs.add_parser('down', help='remove everything the lab made')
     down.set_defaults(func=cmd_down)
+    lab_lcm.register(verbs)
     lab.set_defaults(func=lambda args: lab.print_help() or 2)
 
 
