@@ -8,9 +8,10 @@ from k8s_mgmt import secrets
 
 
 class MgmtDriverError(Exception):
-    """Base error; ``message`` is a %-template filled from keyword arguments."""
+    """Base error; ``message`` is a %-template filled from keyword args."""
 
-    message = 'An error occurred in the Kubernetes MgmtDriver: %(error_message)s'
+    message = ('An error occurred in the Kubernetes MgmtDriver: '
+               '%(error_message)s')
 
     def __init__(self, **kwargs):
         self.kwargs = kwargs
@@ -55,10 +56,10 @@ class SSHAuthError(SSHError):
 
 
 class HostKeyMismatch(SSHError):
-    message = ('%(node)s: %(step)s: host key for server %(server_id)s changed '
-               '(pinned %(pinned)s, offered %(offered)s); refusing to connect. '
-               'If this VM was legitimately rebuilt, remove its pin from '
-               '%(pin_file)s')
+    message = ('%(node)s: %(step)s: host key for server %(server_id)s '
+               'changed (pinned %(pinned)s, offered %(offered)s); refusing '
+               'to connect. If this VM was legitimately rebuilt, remove its '
+               'pin from %(pin_file)s')
 
 
 class RemoteCommandError(SSHError):

@@ -22,7 +22,8 @@ MASK = '***'
 _MIN_REDACT_LEN = 3
 
 _lock = threading.Lock()
-_known = weakref.WeakValueDictionary()  # id -> Secret, values tracked while alive
+# id -> Secret: values are tracked while alive.
+_known = weakref.WeakValueDictionary()
 
 # user:password@ in URLs (proxy settings) is redacted even when the URL was
 # never wrapped in a Secret.
@@ -39,7 +40,8 @@ class Secret(object):
         if isinstance(value, Secret):
             value = value.reveal()
         if not isinstance(value, str):
-            raise TypeError('Secret holds a string, not %s' % type(value).__name__)
+            raise TypeError('Secret holds a string, not %s'
+                            % type(value).__name__)
         self._value = value
         if len(value) >= _MIN_REDACT_LEN:
             with _lock:
@@ -79,7 +81,7 @@ class Secret(object):
         return self
 
     def __reduce__(self):
-        # Refuse to be pickled: a pickled secret would leave the process in clear.
+        # Refuse pickling: a pickled secret would leave the process in clear.
         raise TypeError('Secret values cannot be pickled')
 
 

@@ -1,8 +1,8 @@
 """``k8s-mgmt`` command line: one sub-command module per verb.
 
-Each module in :data:`COMMANDS` exposes ``register(subparsers)``, which adds its
-parser and sets ``func`` to a callable taking the parsed args and returning an
-exit status. Errors a user can cause print one line and exit non-zero.
+Each module in :data:`COMMANDS` exposes ``register(subparsers)``, which adds
+its parser and sets ``func`` to a callable taking the parsed args and returning
+an exit status. Errors a user can cause print one line and exit non-zero.
 """
 
 import argparse
@@ -13,7 +13,8 @@ from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt import exceptions
 from k8s_mgmt.lab import LabError
 
-COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab')
+COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab',
+            'k8s_mgmt.cli.package')
 
 
 def build_parser():

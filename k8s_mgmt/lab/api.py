@@ -152,7 +152,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if parts[:1] == ['v3'] or not parts:
                 status, payload, headers = _keystone(self, method, parts, body)
             elif parts[:2] == ['heat', 'v1'] and len(parts) >= 3:
-                if not self.server.token_valid(self.headers.get('X-Auth-Token')):
+                token = self.headers.get('X-Auth-Token')
+                if not self.server.token_valid(token):
                     raise heat_error(401, 'Unauthorized', 'Unauthorized',
                                      'Authentication required')
                 if parts[2] != self.server.cloud.project_id:

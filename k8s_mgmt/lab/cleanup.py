@@ -197,7 +197,7 @@ def namespace_inits(pids):
     for pid in pids:
         try:
             with open('/proc/%d/status' % pid) as f:
-                nspid = [l for l in f if l.startswith('NSpid:')]
+                nspid = [line for line in f if line.startswith('NSpid:')]
         except OSError:
             continue
         if nspid and nspid[0].split()[-1] == '1' and \

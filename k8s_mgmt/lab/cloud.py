@@ -1,4 +1,4 @@
-"""The lab's stand-in for Heat, Nova, Neutron and Cinder: an in-memory stack model.
+"""The lab's stand-in for Heat, Nova, Neutron and Cinder: in-memory stacks.
 
 Stacks are built by reading the sample VNF package's BaseHOT for a flavour, so
 the package we ship is what the lab runs. The shape follows real Heat: an
@@ -178,7 +178,8 @@ class LabCloud:
 
     def _find_physical(self, root_id, physical_id, kind=None):
         for stack, res in self._tree_resources(root_id):
-            if res['physical_id'] == physical_id and kind in (None, res['type']):
+            if (res['physical_id'] == physical_id
+                    and kind in (None, res['type'])):
                 return stack, res
         raise LabCloudError(reason='no %s %s in stack %s'
                             % (kind or 'resource', physical_id, root_id))
@@ -226,8 +227,9 @@ class LabCloud:
                       if f.endswith(('.yaml', '.yml'))) \
             if os.path.isdir(folder) else []
         if len(tops) != 1:
-            raise LabCloudError(reason='BaseHOT/%s must hold exactly one top '
-                                'template, found %s' % (flavour, tops or 'none'))
+            raise LabCloudError(reason='BaseHOT/%s must hold exactly one '
+                                'top template, found %s'
+                                % (flavour, tops or 'none'))
         return os.path.join(folder, tops[0])
 
     def build_stack(self, path, parameters, name, parent, parent_resource,
@@ -276,7 +278,8 @@ class LabCloud:
         load = collections.Counter()
         for stack in self.state['stacks'].values():
             for res in stack['resources'].values():
-                if res['type'] == hot.SERVER and res['physical_id'] != server_id:
+                if (res['type'] == hot.SERVER
+                        and res['physical_id'] != server_id):
                     load[res['data'].get('compute_host')] += 1
         hosts = list(self.state['compute_hosts'])
         if group_id:
@@ -292,7 +295,8 @@ class LabCloud:
             if not hosts:
                 raise LabCloudError(
                     reason='server group %s (%s): no compute host left for '
-                           'another member; %d hosts, %d members already placed'
+                           'another member; %d hosts, %d members already '
+                           'placed'
                            % (group['name'], ', '.join(policies),
                               len(self.state['compute_hosts']), len(used)))
         return min(hosts, key=lambda h: (load[h], h))
@@ -425,7 +429,8 @@ class LabCloud:
             evaluator = self.evaluator(top, template)
             targets = {
                 name: int(evaluator.evaluate(
-                    template.resources[name]['properties']['desired_capacity']))
+                    template.resources[name]['properties']
+                    ['desired_capacity']))
                 for name, res in top['resources'].items()
                 if res['type'] == hot.SCALING_GROUP}
             unhealthy = [res['physical_id']

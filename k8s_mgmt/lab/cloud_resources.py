@@ -1,4 +1,4 @@
-"""Per-resource-type behaviour of the lab cloud (see :mod:`k8s_mgmt.lab.cloud`).
+"""Per-resource-type behaviour of the lab cloud (:mod:`k8s_mgmt.lab.cloud`).
 
 ``create`` gives a new resource its physical id and simulated state;
 ``attributes`` renders what Heat's resource show returns for it (the Nova,
@@ -260,7 +260,8 @@ def _server(cloud, res):
         port = _by_physical(cloud, port_id)
         if port is None:
             continue
-        entries = addresses.setdefault(port['data']['network'] or 'lab-net', [])
+        network = port['data']['network'] or 'lab-net'
+        entries = addresses.setdefault(network, [])
         entries.append({'version': 4, 'addr': port['data']['ip'],
                         'OS-EXT-IPS:type': 'fixed',
                         'OS-EXT-IPS-MAC:mac_addr': port['data']['mac']})

@@ -119,12 +119,13 @@ def resolve_parameters(template, given):
         values[name] = value
     if missing:
         raise HotError(template=template.name,
-                       reason='no value for parameter(s) %s' % ', '.join(missing))
+                       reason='no value for parameter(s) %s'
+                              % ', '.join(missing))
     return values
 
 
 def references(value):
-    """Names of resources a property value refers to (get_resource/get_attr)."""
+    """Resources a property value names via get_resource or get_attr."""
     found = set()
     if isinstance(value, dict):
         for key, arg in value.items():
@@ -145,11 +146,14 @@ def creation_order(template):
     for name, definition in template.resources.items():
         deps = references(definition.get('properties') or {})
         depends_on = definition.get('depends_on') or []
-        deps |= {depends_on} if isinstance(depends_on, str) else set(depends_on)
+        if isinstance(depends_on, str):
+            depends_on = [depends_on]
+        deps |= set(depends_on)
         unknown = deps - set(template.resources)
         if unknown:
             raise HotError(template=template.name,
-                           reason='resource %s refers to unknown resource(s) %s'
+                           reason='resource %s refers to unknown '
+                                  'resource(s) %s'
                                   % (name, ', '.join(sorted(unknown))))
         needs[name] = deps
     ordered, visiting = [], set()

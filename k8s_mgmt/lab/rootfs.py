@@ -153,21 +153,21 @@ def _read_lines(path):
 
 def _user_entries(password_hash):
     """Host account files plus user ubuntu, for the image layer only."""
-    passwd = [l for l in _read_lines('/etc/passwd')
-              if not l.startswith(USER + ':')]
-    used_ids = {int(l.split(':')[2]) for l in passwd}
+    passwd = [entry for entry in _read_lines('/etc/passwd')
+              if not entry.startswith(USER + ':')]
+    used_ids = {int(entry.split(':')[2]) for entry in passwd}
     uid = next(i for i in range(1000, 60000) if i not in used_ids)
-    group = [l for l in _read_lines('/etc/group')
-             if not l.startswith(USER + ':')]
-    gids = {int(l.split(':')[2]) for l in group}
+    group = [entry for entry in _read_lines('/etc/group')
+             if not entry.startswith(USER + ':')]
+    gids = {int(entry.split(':')[2]) for entry in group}
     gid = uid if uid not in gids else next(
         i for i in range(1000, 60000) if i not in gids)
     passwd.append('%s:x:%d:%d:Lab VM user:/home/%s:/bin/bash'
                   % (USER, uid, gid, USER))
-    group = [_add_member(l, 'sudo') for l in group]
+    group = [_add_member(entry, 'sudo') for entry in group]
     group.append('%s:x:%d:' % (USER, gid))
-    shadow = [l for l in _read_lines('/etc/shadow')
-              if not l.startswith(USER + ':')]
+    shadow = [entry for entry in _read_lines('/etc/shadow')
+              if not entry.startswith(USER + ':')]
     shadow.append('%s:%s:19000:0:99999:7:::' % (USER, password_hash))
     return uid, gid, passwd, group, shadow
 

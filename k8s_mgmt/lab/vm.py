@@ -309,4 +309,3 @@ def _wait_for_sshd(ip, launcher, timeout, vm_dir):
             pass
     raise _boot_failure(vm_dir, 'sshd on %s:22 not answering after %.1f s'
                         % (ip, timeout))
-

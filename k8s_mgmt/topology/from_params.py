@@ -1,4 +1,4 @@
-"""Which Heat resources hold the cluster's nodes, from the cluster parameters."""
+"""Which Heat resources hold the cluster's nodes, from cluster parameters."""
 
 from k8s_mgmt.topology.model import GroupSpec
 from k8s_mgmt.topology.model import TopologySpec

@@ -120,7 +120,7 @@ def test_vm_has_own_host_key_and_not_the_hosts(make_vms, vm_manager):
     assert [n for n in listing if n.startswith('ssh_host_')] == [
         'ssh_host_ed25519_key', 'ssh_host_ed25519_key.pub']
     with open('/etc/passwd') as f:
-        assert not any(l.startswith('ubuntu:') for l in f)
+        assert not any(entry.startswith('ubuntu:') for entry in f)
 
 
 def test_recreated_vm_gets_a_new_host_key(make_vms, vm_manager):

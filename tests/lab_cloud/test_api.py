@@ -78,7 +78,8 @@ def test_nested_resource_listing(served):
     assert len(by_type['complex_nested_worker.yaml']) == 2
     group = by_type['OS::Heat::AutoScalingGroup'][0]
     assert not hasattr(group, 'parent_resource')
-    assert {l['rel'] for l in group.links} == {'self', 'stack', 'nested'}
+    rels = {link['rel'] for link in group.links}
+    assert rels == {'self', 'stack', 'nested'}
     members = {m.resource_name: m.physical_resource_id
                for m in by_type['complex_nested_worker.yaml']}
     assert all(m.parent_resource == 'worker_instance'
@@ -86,7 +87,8 @@ def test_nested_resource_listing(served):
     workers = [s for s in by_type['OS::Nova::Server']
                if s.resource_name == 'workerNode']
     for server in workers:
-        stack_link = [l['href'] for l in server.links if l['rel'] == 'stack']
+        stack_link = [link['href'] for link in server.links
+                      if link['rel'] == 'stack']
         assert stack_link[0].endswith(members[server.parent_resource])
         assert server.resource_status == 'CREATE_COMPLETE'
         assert server.creation_time and server.logical_resource_id
@@ -99,8 +101,8 @@ def test_resource_show_attributes(served):
     servers = [r for r in heat.resources.list(stack_id, nested_depth=2)
                if r.resource_type == 'OS::Nova::Server']
     for res in servers:
-        stack_ref = [l['href'] for l in res.links
-                     if l['rel'] == 'stack'][0].split('/stacks/')[1]
+        stack_ref = [link['href'] for link in res.links
+                     if link['rel'] == 'stack'][0].split('/stacks/')[1]
         shown = heat.resources.get(stack_ref, res.resource_name)
         attrs = shown.attributes
         want = expected[res.physical_resource_id]

@@ -226,9 +226,9 @@ def test_functions():
     assert ev.evaluate({'get_param': ['nfv', 'CP', 'a', 'n']}) == 'net'
     assert ev.evaluate({'get_attr': ['p', 'fixed_ips', 0, 'ip_address']}) \
         == '1.2.3.4'
-    assert ev.evaluate({'str_replace': {'template': 'x=$v',
-                                        'params': {'$v': {
-                                            'get_resource': 'r'}}}}) == 'x=id-r'
+    replace = {'str_replace': {'template': 'x=$v',
+                               'params': {'$v': {'get_resource': 'r'}}}}
+    assert ev.evaluate(replace) == 'x=id-r'
     assert ev.evaluate({'list_join': [',', ['a', 'b'], ['c']]}) == 'a,b,c'
     with pytest.raises(hot.HotError, match='no .x.'):
         ev.evaluate({'get_param': ['nfv', 'x']})
