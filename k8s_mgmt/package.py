@@ -1,0 +1,225 @@
+"""Build the sample VNF package (CSAR) with the driver that is installed.
+
+Tacker's v1 conductor refuses to run a MgmtDriver hook when the package's
+driver artifact differs from the module that defines the installed driver
+class (it compares SHA-256 digests), and it refuses a CSAR whose
+``TOSCA-Metadata/TOSCA.meta`` lists a digest that does not match. So the
+package is assembled, not hand-edited: the source tree under
+``samples/vnf_package``, the installed driver module as
+``Scripts/k8s_mgmt_driver.py``, the repository's scripts under ``Scripts/``,
+and a TOSCA.meta whose artifact entries (``Source``/``Algorithm``/``Hash``,
+ETSI SOL004) are computed here. The zip is reproducible: sorted entries and a
+fixed timestamp, so the same inputs give the same bytes.
+"""
+
+import hashlib
+import inspect
+import io
+import os
+import pathlib
+import shutil
+import tempfile
+import zipfile
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
+DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_driver.py'
+SCRIPTS = ('install_k8s_cluster.sh', 'configure_lb.sh')
+HASH_ALGORITHM = 'SHA-256'
+# The zip format cannot store dates before 1980; any fixed date will do.
+ZIP_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
+_SKIPPED_DIRS = {'__pycache__'}
+_SKIPPED_SUFFIXES = ('.pyc', '.pyo', '.swp', '~')
+
+
+class PackageError(Exception):
+    """The package cannot be built from what is on disk."""
+
+
+def repo_root():
+    return pathlib.Path(__file__).resolve().parents[1]
+
+
+def default_source_dir():
+    return str(repo_root() / 'samples' / 'vnf_package')
+
+
+def driver_module_path():
+    """The file that defines the installed driver class: what Tacker hashes."""
+    from k8s_mgmt.driver import KubernetesMgmtDriver
+    return inspect.getsourcefile(KubernetesMgmtDriver)
+
+
+def sha256_hex(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read()
+    except OSError as err:
+        raise PackageError('cannot read %s: %s' % (path, err.strerror or err))
+
+
+def _source_files(source_dir):
+    """{archive name: bytes} of the source tree, TOSCA.meta excluded."""
+    root = pathlib.Path(source_dir)
+    if not (root / TOSCA_META).is_file():
+        raise PackageError('%s is not a VNF package source: %s is missing'
+                           % (source_dir, TOSCA_META))
+    files = {}
+    for path in root.rglob('*'):
+        rel = path.relative_to(root)
+        if (path.is_dir() or _SKIPPED_DIRS.intersection(rel.parts) or
+                path.name.endswith(_SKIPPED_SUFFIXES)):
+            continue
+        name = rel.as_posix()
+        if name != TOSCA_META:
+            files[name] = _read(path)
+    return files
+
+
+def _added_files(scripts_dir):
+    """The driver module and the scripts, from this installation."""
+    added = {DRIVER_ARTIFACT: _read(driver_module_path())}
+    for script in SCRIPTS:
+        added['Scripts/' + script] = _read(os.path.join(scripts_dir, script))
+    return added
+
+
+def tosca_meta_header(source_dir):
+    """Block 0 of the source TOSCA.meta (its artifact entries dropped)."""
+    text = _read(os.path.join(source_dir, TOSCA_META)).decode('utf-8')
+    block = text.replace('\r\n', '\n').split('\n\n', 1)[0]
+    lines = [line for line in block.splitlines() if line.strip()]
+    keys = {line.split(':', 1)[0].strip() for line in lines}
+    missing = [k for k in ('TOSCA-Meta-File-Version', 'Entry-Definitions')
+               if k not in keys]
+    if missing:
+        raise PackageError('%s lacks %s' % (TOSCA_META, ', '.join(missing)))
+    return '\n'.join(lines) + '\n'
+
+
+def render_tosca_meta(header, files):
+    """TOSCA.meta: the header, then one Source/Algorithm/Hash block per file.
+
+    Blocks are separated by a blank line, which is how Tacker splits them.
+    """
+    blocks = [header.rstrip('\n')]
+    for name in sorted(files):
+        blocks.append('Source: %s\nAlgorithm: %s\nHash: %s'
+                      % (name, HASH_ALGORITHM, sha256_hex(files[name])))
+    return ('\n\n'.join(blocks) + '\n').encode('utf-8')
+
+
+def parse_tosca_meta(data):
+    """{Source: (Algorithm, Hash)} of the artifact blocks of a TOSCA.meta."""
+    entries = {}
+    for block in data.decode('utf-8').replace('\r\n', '\n').split('\n\n'):
+        fields = {}
+        for line in block.splitlines():
+            key, sep, value = line.partition(':')
+            if sep:
+                fields[key.strip()] = value.strip()
+        if 'Source' in fields:
+            entries[fields['Source']] = (fields.get('Algorithm'),
+                                         fields.get('Hash'))
+    return entries
+
+
+def assemble(source_dir=None, scripts_dir=None):
+    """{archive name: bytes} of the whole package, TOSCA.meta included."""
+    source_dir = source_dir or default_source_dir()
+    scripts_dir = scripts_dir or str(repo_root() / 'scripts')
+    files = _source_files(source_dir)
+    files.update(_added_files(scripts_dir))
+    files[TOSCA_META] = render_tosca_meta(tosca_meta_header(source_dir),
+                                          files)
+    return dict(sorted(files.items()))
+
+
+def _mode(name):
+    return 0o755 if name.endswith('.sh') else 0o644
+
+
+def zip_bytes(files):
+    """The CSAR as bytes: same files in, same bytes out."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w', zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=ZIP_TIMESTAMP)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, so the mode bits below count
+            info.external_attr = (0o100000 | _mode(name)) << 16
+            archive.writestr(info, files[name])
+    return buffer.getvalue()
+
+
+def write_zip(files, path):
+    data = zip_bytes(files)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.csar-')
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _looks_like_package(path):
+    return (not os.listdir(path) or
+            os.path.isfile(os.path.join(path, TOSCA_META)))
+
+
+def write_dir(files, path):
+    """The package unpacked into ``path`` (replacing an earlier build there).
+
+    A non-empty directory that is not a package is refused rather than wiped.
+    """
+    path = os.path.abspath(path)
+    if os.path.isdir(path) and not _looks_like_package(path):
+        raise PackageError('%s exists and is not a VNF package directory; '
+                           'refusing to replace it' % path)
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(dir=parent, prefix='.pkg-')
+    try:
+        for name, data in files.items():
+            target = os.path.join(staging, *name.split('/'))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, 'wb') as handle:
+                handle.write(data)
+            os.chmod(target, _mode(name))
+        os.chmod(staging, 0o755)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return path
+
+
+def build(output=None, output_dir=None, source_dir=None, scripts_dir=None):
+    """Assemble the package and write it as a zip and/or a directory.
+
+    Returns the assembled ``{archive name: bytes}``.
+    """
+    files = assemble(source_dir, scripts_dir)
+    if output:
+        write_zip(files, output)
+        LOG.info('VNF package written to %s (%d files)', output, len(files))
+    if output_dir:
+        write_dir(files, output_dir)
+        LOG.info('VNF package unpacked into %s', output_dir)
+    return files

@@ -1,0 +1,228 @@
+"""``k8s-mgmt package build``: hashes, determinism, the driver artifact.
+
+Tacker's own CSAR loader and MgmtDriver hash check are run on the built
+package in a separate process (importing Tacker swaps green locks into
+``threading``; see tests/functional/tacker/test_tacker_compat.py).
+"""
+
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import pytest
+import yaml
+
+from k8s_mgmt.driver import KubernetesMgmtDriver
+from k8s_mgmt import package
+
+REPO = str(package.repo_root())
+SAMPLES = os.path.join(REPO, 'samples', 'requests')
+FLAVOURS = ('simple', 'complex', 'podaffinity')
+HOOKS = ('instantiate_start', 'instantiate_end', 'heal_start', 'heal_end',
+         'scale_start', 'scale_end', 'terminate_start', 'terminate_end')
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, '-m', 'k8s_mgmt'] + list(args),
+                          capture_output=True, text=True, timeout=120,
+                          cwd=cwd or REPO)
+
+
+def zip_members(path):
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+@pytest.fixture
+def built(tmp_path):
+    out = tmp_path / 'pkg.zip'
+    package.build(output=str(out))
+    return out
+
+
+def test_every_file_is_listed_with_its_sha256(built):
+    members = zip_members(built)
+    entries = package.parse_tosca_meta(members[package.TOSCA_META])
+    assert set(entries) == set(members) - {package.TOSCA_META}
+    for name, (algorithm, digest) in entries.items():
+        assert algorithm == 'SHA-256'
+        assert digest == hashlib.sha256(members[name]).hexdigest(), name
+    header = members[package.TOSCA_META].decode().split('\n\n')[0]
+    assert ('Entry-Definitions: Definitions/sample_kubernetes_top.vnfd.yaml'
+            in header)
+
+
+def test_driver_artifact_is_the_installed_module_and_scripts_are_copied(
+        built):
+    members = zip_members(built)
+    with open(inspect.getsourcefile(KubernetesMgmtDriver), 'rb') as handle:
+        assert members[package.DRIVER_ARTIFACT] == handle.read()
+    for script in package.SCRIPTS:
+        with open(os.path.join(REPO, 'scripts', script), 'rb') as handle:
+            assert members['Scripts/' + script] == handle.read()
+    with zipfile.ZipFile(built) as archive:
+        mode = archive.getinfo('Scripts/install_k8s_cluster.sh').external_attr
+    assert (mode >> 16) & 0o777 == 0o755
+
+
+def test_same_inputs_same_bytes_whatever_the_mtimes(tmp_path):
+    source = tmp_path / 'src'
+    shutil.copytree(package.default_source_dir(), source)
+    first = package.zip_bytes(package.assemble(str(source)))
+    for path in source.rglob('*'):
+        os.utime(path, (1e9, 1e9))
+    (source / 'Definitions' / '__pycache__').mkdir()
+    (source / 'Definitions' / '__pycache__' / 'x.pyc').write_bytes(b'junk')
+    assert package.zip_bytes(package.assemble(str(source))) == first
+    with zipfile.ZipFile(io.BytesIO(first)) as archive:
+        names = archive.namelist()
+        assert names == sorted(names)
+        assert {i.date_time for i in archive.infolist()} == {
+            package.ZIP_TIMESTAMP}
+
+
+def test_a_changed_file_changes_only_its_own_hash(tmp_path):
+    source = tmp_path / 'src'
+    shutil.copytree(package.default_source_dir(), source)
+    before = package.parse_tosca_meta(
+        package.assemble(str(source))[package.TOSCA_META])
+    hot = source / 'BaseHOT' / 'simple' / 'simple_hot_top.yaml'
+    hot.write_text(hot.read_text() + '\n# changed\n')
+    after = package.parse_tosca_meta(
+        package.assemble(str(source))[package.TOSCA_META])
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {'BaseHOT/simple/simple_hot_top.yaml'}
+
+
+@pytest.mark.parametrize('flavour', FLAVOURS)
+def test_vnfd_sends_every_hook_to_the_driver_artifact(tmp_path, flavour):
+    files = package.build(output_dir=str(tmp_path / 'pkg'))
+    vnfd = yaml.safe_load(files['Definitions/sample_kubernetes_df_%s.yaml'
+                                % flavour])
+    vnf = vnfd['topology_template']['node_templates']['VNF']
+    hooks = vnf['interfaces']['Vnflcm']
+    assert {h: hooks[h]['implementation'] for h in HOOKS} == dict.fromkeys(
+        HOOKS, 'mgmt-drivers-kubernetes')
+    artifact = vnf['artifacts']['mgmt-drivers-kubernetes']
+    assert artifact['type'] == 'tosca.artifacts.Implementation.Python'
+    # Tacker joins the package root with this path.
+    on_disk = tmp_path / 'pkg' / artifact['file']
+    assert on_disk.read_bytes() == files[package.DRIVER_ARTIFACT]
+
+
+def test_cli_builds_zip_and_dir_that_validate_accepts(tmp_path):
+    proc = cli('package', 'build', '--output', str(tmp_path / 'p.zip'),
+               '--output-dir', str(tmp_path / 'p'))
+    assert proc.returncode == 0, proc.stderr
+    assert 'sha256' in proc.stdout
+    assert zip_members(tmp_path / 'p.zip') == {
+        str(p.relative_to(tmp_path / 'p')): p.read_bytes()
+        for p in (tmp_path / 'p').rglob('*') if p.is_file()}
+    for flavour in FLAVOURS:
+        request = os.path.join(SAMPLES, '%s.json' % flavour)
+        ok = cli('validate', '--package-dir', str(tmp_path / 'p'), request)
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+    # The source tree alone lacks the scripts: validate must notice.
+    bare = cli('validate', '--package-dir', package.default_source_dir(),
+               os.path.join(SAMPLES, 'simple.json'))
+    assert bare.returncode == 2 and 'script_path' in bare.stdout
+
+
+def test_cli_default_output_and_bad_source(tmp_path):
+    proc = cli('package', 'build', cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / 'k8s_mgmt_vnf_package.zip').is_file()
+    bad = cli('package', 'build', '--source', str(tmp_path),
+              '--output', str(tmp_path / 'x.zip'))
+    assert bad.returncode == 1
+    assert bad.stderr.count('\n') == 1 and 'TOSCA.meta' in bad.stderr
+    assert 'Traceback' not in bad.stderr
+
+
+def test_unpacking_refuses_to_replace_a_foreign_directory(tmp_path):
+    foreign = tmp_path / 'home'
+    foreign.mkdir()
+    (foreign / 'precious.txt').write_text('keep me')
+    with pytest.raises(package.PackageError):
+        package.build(output_dir=str(foreign))
+    assert (foreign / 'precious.txt').read_text() == 'keep me'
+    package.build(output_dir=str(tmp_path / 'pkg'))
+    package.build(output_dir=str(tmp_path / 'pkg'))  # a rebuild replaces
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith('.')]
+
+
+TACKER_CHECK = textwrap.dedent('''
+    import inspect, json, os, sys, tempfile, zipfile
+    import yaml
+    from oslo_config import cfg
+    import tacker.conf  # noqa: F401  (registers [vnf_package])
+    from tacker.common import csar_utils
+    from tacker.common import exceptions
+    from tacker.vnflcm import vnflcm_driver
+    from k8s_mgmt.driver import KubernetesMgmtDriver
+
+    zip_path, pkg_dir, tampered_zip = sys.argv[1:4]
+    cfg.CONF.set_override('vnf_package_csar_path', tempfile.mkdtemp(),
+                          group='vnf_package')
+    _, flavours, artifacts = csar_utils.load_csar_data(None, 'p1', zip_path)
+    try:
+        csar_utils.load_csar_data(None, 'p2', tampered_zip)
+        tampered = 'accepted'
+    except exceptions.InvalidCSAR as err:
+        tampered = str(err)
+
+    class Conductor(object):
+        """Just what _check_mgmt_driver reads of VnfLcmDriver."""
+    lcm = Conductor()
+    lcm._get_file_hash = lambda p: vnflcm_driver.VnfLcmDriver._get_file_hash(
+        lcm, p)
+    lcm._mgmt_driver_hash = {'mgmt-drivers-kubernetes': lcm._get_file_hash(
+        inspect.getfile(KubernetesMgmtDriver))}
+    vnfd = yaml.safe_load(open(os.path.join(
+        pkg_dir, 'Definitions', 'sample_kubernetes_df_complex.yaml')))
+    arts = vnfd['topology_template']['node_templates']['VNF']['artifacts']
+    chosen = vnflcm_driver.VnfLcmDriver._check_mgmt_driver(
+        lcm, 'mgmt-drivers-kubernetes', arts, pkg_dir)
+    with open(os.path.join(pkg_dir, arts['mgmt-drivers-kubernetes']['file']),
+              'a') as handle:
+        handle.write('# edited\\n')
+    try:
+        vnflcm_driver.VnfLcmDriver._check_mgmt_driver(
+            lcm, 'mgmt-drivers-kubernetes', arts, pkg_dir)
+        edited = 'accepted'
+    except exceptions.MgmtDriverHashMatchFailure:
+        edited = 'refused'
+    print(json.dumps({
+        'flavours': sorted(f['flavour_id'] for f in flavours),
+        'artifacts': sorted(a['Source'] for a in artifacts),
+        'tampered': tampered, 'chosen': chosen, 'edited': edited}))
+''')
+
+
+def test_tackers_own_checks_accept_the_package(tmp_path):
+    if importlib.util.find_spec('tacker') is None:
+        pytest.skip('tacker extra not installed')
+    files = package.build(output=str(tmp_path / 'p.zip'),
+                          output_dir=str(tmp_path / 'p'))
+    tampered = dict(files)
+    tampered['Scripts/configure_lb.sh'] += b'\n# tampered\n'
+    (tmp_path / 't.zip').write_bytes(package.zip_bytes(tampered))
+    proc = subprocess.run(
+        [sys.executable, '-c', TACKER_CHECK, str(tmp_path / 'p.zip'),
+         str(tmp_path / 'p'), str(tmp_path / 't.zip')],
+        capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report['flavours'] == sorted(FLAVOURS)
+    assert report['artifacts'] == sorted(set(files) - {package.TOSCA_META})
+    assert 'Scripts/configure_lb.sh' in report['tampered']
+    assert report['chosen'] == 'mgmt-drivers-kubernetes'
+    assert report['edited'] == 'refused'
