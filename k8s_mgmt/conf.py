@@ -56,6 +56,16 @@ runtime_opts = [
                     'pkgs.k8s.io repository of that minor version.'),
     cfg.FloatOpt('node_ready_timeout', default=900.0, min=1.0,
                  help='Seconds to wait for every node to report Ready.'),
+    cfg.StrOpt('cni_manifest', default=None,
+               help='CNI manifest the install script applies on the first '
+                    'master: an http(s) URL, an absolute path on the master, '
+                    'or "none" to install no CNI. Unset: the script\'s '
+                    'pinned default (Calico). Set it where the masters '
+                    'cannot reach the Internet.'),
+    cfg.StrOpt('cni_manifest_sha256', default=None,
+               regex=r'^[0-9a-f]{64}$',
+               help='Expected SHA-256 of the cni_manifest file; the install '
+                    'fails when the downloaded manifest differs.'),
 ]
 
 ALL_OPTS = ssh_opts + runtime_opts

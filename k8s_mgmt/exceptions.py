@@ -83,3 +83,7 @@ class NodesFailed(MgmtDriverError):
         details = '\n'.join('- %s: %s' % (name, err) for name, err in failures)
         super().__init__(step=step, count=len(failures), total=total,
                          details=details)
+
+
+class KubernetesAPIError(MgmtDriverError):
+    message = 'Kubernetes API %(endpoint)s: %(what)s: %(reason)s'

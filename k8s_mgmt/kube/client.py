@@ -1,0 +1,147 @@
+"""The cluster's Kubernetes API, through the official ``kubernetes`` client.
+
+Responses are read as JSON (``_preload_content=False``) and reduced to plain
+:class:`NodeState` values: the driver never parses kubectl text, and a
+stand-in API that omits optional fields does not trip the client's models.
+Waiting is polling with jittered backoff against a deadline.
+"""
+
+import dataclasses
+import json
+import random
+import time
+
+from kubernetes import client as k8s_client
+from oslo_log import log as logging
+
+from k8s_mgmt import conf
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+
+LOG = logging.getLogger(__name__)
+
+REQUEST_TIMEOUT = 10.0
+_FIRST_DELAY = 0.5
+_MAX_DELAY = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeState:
+    name: str
+    ready: bool
+    labels: dict
+    roles: tuple = ()
+
+
+APIError = exceptions.KubernetesAPIError
+
+
+def _delays():
+    delay = _FIRST_DELAY
+    while True:
+        yield delay / 2 + random.uniform(0, delay / 2)
+        delay = min(delay * 2, _MAX_DELAY)
+
+
+def node_state(item):
+    """A NodeState from one Node object of the API's JSON."""
+    meta = item.get('metadata') or {}
+    labels = dict(meta.get('labels') or {})
+    ready = any(c.get('type') == 'Ready' and c.get('status') == 'True'
+                for c in (item.get('status') or {}).get('conditions') or ())
+    roles = tuple(sorted(key.split('/', 1)[1] for key in labels
+                         if key.startswith('node-role.kubernetes.io/')))
+    return NodeState(meta.get('name'), ready, labels, roles)
+
+
+class ClusterAPI(object):
+    """One API client for one operation; close it when done."""
+
+    def __init__(self, endpoint, token, ca_cert):
+        self.endpoint = endpoint
+        self._token = secrets.Secret(token)
+        config = k8s_client.Configuration()
+        config.host = endpoint
+        config.api_key = {'authorization': self._token.reveal()}
+        config.api_key_prefix = {'authorization': 'Bearer'}
+        config.ca_cert_data = ca_cert
+        config.verify_ssl = True
+        self._api = k8s_client.ApiClient(config)
+        self._core = k8s_client.CoreV1Api(self._api)
+
+    def close(self):
+        self._api.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _json(self, what, response):
+        if not 200 <= response.status < 300:
+            raise APIError(endpoint=self.endpoint, what=what,
+                           reason='HTTP %d: %s' % (
+                               response.status,
+                               response.data[:300].decode('utf-8',
+                                                          'replace')))
+        return json.loads(response.data)
+
+    def _call(self, what, fn, *args, **kwargs):
+        try:
+            response = fn(*args, _preload_content=False,
+                          _request_timeout=REQUEST_TIMEOUT, **kwargs)
+        except k8s_client.ApiException as err:
+            raise APIError(endpoint=self.endpoint, what=what,
+                           reason='HTTP %s %s' % (err.status, err.reason))
+        except Exception as err:  # urllib3/ssl/socket: one message for all
+            raise APIError(endpoint=self.endpoint, what=what,
+                           reason='%s: %s' % (type(err).__name__, err))
+        return self._json(what, response)
+
+    def nodes(self):
+        """{name: NodeState} of every node the API knows."""
+        data = self._call('list nodes', self._core.list_node)
+        states = [node_state(item) for item in data.get('items') or ()]
+        return {s.name: s for s in states}
+
+    def label_node(self, name, labels):
+        """Set ``labels`` on node ``name`` (a JSON merge patch)."""
+        body = {'metadata': {'labels': dict(labels)}}
+        self._call('label node %s' % name, self._core.patch_node, name, body,
+                   _content_type='application/merge-patch+json')
+
+    def wait_ready(self, names, timeout=None, prefix=''):
+        """Poll until every node in ``names`` is Ready; return the states.
+
+        Connection errors count as "not yet" until the deadline (the API
+        or the VIP may still be settling).
+        """
+        timeout = timeout or conf.CONF.k8s_mgmt.node_ready_timeout
+        wanted = set(names)
+        deadline = time.monotonic() + timeout
+        delays = _delays()
+        last_error, states, reported = None, {}, None
+        while True:
+            try:
+                states = self.nodes()
+                last_error = None
+            except APIError as err:
+                last_error = err
+            missing = sorted(n for n in wanted
+                             if not (n in states and states[n].ready))
+            if not missing and last_error is None:
+                return states
+            if missing != reported:
+                LOG.info('%s waiting for %d node(s) to be Ready: %s',
+                         prefix, len(missing), ', '.join(missing))
+                reported = missing
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                detail = ('; last API error: %s' % last_error
+                          if last_error else '')
+                raise APIError(
+                    endpoint=self.endpoint, what='wait for Ready nodes',
+                    reason='not Ready after %.0f s: %s%s' % (
+                        timeout, ', '.join(missing), detail))
+            time.sleep(min(next(delays), remaining))

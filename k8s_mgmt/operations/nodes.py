@@ -1,0 +1,78 @@
+"""SSH to the cluster's nodes: targets from topology + params, one session
+per node for the whole operation.
+
+Sessions are opened once (all nodes in parallel, so a wrong password on one
+node fails the operation within seconds, naming it), reused by every step,
+and closed together at the end.
+"""
+
+import threading
+
+from oslo_log import log as logging
+
+from k8s_mgmt import parallel
+from k8s_mgmt import ssh
+
+LOG = logging.getLogger(__name__)
+
+
+def group_params(params, node):
+    """The SSH credentials of the node's group."""
+    if node.role == 'master':
+        return params.master_node
+    if node.role == 'worker':
+        return params.worker_node
+    raise ValueError('no credentials for a %s node (%s)'
+                     % (node.role, node.name))
+
+
+def target_for(node, params):
+    group = group_params(params, node)
+    return ssh.SSHTarget(name=node.name, host=node.ssh_ip,
+                         username=group.username, password=group.password,
+                         private_key=group.ssh_private_key,
+                         server_id=node.server_id)
+
+
+class Sessions(object):
+    """One open :class:`~k8s_mgmt.ssh.SSHSession` per node name."""
+
+    def __init__(self, operation, store, **session_kwargs):
+        self.operation = operation        # log prefix for run_on_nodes
+        self.store = store
+        self.session_kwargs = session_kwargs
+        self._open = {}
+        self._lock = threading.Lock()
+
+    def connect_all(self, nodes, params):
+        """Open a session to every node at once; NodesFailed names failures."""
+        def connect(node):
+            session = ssh.SSHSession(target_for(node, params),
+                                     store=self.store, **self.session_kwargs)
+            session.connect()
+            with self._lock:
+                self._open[node.name] = session
+            return session.attempts
+
+        todo = [n for n in nodes if n.name not in self._open]
+        return parallel.run_on_nodes(self.operation, 'connect', todo,
+                                     connect)
+
+    def __getitem__(self, name):
+        return self._open[name]
+
+    def on_nodes(self, step, nodes, fn, concurrency=None):
+        """``fn(node, session)`` on every node in parallel (bounded)."""
+        return parallel.run_on_nodes(
+            self.operation, step, nodes,
+            lambda node: fn(node, self._open[node.name]),
+            concurrency=concurrency)
+
+    def close_all(self):
+        with self._lock:
+            sessions, self._open = list(self._open.values()), {}
+        for session in sessions:
+            try:
+                session.close()
+            except Exception as err:  # closing must not hide the real error
+                LOG.debug('%s: close failed: %s', session.node, err)

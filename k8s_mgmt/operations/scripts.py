@@ -1,0 +1,277 @@
+"""The node scripts' invocations as data: argv, stdin secrets, order.
+
+Nothing here touches the network. Each function turns the topology and the
+cluster parameters into :class:`ScriptCall` values; the operation runs them
+over SSH, the unit tests compare them. Secrets (join token, certificate key,
+proxy URLs, VRRP password) are never in ``argv``: they travel as
+``KEY=VALUE`` lines on the script's stdin (``-s -``, doc/source/scripts.rst).
+"""
+
+import dataclasses
+import ipaddress
+import os
+import posixpath
+import typing
+
+from k8s_mgmt import conf
+from k8s_mgmt import secrets
+from k8s_mgmt import ssh
+
+INSTALL = 'install_k8s_cluster.sh'
+CONFIGURE_LB = 'configure_lb.sh'
+# Relative to the login user's home (SSH exec and SFTP both start there).
+REMOTE_DIR = '.k8s-mgmt'
+HAPROXY_PORT = 16443
+APISERVER_PORT = 6443
+# First master gets the highest VRRP priority; each next one less.
+TOP_VRRP_PRIORITY = 150
+# Bounded by the script's own wait deadline (-w): a node that needs longer
+# for one wait is broken, not slow.
+SCRIPT_WAIT_SECONDS = 600
+
+
+@dataclasses.dataclass(frozen=True)
+class JoinData:
+    """What ``print-join`` printed: the secrets a join needs."""
+
+    token: secrets.Secret
+    ca_cert_hash: str
+    certificate_key: typing.Optional[secrets.Secret] = None
+
+    @classmethod
+    def from_json(cls, data):
+        key = data.get('certificate_key')
+        return cls(token=secrets.Secret(data['token']),
+                   ca_cert_hash=data['ca_cert_hash'],
+                   certificate_key=secrets.Secret(key) if key else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptCall:
+    """One run of a node script on one node."""
+
+    node: str                 # topology node name
+    script: str               # INSTALL or CONFIGURE_LB
+    argv: tuple               # mode and options; never a secret
+    stdin_secrets: tuple = ()  # ((key, Secret), ...) sent as KEY=VALUE
+
+    @property
+    def mode(self):
+        return self.argv[0] if self.script == INSTALL else 'configure-lb'
+
+    def command(self, remote_dir=REMOTE_DIR):
+        argv = list(self.argv)
+        if self.stdin_secrets:
+            argv += ['-s', '-']
+        return ssh.Command('bash', posixpath.join(remote_dir, self.script),
+                           *argv)
+
+    def stdin(self):
+        """The secrets as one Secret of KEY=VALUE lines, or None."""
+        if not self.stdin_secrets:
+            return None
+        return secrets.Secret(''.join(
+            '%s=%s\n' % (key, secrets.reveal(value))
+            for key, value in self.stdin_secrets))
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoints:
+    """Where the cluster's API answers.
+
+    ``join`` is what nodes use (``-e``): the VIP and HAProxy port for HA,
+    else the first master's cluster-network address. ``api_url`` is what
+    the driver and the VIM use: the floating IP when there is one.
+    """
+
+    join: str
+    api_host: str
+    api_port: int
+    extra_sans: tuple = ()
+
+    @property
+    def api_url(self):
+        return 'https://%s:%d' % (self.api_host, self.api_port)
+
+
+def endpoints(topology, params, first_master):
+    if params.is_ha:
+        if not topology.vip:
+            raise ValueError('HA flavour %s needs a VIP (cluster_cp_name)'
+                             % params.flavour)
+        host = topology.vip_fip or topology.vip
+        sans = (host,) if host != topology.vip else ()
+        return Endpoints('%s:%d' % (topology.vip, HAPROXY_PORT), host,
+                         HAPROXY_PORT, sans)
+    host = topology.vip_fip or first_master.ssh_ip
+    sans = (host,) if host != first_master.nic_ip else ()
+    return Endpoints('%s:%d' % (first_master.nic_ip, APISERVER_PORT), host,
+                     APISERVER_PORT, sans)
+
+
+def _install_options(params):
+    """Options every install mode that prepares a node takes."""
+    opts = ['-k', _minor(params), '-P', params.effective_pod_cidr,
+            '-S', params.effective_service_cidr,
+            '-w', str(SCRIPT_WAIT_SECONDS)]
+    proxy = params.proxy
+    if proxy is not None and proxy.k8s_node_cidr:
+        opts += ['-C', proxy.k8s_node_cidr]
+    if proxy is not None and proxy.no_proxy:
+        opts += ['-x', proxy.no_proxy]
+    cni = conf.CONF.k8s_mgmt.cni_manifest
+    if cni:
+        opts += ['-c', cni]
+        if conf.CONF.k8s_mgmt.cni_manifest_sha256:
+            opts += ['-d', conf.CONF.k8s_mgmt.cni_manifest_sha256]
+    return opts
+
+
+def _proxy_secrets(params):
+    proxy = params.proxy
+    found = []
+    if proxy is not None:
+        for key in ('http_proxy', 'https_proxy'):
+            if getattr(proxy, key):
+                found.append((key, getattr(proxy, key)))
+    return found
+
+
+def _ha_flag(params):
+    return ['-A'] if params.is_ha else []
+
+
+def init_call(node, params, ends):
+    argv = (['init', '-a', node.nic_ip, '-H', node.name, '-e', ends.join] +
+            _ha_flag(params) + _install_options(params))
+    if ends.extra_sans:
+        argv += ['-F', ','.join(ends.extra_sans)]
+    return ScriptCall(node.name, INSTALL, tuple(argv),
+                      tuple(_proxy_secrets(params)))
+
+
+def print_join_call(node, params):
+    return ScriptCall(node.name, INSTALL,
+                      tuple(['print-join', '-k', _minor(params)] +
+                            _ha_flag(params)))
+
+
+def token_secret_call(node, params):
+    return ScriptCall(node.name, INSTALL,
+                      ('token-secret', '-k', _minor(params)))
+
+
+def join_call(node, params, ends, join):
+    role = 'join-master' if node.role == 'master' else 'join-worker'
+    argv = [role, '-a', node.nic_ip, '-H', node.name, '-e', ends.join,
+            '-t', join.ca_cert_hash] + _install_options(params)
+    stdin = [('token', join.token)]
+    if node.role == 'master':
+        if join.certificate_key is None:
+            raise ValueError('joining master %s needs a certificate key'
+                             % node.name)
+        stdin.append(('certificate_key', join.certificate_key))
+        if ends.extra_sans:
+            argv += ['-F', ','.join(ends.extra_sans)]
+    return ScriptCall(node.name, INSTALL, tuple(argv),
+                      tuple(stdin + _proxy_secrets(params)))
+
+
+def lb_calls(topology, vip_prefix, vrrp_password):
+    """configure_lb.sh on every master: same backends, distinct priorities."""
+    backends = ','.join('%s=%s' % (m.name, m.nic_ip)
+                        for m in topology.masters)
+    calls = []
+    for index, master in enumerate(topology.masters):
+        argv = ('-v', '%s/%d' % (topology.vip, vip_prefix), '-b', backends,
+                '-P', str(TOP_VRRP_PRIORITY - index), '-l', master.nic_ip,
+                '-p', str(HAPROXY_PORT), '-a', str(APISERVER_PORT))
+        calls.append(ScriptCall(master.name, CONFIGURE_LB, argv,
+                                (('auth_pass', vrrp_password),)))
+    return calls
+
+
+def vip_prefix_from(params, vip, interface_prefix=None):
+    """The VIP's prefix length: the master NIC's, else the node CIDR's."""
+    if interface_prefix:
+        return int(interface_prefix)
+    proxy = params.proxy
+    if proxy is not None and proxy.k8s_node_cidr:
+        network = ipaddress.ip_network(proxy.k8s_node_cidr, strict=False)
+        if ipaddress.ip_address(vip) in network:
+            return network.prefixlen
+    return 32
+
+
+def _minor(params):
+    """'1.35' from '1.35', 'v1.35' or '1.35.2': the script pins a minor."""
+    return '.'.join(params.kubernetes_version.lstrip('v').split('.')[:2])
+
+
+# Step titles, shared by the plan and the operation's log.
+TITLE_LB = 'Configure the load balancer on every master'
+TITLE_TOKEN = 'Create the VIM token'
+TITLE_JOIN_DATA = 'Read join data'
+TITLE_JOIN_WORKERS = 'Join workers'
+
+
+def title_init(node):
+    return 'Initialise the first master (%s)' % node.name
+
+
+def title_join_master(node):
+    return 'Join master %s' % node.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """A titled group of calls; ``parallel`` ones run at the same time."""
+
+    title: str
+    calls: tuple
+    parallel: bool = False
+
+
+def plan_instantiate(topology, params, join, vrrp_password, vip_prefix,
+                     ready_nodes=()):
+    """Every script run of instantiate_end, in order (a dry run).
+
+    ``join`` stands for what print-join will print; ``ready_nodes`` are
+    node names the API already reports Ready (they are not joined again).
+    """
+    first, others = topology.masters[0], topology.masters[1:]
+    ends = endpoints(topology, params, first)
+    stages = []
+    if params.is_ha:
+        stages.append(Stage(TITLE_LB,
+                            tuple(lb_calls(topology, vip_prefix,
+                                           vrrp_password)), parallel=True))
+    stages.append(Stage(title_init(first),
+                        (init_call(first, params, ends),)))
+    stages.append(Stage(TITLE_TOKEN,
+                        (token_secret_call(first, params),)))
+    masters = [m for m in others if m.name not in ready_nodes]
+    workers = [w for w in topology.workers if w.name not in ready_nodes]
+    if masters or workers:
+        stages.append(Stage(TITLE_JOIN_DATA,
+                            (print_join_call(first, params),)))
+    for master in masters:
+        stages.append(Stage(title_join_master(master),
+                            (join_call(master, params, ends, join),)))
+    if workers:
+        stages.append(Stage(TITLE_JOIN_WORKERS, tuple(
+            join_call(w, params, ends, join) for w in workers),
+            parallel=True))
+    return stages
+
+
+def local_script(package_dir, relative_path, name):
+    """(path, from_package) of a script: the package's, else ours."""
+    if package_dir and relative_path:
+        candidate = os.path.join(package_dir, relative_path)
+        if os.path.isfile(candidate):
+            return candidate, True
+    here = os.path.dirname(os.path.abspath(__file__))
+    shipped = os.path.join(os.path.dirname(os.path.dirname(here)),
+                           'scripts', name)
+    return shipped, False

@@ -1,0 +1,172 @@
+"""Registering the new cluster as a Kubernetes VIM.
+
+One record (:class:`VimRecord`: name, API endpoint, bearer token, CA) and
+two ways to register it:
+
+* :class:`TackerVimRegistrar` - inside Tacker: a ``kubernetes`` VIM through
+  Tacker's NFVO plugin and a ``kubernetes`` VimConnectionInfo appended to the
+  instance (Tacker saves the instance after the hook). Imports Tacker only
+  when used.
+* :class:`FileVimRegistrar` - outside Tacker: a kubeconfig and a VIM config
+  file for ``openstack vim register --config-file`` in the instance's state
+  directory, both mode 0600 and pointing at the same endpoint.
+
+:func:`registrar_for` picks one by whether a real Tacker context was given.
+"""
+
+import base64
+import dataclasses
+import uuid
+
+import yaml
+from oslo_log import log as logging
+
+from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+from k8s_mgmt import state as state_mod
+
+LOG = logging.getLogger(__name__)
+
+VIM_TYPE = 'kubernetes'
+DEFAULT_PROJECT = 'default'
+# Namespaces Tacker's kubernetes VIM offers as "regions" at first.
+DEFAULT_NAMESPACES = ('default', 'kube-public', 'kube-system')
+_USER = 'k8s-mgmt-vim'
+
+
+def default_vim_name(vnf_instance_id):
+    return 'kubernetes_vim_%s' % vnf_instance_id
+
+
+@dataclasses.dataclass(frozen=True)
+class VimRecord:
+    name: str
+    endpoint: str                   # https://host:port, the VIP's for HA
+    bearer_token: secrets.Secret
+    ssl_ca_cert: str                # PEM
+    project_name: str = DEFAULT_PROJECT
+
+    def __post_init__(self):
+        if not isinstance(self.bearer_token, secrets.Secret):
+            object.__setattr__(self, 'bearer_token',
+                               secrets.Secret(self.bearer_token))
+
+
+def vim_config(record):
+    """The dict ``openstack vim register --config-file`` reads."""
+    return {'auth_url': record.endpoint,
+            'bearer_token': record.bearer_token.reveal(),
+            'ssl_ca_cert': record.ssl_ca_cert,
+            'project_name': record.project_name,
+            'type': VIM_TYPE}
+
+
+def kubeconfig(record):
+    """A kubeconfig for the same endpoint, token and CA as the VIM."""
+    ca_b64 = base64.b64encode(record.ssl_ca_cert.encode()).decode()
+    return {
+        'apiVersion': 'v1', 'kind': 'Config',
+        'clusters': [{'name': record.name, 'cluster': {
+            'server': record.endpoint,
+            'certificate-authority-data': ca_b64}}],
+        'users': [{'name': _USER, 'user': {
+            'token': record.bearer_token.reveal()}}],
+        'contexts': [{'name': record.name, 'context': {
+            'cluster': record.name, 'user': _USER}}],
+        'current-context': record.name,
+    }
+
+
+def _dump(data):
+    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
+
+
+class FileVimRegistrar(object):
+    """Outside Tacker: kubeconfig + VIM config file in the state dir."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def register(self, record):
+        kube_path = self.state.write(state_mod.KUBECONFIG,
+                                     secrets.Secret(_dump(kubeconfig(record))))
+        vim_path = self.state.write(state_mod.VIM_CONFIG,
+                                    secrets.Secret(_dump(vim_config(record))))
+        LOG.info('VIM %s (%s): kubeconfig %s, VIM config %s (register with '
+                 '"openstack vim register --config-file %s %s")',
+                 record.name, record.endpoint, kube_path, vim_path, vim_path,
+                 record.name)
+        return {'kubeconfig': kube_path, 'vim_config': vim_path}
+
+
+class TackerVimRegistrar(object):
+    """Inside Tacker: NFVO plugin VIM + VimConnectionInfo on the instance."""
+
+    def __init__(self, tacker_context, vnf_instance):
+        self.context = tacker_context
+        self.vnf_instance = vnf_instance
+
+    def _vim_body(self, record):
+        return {'vim': {
+            'name': record.name, 'type': VIM_TYPE,
+            'description': ('Kubernetes cluster of VNF instance %s'
+                            % ctx_mod.field(self.vnf_instance, 'id')),
+            'auth_url': record.endpoint,
+            'auth_cred': {'bearer_token': record.bearer_token.reveal(),
+                          'ssl_ca_cert': record.ssl_ca_cert},
+            'vim_project': {'name': record.project_name},
+            'tenant_id': getattr(self.context, 'project_id', None),
+            'is_default': False,
+            'placement_attr': {'regions': list(DEFAULT_NAMESPACES)}}}
+
+    def _existing(self, plugin, name):
+        # A re-run finds the VIM it registered before instead of failing.
+        for vim in plugin.get_vims(self.context, filters={'name': [name]}):
+            if vim.get('name') == name:
+                return vim
+        return None
+
+    def register(self, record):
+        from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+        plugin = nfvo_plugin.NfvoPlugin()
+        try:
+            vim = self._existing(plugin, record.name)
+            if vim is None:
+                vim = plugin.create_vim(self.context, self._vim_body(record))
+                LOG.info('Registered VIM %s (%s) as %s', record.name,
+                         record.endpoint, vim['id'])
+            else:
+                LOG.info('VIM %s already registered as %s', record.name,
+                         vim['id'])
+        except Exception as err:
+            raise exceptions.MgmtDriverError(
+                error_message='registering VIM %s failed: %s: %s' % (
+                    record.name, type(err).__name__, err))
+        self._add_connection(vim['id'])
+        return {'vim_id': vim['id']}
+
+    def _add_connection(self, vim_id):
+        from tacker import objects  # noqa: only inside Tacker
+        current = list(ctx_mod.field(self.vnf_instance,
+                                     'vim_connection_info') or [])
+        if any(ctx_mod.field(c, 'vim_id') == vim_id for c in current):
+            return
+        current.append(objects.VimConnectionInfo(
+            id=str(uuid.uuid4()), vim_id=vim_id, vim_type=VIM_TYPE,
+            access_info={}, interface_info={}))
+        self.vnf_instance.vim_connection_info = current
+
+
+def is_tacker_context(tacker_context):
+    """True for a real Tacker request context (the lab passes None)."""
+    if tacker_context is None:
+        return False
+    module = type(tacker_context).__module__ or ''
+    return module.split('.', 1)[0] == 'tacker'
+
+
+def registrar_for(tacker_context, vnf_instance, state):
+    if is_tacker_context(tacker_context):
+        return TackerVimRegistrar(tacker_context, vnf_instance)
+    return FileVimRegistrar(state)

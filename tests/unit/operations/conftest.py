@@ -1,0 +1,6 @@
+"""Lets the operation tests import their helper module (importlib mode)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,50 @@
+"""Topologies and parameters for the instantiate tests, built as plain data."""
+
+import json
+import os
+
+from k8s_mgmt import params as params_mod
+from k8s_mgmt.topology import model
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
+                                    os.pardir, os.pardir))
+REQUESTS = os.path.join(REPO, 'samples', 'requests')
+
+
+def sample_body(flavour):
+    with open(os.path.join(REQUESTS, flavour + '.json')) as src:
+        return json.load(src)
+
+
+def sample_params(flavour, **install_overrides):
+    body = sample_body(flavour)
+    install = body['additionalParams']['k8s_cluster_installation_param']
+    install.update(install_overrides)
+    return params_mod.load_request(body)
+
+
+def node(role, index, host='compute-%d', groups=()):
+    name = '%s-%d' % (role, index)
+    octet = (10 if role == 'master' else 20) + index
+    return model.Node(role=role, name=name, server_id='srv-%s' % name,
+                      vnfc_id='vnfc-%s' % name, resource_name=role + 'Node',
+                      stack_id='stack-%s' % name, parent_resource=None,
+                      ssh_ip='10.254.0.%d' % octet,
+                      nic_ip='10.254.0.%d' % octet,
+                      compute_host=host % index, server_groups=tuple(groups),
+                      status='CREATE_COMPLETE')
+
+
+def topology(masters=1, workers=2, vip=None, anti_affinity=False):
+    groups = ()
+    worker_groups = ()
+    if anti_affinity:
+        groups = (model.ServerGroup('workerAntiAffinity', 'sg-1',
+                                    ('anti-affinity',), ()),)
+        worker_groups = ('sg-1',)
+    return model.Topology(
+        stack_id='stack-top',
+        masters=tuple(node('master', i) for i in range(1, masters + 1)),
+        workers=tuple(node('worker', i, groups=worker_groups)
+                      for i in range(1, workers + 1)),
+        vip=vip, server_groups=groups)

@@ -1,0 +1,195 @@
+"""The instantiate plan as data: which script runs where, in which order,
+with which arguments and which secrets on stdin (no SSH)."""
+
+import pytest
+
+from k8s_mgmt import secrets
+from k8s_mgmt.operations import scripts
+
+import op_helpers
+
+TOKEN = secrets.Secret('abcdef.0123456789abcdef')
+CERT_KEY = secrets.Secret('c0ffee' * 10 + 'c0de')
+JOIN = scripts.JoinData(TOKEN, 'sha256:' + 'ab' * 32, CERT_KEY)
+VRRP = secrets.Secret('Vr9pass')
+
+
+def _plan(flavour, masters, workers, vip=None, ready=(), **overrides):
+    topo = op_helpers.topology(masters, workers, vip=vip,
+                               anti_affinity=(flavour == 'podaffinity'))
+    params = op_helpers.sample_params(flavour, **overrides)
+    return topo, scripts.plan_instantiate(topo, params, JOIN, VRRP, 24,
+                                          ready_nodes=ready)
+
+
+def _opt(argv, flag):
+    return argv[argv.index(flag) + 1]
+
+
+def _all_calls(stages):
+    return [c for s in stages for c in s.calls]
+
+
+def test_simple_plan_init_token_join_then_workers_in_parallel():
+    topo, stages = _plan('simple', 1, 2)
+    assert [s.title for s in stages] == [
+        'Initialise the first master (master-1)', 'Create the VIM token',
+        'Read join data', 'Join workers']
+    init = stages[0].calls[0]
+    assert init.node == 'master-1' and init.argv[0] == 'init'
+    assert _opt(init.argv, '-e') == '10.254.0.11:6443'
+    assert _opt(init.argv, '-a') == '10.254.0.11'
+    assert _opt(init.argv, '-H') == 'master-1'
+    assert _opt(init.argv, '-k') == '1.35'
+    assert _opt(init.argv, '-P') == '192.168.0.0/16'
+    assert _opt(init.argv, '-S') == '10.199.187.0/24'
+    assert _opt(init.argv, '-C') == '10.254.0.0/24'
+    assert '-A' not in init.argv
+    workers = stages[-1]
+    assert workers.parallel
+    assert [c.node for c in workers.calls] == ['worker-1', 'worker-2']
+    for call in workers.calls:
+        assert call.argv[0] == 'join-worker'
+        assert _opt(call.argv, '-e') == '10.254.0.11:6443'
+        assert _opt(call.argv, '-t') == JOIN.ca_cert_hash
+        assert [k for k, _v in call.stdin_secrets] == ['token']
+
+
+def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
+    topo, stages = _plan('complex', 3, 2, vip='10.254.0.100')
+    titles = [s.title for s in stages]
+    assert titles == [
+        'Configure the load balancer on every master',
+        'Initialise the first master (master-1)', 'Create the VIM token',
+        'Read join data', 'Join master master-2', 'Join master master-3',
+        'Join workers']
+    lb = stages[0]
+    assert lb.parallel and [c.node for c in lb.calls] == [
+        'master-1', 'master-2', 'master-3']
+    priorities = [_opt(c.argv, '-P') for c in lb.calls]
+    assert len(set(priorities)) == 3
+    for call, master in zip(lb.calls, topo.masters):
+        assert _opt(call.argv, '-v') == '10.254.0.100/24'
+        assert _opt(call.argv, '-b') == ('master-1=10.254.0.11,'
+                                         'master-2=10.254.0.12,'
+                                         'master-3=10.254.0.13')
+        assert _opt(call.argv, '-l') == master.nic_ip
+        assert call.stdin_secrets == (('auth_pass', VRRP),)
+    init = stages[1].calls[0]
+    assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
+    for stage in stages[4:6]:
+        assert not stage.parallel and len(stage.calls) == 1
+        call = stage.calls[0]
+        assert call.argv[0] == 'join-master'
+        assert [k for k, _v in call.stdin_secrets] == ['token',
+                                                       'certificate_key']
+    assert stages[3].calls[0].argv[:4] == ('print-join', '-k', '1.35', '-A')
+
+
+def test_podaffinity_plan_is_the_ha_plan():
+    _topo, stages = _plan('podaffinity', 3, 3, vip='10.254.0.100')
+    assert stages[0].title.startswith('Configure the load balancer')
+    assert len(stages[-1].calls) == 3 and stages[-1].parallel
+
+
+def test_ready_nodes_are_not_joined_again():
+    _topo, stages = _plan('complex', 3, 2, vip='10.254.0.100',
+                          ready=('master-2', 'worker-1'))
+    joins = [(c.argv[0], c.node) for c in _all_calls(stages)
+             if c.argv[0].startswith('join')]
+    assert joins == [('join-master', 'master-3'), ('join-worker', 'worker-2')]
+    _topo, stages = _plan('simple', 1, 2, ready=('master-1', 'worker-1',
+                                                  'worker-2'))
+    assert [s.title for s in stages] == [
+        'Initialise the first master (master-1)', 'Create the VIM token']
+
+
+def test_secrets_never_in_argv_and_only_on_stdin():
+    proxy = {'http_proxy': 'http://user:Pr0xyPw@proxy:3128',
+             'https_proxy': 'http://user:Pr0xyPw@proxy:3128',
+             'k8s_node_cidr': '10.254.0.0/24'}
+    _topo, stages = _plan('complex', 3, 2, vip='10.254.0.100', proxy=proxy)
+    hidden = [TOKEN.reveal(), CERT_KEY.reveal(), VRRP.reveal(), 'Pr0xyPw']
+    for call in _all_calls(stages):
+        rendered = call.command().render()
+        for value in hidden:
+            assert value not in rendered
+            assert value not in call.command().display()
+        if call.stdin_secrets:
+            assert rendered.endswith("-s -")
+            stdin = call.stdin()
+            assert isinstance(stdin, secrets.Secret) and str(stdin) == '***'
+    join = [c for c in _all_calls(stages) if c.argv[0] == 'join-worker'][0]
+    lines = join.stdin().reveal().splitlines()
+    assert lines[0] == 'token=' + TOKEN.reveal()
+    assert 'http_proxy=http://user:Pr0xyPw@proxy:3128' in lines
+    init = _all_calls(stages)[3]
+    assert init.argv[0] == 'init'
+    assert [k for k, _v in init.stdin_secrets] == ['http_proxy',
+                                                   'https_proxy']
+
+
+def test_endpoint_uses_floating_ip_and_adds_it_as_san():
+    import dataclasses
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    topo = dataclasses.replace(topo, vip_fip='172.24.4.50')
+    params = op_helpers.sample_params('complex')
+    ends = scripts.endpoints(topo, params, topo.masters[0])
+    assert ends.api_url == 'https://172.24.4.50:16443'
+    assert ends.join == '10.254.0.100:16443'
+    init = scripts.init_call(topo.masters[0], params, ends)
+    assert _opt(init.argv, '-F') == '172.24.4.50'
+
+
+def test_ha_without_vip_is_refused():
+    topo = op_helpers.topology(3, 1, vip=None)
+    with pytest.raises(ValueError):
+        scripts.endpoints(topo, op_helpers.sample_params('complex'),
+                          topo.masters[0])
+
+
+def test_vip_prefix_from_interface_else_node_cidr_else_host():
+    params = op_helpers.sample_params('complex')
+    assert scripts.vip_prefix_from(params, '10.254.0.100', 26) == 26
+    assert scripts.vip_prefix_from(params, '10.254.0.100') == 24
+    assert scripts.vip_prefix_from(params, '192.0.2.1') == 32
+
+
+def test_version_pin_is_the_minor(monkeypatch):
+    params = op_helpers.sample_params('simple', kubernetes_version='1.34.2')
+    topo = op_helpers.topology(1, 0)
+    ends = scripts.endpoints(topo, params, topo.masters[0])
+    call = scripts.init_call(topo.masters[0], params, ends)
+    assert _opt(call.argv, '-k') == '1.34'
+
+
+def test_cni_manifest_from_configuration():
+    from oslo_config import fixture as cfg_fixture
+    from k8s_mgmt import conf
+    fix = cfg_fixture.Config(conf.CONF)
+    fix.setUp()
+    try:
+        fix.config(group='k8s_mgmt', cni_manifest='none')
+        params = op_helpers.sample_params('simple')
+        topo = op_helpers.topology(1, 0)
+        ends = scripts.endpoints(topo, params, topo.masters[0])
+        call = scripts.init_call(topo.masters[0], params, ends)
+        assert _opt(call.argv, '-c') == 'none'
+    finally:
+        fix.cleanUp()
+
+
+def test_package_script_preferred_then_shipped_copy(tmp_path):
+    (tmp_path / 'Scripts').mkdir()
+    ours = tmp_path / 'Scripts' / 'install_k8s_cluster.sh'
+    ours.write_text('#!/bin/bash\n')
+    path, from_pkg = scripts.local_script(str(tmp_path),
+                                          'Scripts/install_k8s_cluster.sh',
+                                          scripts.INSTALL)
+    assert (path, from_pkg) == (str(ours), True)
+    path, from_pkg = scripts.local_script(str(tmp_path),
+                                          'Scripts/configure_lb.sh',
+                                          scripts.CONFIGURE_LB)
+    assert not from_pkg and path.endswith('/scripts/configure_lb.sh')
+    with open(path) as src:
+        assert src.readline().startswith('#!')
