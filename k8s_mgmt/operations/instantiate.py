@@ -88,10 +88,10 @@ def first_master(topology, cluster_record):
     return topology.masters[0]
 
 
-def run_script(session, call, step=None, timeout=None):
+def run_script(session, call, remote_dir=scripts.REMOTE_DIR):
     """Run one ScriptCall over its node's session; secrets go on stdin."""
-    return session.run(call.command(), step=step or call.mode,
-                       stdin=call.stdin(), timeout=timeout)
+    return session.run(call.command(remote_dir), step=call.mode,
+                       stdin=call.stdin())
 
 
 def parse_json_output(node, step, result):

@@ -98,8 +98,8 @@ def test_ready_nodes_are_not_joined_again():
     joins = [(c.argv[0], c.node) for c in _all_calls(stages)
              if c.argv[0].startswith('join')]
     assert joins == [('join-master', 'master-3'), ('join-worker', 'worker-2')]
-    _topo, stages = _plan('simple', 1, 2, ready=('master-1', 'worker-1',
-                                                  'worker-2'))
+    ready = ('master-1', 'worker-1', 'worker-2')
+    _topo, stages = _plan('simple', 1, 2, ready=ready)
     assert [s.title for s in stages] == [
         'Initialise the first master (master-1)', 'Create the VIM token']
 

@@ -1,0 +1,125 @@
+"""Script runs over a real SSH server (paramiko's server side on loopback):
+secrets reach the script on stdin, never its argv nor the logs; a wrong
+password on one node fails at once, naming that node."""
+
+import dataclasses
+import importlib.util
+import logging
+import os
+import stat
+import time
+
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+from k8s_mgmt import ssh
+from k8s_mgmt.operations import instantiate
+from k8s_mgmt.operations import nodes as nodes_mod
+from k8s_mgmt.operations import scripts
+
+import op_helpers
+
+SERVER_PY = os.path.join(op_helpers.REPO, 'tests', 'functional', 'ssh',
+                         'ssh_test_server.py')
+TOKEN = secrets.Secret('zyxwvu.9876543210fedcba')
+RECORDER = '''#!/bin/bash
+# Stands in for install_k8s_cluster.sh: records what it was given.
+printf '%s\\n' "$@" > "$(dirname "$0")/argv"
+cat > "$(dirname "$0")/stdin"
+echo '{"token": "abcdef.0123456789abcdef", "ca_cert_hash": "sha256:00"}'
+'''
+
+
+def _load_server_module():
+    spec = importlib.util.spec_from_file_location('ssh_test_server',
+                                                  SERVER_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def servers():
+    module = _load_server_module()
+    started = []
+
+    def start(password):
+        server = module.SSHTestServer(users={'ubuntu': password})
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def test_join_secrets_go_on_stdin_not_argv_nor_logs(servers, tmp_path,
+                                                    caplog):
+    caplog.set_level(logging.DEBUG)
+    server = servers('ubuntu')
+    script = tmp_path / scripts.INSTALL
+    script.write_text(RECORDER)
+    script.chmod(0o700)
+    topo = op_helpers.topology(1, 1)
+    params = op_helpers.sample_params('simple')
+    worker = topo.workers[0]
+    ends = scripts.endpoints(topo, params, topo.masters[0])
+    call = scripts.join_call(worker, params, ends,
+                             scripts.JoinData(TOKEN, 'sha256:' + 'a' * 64))
+    target = ssh.SSHTarget(name=worker.name, host='127.0.0.1',
+                           port=server.port, username='ubuntu',
+                           password='ubuntu', server_id=worker.server_id)
+    store = ssh.HostKeyStore(str(tmp_path / 'pins.json'))
+    with ssh.SSHSession(target, store=store) as session:
+        result = instantiate.run_script(session, call,
+                                        remote_dir=str(tmp_path))
+    assert result.ok
+    argv = (tmp_path / 'argv').read_text().splitlines()
+    assert argv[0] == 'join-worker' and argv[-2:] == ['-s', '-']
+    assert TOKEN.reveal() not in ' '.join(argv)
+    assert (tmp_path / 'stdin').read_text() == 'token=%s\n' % TOKEN.reveal()
+    assert TOKEN.reveal() not in caplog.text
+    assert 'join-worker' in caplog.text      # the command was logged, masked
+
+
+def test_script_without_json_output_is_named_not_shown():
+    result = ssh.Result(0, 'token: abcdef.0123456789abcdef\n', '', 0.1)
+    with pytest.raises(exceptions.SSHError) as err:
+        instantiate.parse_json_output('master-1', 'print-join', result)
+    assert 'master-1: print-join' in str(err.value)
+    assert 'abcdef.0123456789abcdef' not in str(err.value)
+
+
+def test_wrong_password_on_one_worker_fails_fast_naming_it(servers, tmp_path,
+                                                           monkeypatch):
+    good = [servers('ubuntu'), servers('ubuntu')]
+    bad = servers('another-password')
+    topo = op_helpers.topology(1, 2)
+    params = op_helpers.sample_params('simple')
+    ports = {'master-1': good[0].port, 'worker-1': good[1].port,
+             'worker-2': bad.port}
+    sessions = nodes_mod.Sessions(
+        'instantiate test', ssh.HostKeyStore(str(tmp_path / 'pins.json')),
+        connect_deadline=60)
+    original = nodes_mod.target_for
+
+    def local_target(node, params):
+        return dataclasses.replace(original(node, params), host='127.0.0.1',
+                                   port=ports[node.name])
+    # The topology's addresses are lab addresses; these servers are local.
+    monkeypatch.setattr(nodes_mod, 'target_for', local_target)
+    started = time.monotonic()
+    try:
+        with pytest.raises(exceptions.NodesFailed) as err:
+            sessions.connect_all(topo.masters + topo.workers, params)
+    finally:
+        sessions.close_all()
+    assert time.monotonic() - started < 10
+    assert [name for name, _e in err.value.failures] == ['worker-2']
+    assert 'authentication failed' in str(err.value)
+    assert 'another-password' not in str(err.value)
+    assert len(bad.auth_attempts) == 1        # not retried
+    pins = stat.S_IMODE(os.stat(tmp_path / 'pins.json').st_mode)
+    assert pins == 0o600
