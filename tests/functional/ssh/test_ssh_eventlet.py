@@ -33,8 +33,8 @@ SCRIPT = textwrap.dedent('''
     from k8s_mgmt.ssh.command import Command
 
     conf.CONF([], project='k8s-mgmt-test')
-    conf.CONF.set_override('connect_deadline', 10, group='k8s_mgmt')
-    conf.CONF.set_override('connect_timeout', 5, group='k8s_mgmt')
+    conf.CONF.set_override('connect_deadline', 60, group='k8s_mgmt')
+    conf.CONF.set_override('connect_timeout', 15, group='k8s_mgmt')
     workdir = tempfile.mkdtemp()
     store = hostkeys.HostKeyStore(os.path.join(workdir, 'pins.json'))
     ports = [int(p) for p in sys.argv[1:]]
