@@ -111,6 +111,10 @@ class ClusterAPI(object):
         self._call('label node %s' % name, self._core.patch_node, name, body,
                    _content_type='application/merge-patch+json')
 
+    def wait_answering(self, timeout=None):
+        """Poll until the API lists nodes; return them (Ready or not)."""
+        return self.wait_ready((), timeout=timeout)
+
     def wait_ready(self, names, timeout=None, prefix=''):
         """Poll until every node in ``names`` is Ready; return the states.
 

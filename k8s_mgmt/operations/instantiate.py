@@ -159,8 +159,8 @@ class _Run(object):
         self.state.update_cluster_record(
             init_master_server_id=first.server_id, endpoint=self.ends.api_url)
         record = step(scripts.TITLE_TOKEN, self.vim_token, first)
-        states = step('Read the cluster\'s nodes', self.api.wait_ready,
-                      [first.name], prefix=self.prefix)
+        # Joins need no Ready master, only a working API: do not wait longer.
+        states = step('Read the cluster\'s nodes', self.api.wait_answering)
         self.join_missing(first, states)
         states = step('Wait until every node is Ready', self.api.wait_ready,
                       [n.name for n in nodes], prefix=self.prefix)

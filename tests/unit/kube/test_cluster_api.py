@@ -190,3 +190,11 @@ def test_node_state_from_json():
         'node-role.kubernetes.io/control-plane': '', 'a': 'b'},
         ('control-plane',))
     assert not kube.node_state({'metadata': {'name': 'x'}}).ready
+
+
+def test_wait_answering_returns_nodes_that_are_not_ready_yet(serve, pki):
+    fake = FakeAPI(['master-1'], ready_after=10 ** 6)
+    url = serve(fake)
+    with kube.ClusterAPI(url, TOKEN, pki['ca']) as api:
+        states = api.wait_answering(timeout=5)
+    assert fake.lists == 1 and not states['master-1'].ready
