@@ -20,6 +20,7 @@ from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import cloud as cloud_mod
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import net
+from k8s_mgmt.lab.standins import layer as standins_layer
 from k8s_mgmt.lab import vm as vm_mod
 
 LOG = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ class LabSettings:
     tag: str = net.DEFAULT_TAG
     password: str = 'ubuntu'         # of user ubuntu on every lab VM
     compute_hosts: int = 4
+    init_delay: float = 0.0          # seconds the kubeadm init stand-in takes
+    join_delay: float = 0.0          # seconds the kubeadm join stand-in takes
 
     @property
     def lab_file(self):
@@ -92,7 +95,12 @@ class Lab(object):
         hosts = max(s.compute_hosts, (workers or 0) + 1)
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
-        self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password)
+        # Kubernetes stand-ins at the real tools' paths in every VM.
+        layer = standins_layer.write_layer(
+            os.path.join(s.state_dir, 'standins-layer'),
+            init_delay=s.init_delay, join_delay=s.join_delay)
+        self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password,
+                                    extra_layers=[layer])
         self.cloud = cloud_mod.LabCloud(
             package_dir(), s.subnet, provisioner=VMProvisioner(self.vms),
             compute_hosts=hosts,

@@ -1,0 +1,82 @@
+"""A small HTTPS client of the API server stand-in, for the other stand-ins
+(kubeadm, kubelet, kubectl): standard library only, so they start fast."""
+
+import http.client
+import json
+import ssl
+import time
+import urllib.parse
+
+from k8s_mgmt.lab.standins import pki
+
+
+class APIFailure(Exception):
+    def __init__(self, status, body):
+        self.status, self.body = status, body
+        message = body.get('message') if isinstance(body, dict) else body
+        super().__init__('HTTP %s: %s' % (status, message))
+
+
+class Client(object):
+    def __init__(self, server, ca_pem=None, token=None, timeout=10.0):
+        url = urllib.parse.urlsplit(server)
+        self.host, self.port = url.hostname, url.port or 443
+        self.token, self.timeout = token, timeout
+        if ca_pem is None:  # discovery before the CA is trusted
+            self.context = ssl._create_unverified_context()
+        else:
+            self.context = ssl.create_default_context(
+                cadata=ca_pem.decode() if isinstance(ca_pem, bytes)
+                else ca_pem)
+
+    @classmethod
+    def from_kubeconfig(cls, path, timeout=10.0):
+        server, ca_pem, token = pki.read_kubeconfig(path)
+        return cls(server, ca_pem, token, timeout)
+
+    def request(self, method, path, body=None,
+                content_type='application/json'):
+        """(status, JSON body or text); raises OSError when unreachable."""
+        headers = {'Accept': 'application/json'}
+        if self.token:
+            headers['Authorization'] = 'Bearer ' + self.token
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body)
+            headers['Content-Type'] = content_type
+        conn = http.client.HTTPSConnection(self.host, self.port,
+                                           timeout=self.timeout,
+                                           context=self.context)
+        try:
+            conn.request(method, path, data, headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(raw)
+        except ValueError:
+            return resp.status, raw.decode(errors='replace')
+
+    def call(self, method, path, body=None, ok=(200, 201),
+             content_type='application/json'):
+        status, answer = self.request(method, path, body, content_type)
+        if status not in ok:
+            raise APIFailure(status, answer)
+        return answer
+
+    def wait_ready(self, deadline):
+        """Poll /readyz with backoff until it answers ok or ``deadline``
+        (time.monotonic) passes; returns True when ready."""
+        delay = 0.05
+        while True:
+            try:
+                status, _ = self.request('GET', '/readyz')
+                if status == 200:
+                    return True
+            except (OSError, ssl.SSLError):
+                pass
+            if time.monotonic() + delay > deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)

@@ -1,0 +1,86 @@
+"""The stand-ins as an overlay layer of the lab VMs' root filesystem.
+
+``write_layer(directory, ...)`` fills ``directory`` with small ``/bin/sh``
+wrappers at the real tools' paths (``/usr/bin/kubeadm``, ``kubelet``,
+``kubectl``, ``containerd`` and ``/usr/local/bin/systemctl``, which comes
+before ``/usr/bin`` on the VMs' PATH and sudo's secure_path) that exec the
+host's Python on a module of this package, plus the settings file and a
+stand-in CNI manifest. The VM sees the host's root read-only, so the
+interpreter and this source tree are visible inside it.
+"""
+
+import json
+import os
+import pathlib
+import sys
+
+from k8s_mgmt.lab import standins
+
+TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
+         'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
+         'usr/local/bin/systemctl': 'systemctl'}
+CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
+
+WRAPPER = """#!/bin/sh
+# k8s-mgmt lab stand-in for {tool} (not the real binary); see
+# k8s_mgmt/lab/standins/{module}.py
+PYTHONPATH={source_root}
+export PYTHONPATH
+exec {python} -m k8s_mgmt.lab.standins.{module} "$@"
+"""
+
+# Recorded by the API server like any manifest; no pod network is made.
+CNI_YAML = """# k8s-mgmt lab stand-in CNI: objects are stored, nothing runs.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: standin-cni
+  namespace: kube-system
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: standin-cni
+  namespace: kube-system
+  labels:
+    k8s-app: standin-cni
+spec:
+  selector:
+    matchLabels:
+      k8s-app: standin-cni
+  template:
+    metadata:
+      labels:
+        k8s-app: standin-cni
+    spec:
+      serviceAccountName: standin-cni
+      containers:
+      - name: cni
+        image: registry.invalid/k8s-mgmt-lab/standin-cni:1
+"""
+
+
+def source_root():
+    return str(pathlib.Path(__file__).resolve().parents[3])
+
+
+def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
+                node_grace=None, kubernetes_version=None):
+    """Write the stand-in layer into ``directory`` (created if needed)."""
+    python = python or sys.executable
+    for rel, module in TOOLS.items():
+        path = os.path.join(directory, rel)
+        standins.write_file(path, WRAPPER.format(
+            tool=os.path.basename(rel), module=module, python=python,
+            source_root=source_root()), 0o755)
+    values = dict(standins.DEFAULTS, init_delay=float(init_delay),
+                  join_delay=float(join_delay))
+    if node_grace is not None:
+        values['node_grace'] = float(node_grace)
+    if kubernetes_version:
+        values['kubernetes_version'] = kubernetes_version
+    settings_path = directory + standins.SETTINGS_FILE
+    standins.write_file(settings_path, json.dumps(values, indent=1) + '\n',
+                        0o644)
+    standins.write_file(directory + CNI_MANIFEST, CNI_YAML, 0o644)
+    return directory
