@@ -66,6 +66,18 @@ runtime_opts = [
                regex=r'^[0-9a-f]{64}$',
                help='Expected SHA-256 of the cni_manifest file; the install '
                     'fails when the downloaded manifest differs.'),
+    cfg.FloatOpt('drain_timeout', default=300.0, min=1.0,
+                 help='Seconds to wait for one node to drain (scale-in, '
+                      'worker heal): its pods are evicted through the '
+                      'Eviction API, which respects PodDisruptionBudgets, '
+                      'and evictions the budgets refuse are retried with '
+                      'backoff until this deadline. A drain that does not '
+                      'finish fails the operation naming the pods that '
+                      'blocked it. With force_drain: true in the '
+                      'request\'s additionalParams, a pod whose eviction is '
+                      'refused is deleted at once instead. A NotReady '
+                      '(unreachable) node is deleted without waiting on its '
+                      'pods.'),
 ]
 
 ALL_OPTS = ssh_opts + runtime_opts

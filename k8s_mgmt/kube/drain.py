@@ -1,0 +1,284 @@
+"""Take one node out of the cluster: cordon, drain, delete the Node.
+
+Draining goes through the Eviction API, so PodDisruptionBudgets are
+respected: an eviction the API refuses (HTTP 429, or 500 when budgets
+overlap) is retried with backoff until ``timeout``; a pod still on the node
+at the deadline fails the drain with a :class:`DrainError` that names it and
+why. ``force=True`` deletes a pod whose eviction is refused instead of
+waiting. Pods owned by a DaemonSet and mirror (static) pods are left alone,
+as ``kubectl drain --ignore-daemonsets`` does: deleting them is pointless,
+their controller or kubelet puts them back.
+
+A NotReady node (or one the caller knows is unreachable) is deleted without
+waiting on its pods: no kubelet will ever confirm they stopped, and deleting
+the Node lets the controllers reschedule them.
+
+Every step is decided from what the API reports, so a second call on a node
+that is already gone is a no-op, and a call after a half-finished drain
+carries on where it stopped.
+"""
+
+import dataclasses
+import json
+import random
+import time
+
+from kubernetes import client as k8s_client
+from oslo_log import log as logging
+
+from k8s_mgmt import conf
+from k8s_mgmt import exceptions
+from k8s_mgmt.kube import client as client_mod
+
+LOG = logging.getLogger(__name__)
+
+MIRROR_ANNOTATION = 'kubernetes.io/config.mirror'
+# Statuses with which the API refuses an eviction that may succeed later:
+# 429 a budget allows no disruption now, 500 several budgets match the pod.
+REFUSED = (429, 500)
+# Retry refused evictions often enough that a budget freed by a pod becoming
+# Ready elsewhere is noticed within seconds.
+_FIRST_DELAY = 0.2
+_MAX_DELAY = 2.0
+
+
+class DrainError(exceptions.KubernetesAPIError):
+    """A drain that could not finish; ``pods`` names the blocking pods."""
+
+    message = ('Kubernetes API %(endpoint)s: drain of node %(node)s did not '
+               'finish within %(timeout).0f s; %(count)d pod(s) blocked it: '
+               '%(details)s. Retry later, or set force_drain: true in the '
+               'request\'s additionalParams to delete them')
+
+    def __init__(self, endpoint, node, timeout, blocked):
+        self.node = node
+        self.pods = sorted(blocked)
+        details = '; '.join('%s (%s)' % (pod, blocked[pod])
+                            for pod in self.pods)
+        super().__init__(endpoint=endpoint, node=node, timeout=timeout,
+                         count=len(blocked), details=details)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    daemonset: bool
+    mirror: bool
+    terminating: bool
+
+    @property
+    def ref(self):
+        return '%s/%s' % (self.namespace, self.name)
+
+    @property
+    def stays(self):
+        """True for pods a drain leaves on the node (DaemonSet, mirror)."""
+        return self.daemonset or self.mirror
+
+
+def pod_of(item):
+    """A :class:`Pod` from one Pod object of the API's JSON."""
+    meta = item.get('metadata') or {}
+    owners = meta.get('ownerReferences') or ()
+    return Pod(namespace=meta.get('namespace') or 'default',
+               name=meta.get('name'),
+               daemonset=any(o.get('kind') == 'DaemonSet' and
+                             o.get('controller', True) for o in owners),
+               mirror=MIRROR_ANNOTATION in (meta.get('annotations') or {}),
+               terminating=bool(meta.get('deletionTimestamp')))
+
+
+@dataclasses.dataclass
+class DrainReport:
+    """What one drain_and_delete call did on one node."""
+
+    node: str
+    found: bool = True           # False: no such Node (already removed)
+    unreachable: bool = False    # deleted without draining
+    evicted: list = dataclasses.field(default_factory=list)
+    deleted: list = dataclasses.field(default_factory=list)  # force
+    skipped: list = dataclasses.field(default_factory=list)  # DS / mirror
+    node_deleted: bool = False
+    seconds: float = 0.0
+
+
+def _delays():
+    delay = _FIRST_DELAY
+    while True:
+        yield delay / 2 + random.uniform(0, delay / 2)
+        delay = min(delay * 2, _MAX_DELAY)
+
+
+def _refusal_reason(status, body):
+    """A short reason from a refused eviction's Status object."""
+    causes = ((body or {}).get('details') or {}).get('causes') or ()
+    texts = [c.get('message') for c in causes if c.get('message')]
+    text = '; '.join(texts) or (body or {}).get('message') or ''
+    return ('eviction refused (HTTP %d): %s' % (status, text)).rstrip(': ')
+
+
+class _Calls(object):
+    """The few API calls a drain needs, answering (status, JSON body).
+
+    Unlike :class:`~k8s_mgmt.kube.ClusterAPI` helpers, a non-2xx answer is
+    returned, not raised: 404 and 429 are ordinary outcomes of a drain.
+    """
+
+    def __init__(self, api):
+        self.api = api
+        self.core = k8s_client.CoreV1Api(api._api)
+
+    def _do(self, what, fn, *args, **kwargs):
+        try:
+            response = fn(*args, _preload_content=False,
+                          _request_timeout=client_mod.REQUEST_TIMEOUT,
+                          **kwargs)
+            status, raw = response.status, response.data
+        except k8s_client.ApiException as err:
+            status, raw = err.status, err.body
+        except Exception as err:  # urllib3/ssl/socket
+            raise client_mod.APIError(endpoint=self.api.endpoint, what=what,
+                                      reason='%s: %s'
+                                      % (type(err).__name__, err))
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {'message': raw[:300].decode('utf-8', 'replace')
+                    if isinstance(raw, bytes) else str(raw)[:300]}
+        return status, body
+
+    def check(self, what, status, body, ok=(200, 201, 202)):
+        if status not in ok:
+            raise client_mod.APIError(
+                endpoint=self.api.endpoint, what=what,
+                reason='HTTP %s: %s' % (status, (body or {}).get('message')))
+        return body
+
+    def node(self, name):
+        status, body = self._do('read node %s' % name, self.core.read_node,
+                                name)
+        if status == 404:
+            return None
+        return self.check('read node %s' % name, status, body)
+
+    def cordon(self, name):
+        what = 'cordon node %s' % name
+        patch = {'spec': {'unschedulable': True}}
+        status, body = self._do(
+            what, self.core.patch_node, name, patch,
+            _content_type='application/merge-patch+json')
+        return self.check(what, status, body, ok=(200, 201, 404))
+
+    def pods_on(self, name):
+        what = 'list pods on node %s' % name
+        status, body = self._do(what, self.core.list_pod_for_all_namespaces,
+                                field_selector='spec.nodeName=%s' % name)
+        items = self.check(what, status, body).get('items') or ()
+        # Tolerate an API that ignores the field selector.
+        return [pod_of(i) for i in items
+                if (i.get('spec') or {}).get('nodeName') == name]
+
+    def evict(self, pod):
+        body = {'apiVersion': 'policy/v1', 'kind': 'Eviction',
+                'metadata': {'name': pod.name, 'namespace': pod.namespace}}
+        return self._do('evict pod %s' % pod.ref,
+                        self.core.create_namespaced_pod_eviction,
+                        pod.name, pod.namespace, body)
+
+    def delete_pod(self, pod):
+        what = 'delete pod %s' % pod.ref
+        status, body = self._do(what, self.core.delete_namespaced_pod,
+                                pod.name, pod.namespace)
+        return self.check(what, status, body, ok=(200, 202, 404))
+
+    def delete_node(self, name):
+        what = 'delete node %s' % name
+        status, body = self._do(what, self.core.delete_node, name)
+        self.check(what, status, body, ok=(200, 202, 404))
+        return status != 404
+
+
+def drain_and_delete(api, node_name, timeout=None, force=False,
+                     node_unreachable=False, prefix=''):
+    """Cordon, drain and delete Node ``node_name``; a :class:`DrainReport`.
+
+    ``api`` is a :class:`~k8s_mgmt.kube.ClusterAPI`. ``timeout`` defaults to
+    ``[k8s_mgmt] drain_timeout``. Raises :class:`DrainError` when pods still
+    block at the deadline (the node stays cordoned, not deleted), and
+    :class:`~k8s_mgmt.exceptions.KubernetesAPIError` when the API fails.
+    """
+    timeout = timeout or conf.CONF.k8s_mgmt.drain_timeout
+    started = time.monotonic()
+    calls = _Calls(api)
+    report = DrainReport(node=node_name)
+    node = calls.node(node_name)
+    if node is None:
+        LOG.info('%s %s: no such node; nothing to drain', prefix, node_name)
+        report.found = False
+        return report
+    ready = client_mod.node_state(node).ready
+    report.unreachable = bool(node_unreachable or not ready)
+    if not (node.get('spec') or {}).get('unschedulable'):
+        calls.cordon(node_name)
+    if report.unreachable:
+        LOG.info('%s %s: %s; deleting it without draining', prefix,
+                 node_name, 'unreachable' if node_unreachable
+                 else 'not Ready')
+    else:
+        _drain(calls, node_name, timeout, force, report, prefix)
+    report.node_deleted = calls.delete_node(node_name)
+    report.seconds = time.monotonic() - started
+    LOG.info('%s %s: removed in %.1f s (%d evicted, %d deleted, %d left to '
+             'their DaemonSet or kubelet)', prefix, node_name,
+             report.seconds, len(report.evicted), len(report.deleted),
+             len(report.skipped))
+    return report
+
+
+def _drain(calls, node_name, timeout, force, report, prefix):
+    deadline = time.monotonic() + timeout
+    delays = _delays()
+    blocked = {}
+    while True:
+        pods = calls.pods_on(node_name)
+        report.skipped = sorted(p.ref for p in pods if p.stays)
+        remaining = [p for p in pods if not p.stays]
+        if not remaining:
+            return
+        blocked = {}
+        for pod in remaining:
+            reason = _evict_one(calls, pod, force, report)
+            if reason:
+                blocked[pod.ref] = reason
+        if blocked:
+            LOG.info('%s %s: waiting on %d pod(s): %s', prefix, node_name,
+                     len(blocked), ', '.join(sorted(blocked)))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DrainError(calls.api.endpoint, node_name, timeout,
+                             blocked or {p.ref: 'still on the node'
+                                         for p in remaining})
+        time.sleep(min(next(delays), left))
+
+
+def _evict_one(calls, pod, force, report):
+    """Evict (or, forced, delete) one pod; why it is still there, or None."""
+    if pod.terminating:
+        return 'terminating'
+    status, body = calls.evict(pod)
+    if status in (200, 201):
+        report.evicted.append(pod.ref)
+        return 'evicted, terminating'
+    if status == 404:
+        return None
+    if status in REFUSED:
+        reason = _refusal_reason(status, body)
+        if not force:
+            return reason
+        LOG.warning('%s: %s; force_drain: deleting it', pod.ref, reason)
+        calls.delete_pod(pod)
+        report.deleted.append(pod.ref)
+        return 'deleted, terminating'
+    calls.check('evict pod %s' % pod.ref, status, body)
+    return None

@@ -1,0 +1,285 @@
+"""drain_and_delete against the lab's API server stand-in, run in-process.
+
+Real parts: a real etcd (Debian etcd-server) on loopback holding the objects,
+the stand-in's HTTPS server with its own CA and a bearer token, its Eviction
+API checking PodDisruptionBudgets, and the official ``kubernetes`` client
+under :class:`k8s_mgmt.kube.ClusterAPI`. Nothing is mocked.
+"""
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import kube
+from k8s_mgmt.kube import drain
+from k8s_mgmt.lab import standins
+from k8s_mgmt.lab.standins import apiserver
+from k8s_mgmt.lab.standins import pki
+from k8s_mgmt.lab.standins import store as store_mod
+
+TOKEN = 'drain-test-admin-token-0123456789abcdef'
+ETCD = shutil.which('etcd')
+
+pytestmark = pytest.mark.skipif(ETCD is None, reason='needs etcd-server')
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope='module')
+def etcd(tmp_path_factory):
+    data = tmp_path_factory.mktemp('etcd')
+    client, peer = _free_port(), _free_port()
+    proc = subprocess.Popen(
+        [ETCD, '--name', 'drain-test', '--data-dir', str(data / 'data'),
+         '--listen-client-urls', 'http://127.0.0.1:%d' % client,
+         '--advertise-client-urls', 'http://127.0.0.1:%d' % client,
+         '--listen-peer-urls', 'http://127.0.0.1:%d' % peer,
+         '--initial-advertise-peer-urls', 'http://127.0.0.1:%d' % peer,
+         '--initial-cluster', 'drain-test=http://127.0.0.1:%d' % peer],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    store = store_mod.EtcdStore('127.0.0.1', client)
+    deadline = time.monotonic() + 30
+    while not store.healthy():
+        assert proc.poll() is None, 'etcd exited'
+        assert time.monotonic() < deadline, 'etcd not healthy in 30 s'
+        time.sleep(0.1)
+    yield '127.0.0.1:%d' % client
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope='module')
+def server(etcd, tmp_path_factory):
+    d = tmp_path_factory.mktemp('pki')
+    ca_pem, ca_key = pki.make_ca()
+    cert, key = pki.make_serving_cert(ca_pem, ca_key, ['127.0.0.1'])
+    for name, data in (('ca.crt', ca_pem), ('tls.crt', cert),
+                       ('tls.key', key)):
+        (d / name).write_bytes(data)
+    srv = apiserver.serve({'cert': str(d / 'tls.crt'),
+                           'key': str(d / 'tls.key'),
+                           'ca': str(d / 'ca.crt'), 'etcd': etcd,
+                           'node_grace': 3600, 'bind': '127.0.0.1',
+                           'port': 0})
+    srv.api.store.add_token(TOKEN, 'admin', ['system:masters'])
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    srv.ca_pem = ca_pem.decode()
+    srv.url = 'https://127.0.0.1:%d' % srv.server_address[1]
+    srv.api.resources.create('', 'v1', 'namespaces', None,
+                             {'metadata': {'name': 'default'}})
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+class Cluster(object):
+    """Objects written straight into the stand-in's store (the test's
+    kubectl), read back through it."""
+
+    def __init__(self, srv, tag):
+        self.res = srv.api.resources
+        self.tag = tag
+
+    def node(self, name, ready=True):
+        name = '%s-%s' % (self.tag, name)
+        beat = standins.rfc3339()
+        self.res.create('', 'v1', 'nodes', None, {
+            'metadata': {'name': name},
+            'status': {'conditions': [{
+                'type': 'Ready', 'status': 'True' if ready else 'False',
+                'lastHeartbeatTime': beat}]}})
+        return name
+
+    def pod(self, node, name, labels=None, owner=None, mirror=False):
+        meta = {'name': '%s-%s' % (self.tag, name),
+                'labels': labels or {}}
+        if owner:
+            meta['ownerReferences'] = [{'apiVersion': 'apps/v1',
+                                        'kind': owner, 'name': 'o',
+                                        'uid': 'u', 'controller': True}]
+        if mirror:
+            meta['annotations'] = {drain.MIRROR_ANNOTATION: 'x'}
+        self.res.create('', 'v1', 'pods', 'default',
+                        {'metadata': meta, 'spec': {'nodeName': node}})
+        return 'default/' + meta['name']
+
+    def pdb(self, name, labels, min_available):
+        self.res.create('policy', 'v1', 'poddisruptionbudgets', 'default', {
+            'metadata': {'name': '%s-%s' % (self.tag, name)},
+            'spec': {'minAvailable': min_available,
+                     'selector': {'matchLabels': labels}}})
+        return '%s-%s' % (self.tag, name)
+
+    def delete_pdb(self, name):
+        self.res.delete('policy', 'v1', 'poddisruptionbudgets', 'default',
+                        name)
+
+    def pods_on(self, node):
+        listing = self.res.list('', 'v1', 'pods', None,
+                                {'fieldSelector': 'spec.nodeName=' + node})
+        return sorted('default/' + p['metadata']['name']
+                      for p in listing['items'])
+
+    def node_obj(self, node):
+        try:
+            return self.res.get('', 'v1', 'nodes', None, node)
+        except Exception:
+            return None
+
+
+@pytest.fixture
+def cluster(server, request):
+    return Cluster(server, request.node.name.replace('_', '-')[5:40].lower())
+
+
+@pytest.fixture
+def api(server):
+    with kube.ClusterAPI(server.url, TOKEN, server.ca_pem) as client:
+        yield client
+
+
+def test_evicts_workload_pods_leaves_daemonset_and_mirror_deletes_node(
+        cluster, api):
+    node = cluster.node('w1')
+    web = cluster.pod(node, 'web', owner='ReplicaSet')
+    bare = cluster.pod(node, 'bare')
+    ds = cluster.pod(node, 'ds', owner='DaemonSet')
+    mirror = cluster.pod(node, 'static', mirror=True)
+    report = drain.drain_and_delete(api, node, timeout=20)
+    assert sorted(report.evicted) == sorted([web, bare])
+    assert report.skipped == sorted([ds, mirror])
+    assert report.deleted == []
+    assert report.node_deleted and not report.unreachable
+    assert cluster.node_obj(node) is None
+    assert cluster.pods_on(node) == sorted([ds, mirror])
+
+
+def test_node_without_pods_is_still_deleted(cluster, api):
+    node = cluster.node('empty')
+    report = drain.drain_and_delete(api, node, timeout=5)
+    assert report.found and report.node_deleted
+    assert report.evicted == [] and report.skipped == []
+    assert cluster.node_obj(node) is None
+
+
+def test_second_call_on_a_removed_node_is_a_no_op(cluster, api):
+    node = cluster.node('twice')
+    assert drain.drain_and_delete(api, node, timeout=5).node_deleted
+    again = drain.drain_and_delete(api, node, timeout=5)
+    assert not again.found and not again.node_deleted
+
+
+def test_budget_blocked_drain_fails_naming_pods_and_keeps_node_cordoned(
+        cluster, api):
+    node = cluster.node('blocked')
+    db = cluster.pod(node, 'db', labels={'app': 'db-' + cluster.tag})
+    free = cluster.pod(node, 'free')
+    pdb = cluster.pdb('db', {'app': 'db-' + cluster.tag}, 1)
+    started = time.monotonic()
+    with pytest.raises(drain.DrainError) as caught:
+        drain.drain_and_delete(api, node, timeout=2)
+    took = time.monotonic() - started
+    assert 2 <= took < 10
+    assert caught.value.pods == [db]
+    text = str(caught.value)
+    assert db in text and node in text and pdb in text
+    assert 'force_drain' in text
+    assert isinstance(caught.value, exceptions.KubernetesAPIError)
+    # The unprotected pod was evicted; the node stays, cordoned.
+    assert cluster.pods_on(node) == [db]
+    assert free not in cluster.pods_on(node)
+    assert cluster.node_obj(node)['spec']['unschedulable'] is True
+
+
+def test_force_deletes_the_pods_a_budget_protects(cluster, api):
+    node = cluster.node('forced')
+    db = cluster.pod(node, 'db', labels={'app': 'f-' + cluster.tag})
+    cluster.pdb('db', {'app': 'f-' + cluster.tag}, 1)
+    report = drain.drain_and_delete(api, node, timeout=30, force=True)
+    assert report.deleted == [db] and report.evicted == []
+    assert report.node_deleted
+    assert cluster.pods_on(node) == []
+
+
+def test_drain_waits_until_the_budget_allows_the_eviction(cluster, api):
+    node = cluster.node('waits')
+    db = cluster.pod(node, 'db', labels={'app': 'r-' + cluster.tag})
+    pdb = cluster.pdb('db', {'app': 'r-' + cluster.tag}, 1)
+    lifted = threading.Timer(1.5, cluster.delete_pdb, (pdb,))
+    lifted.start()
+    try:
+        started = time.monotonic()
+        report = drain.drain_and_delete(api, node, timeout=30)
+        took = time.monotonic() - started
+    finally:
+        lifted.cancel()
+    assert report.evicted == [db] and report.node_deleted
+    assert 1.5 <= took < 5
+
+
+def test_not_ready_node_is_deleted_without_waiting_on_its_pods(
+        cluster, api):
+    node = cluster.node('dead', ready=False)
+    db = cluster.pod(node, 'db', labels={'app': 'd-' + cluster.tag})
+    cluster.pdb('db', {'app': 'd-' + cluster.tag}, 1)
+    report = drain.drain_and_delete(api, node, timeout=30)
+    assert report.unreachable and report.node_deleted
+    assert report.evicted == [] and report.deleted == []
+    assert cluster.node_obj(node) is None
+    assert cluster.pods_on(node) == [db]  # the controllers' business now
+
+
+def test_caller_can_declare_a_ready_node_unreachable(cluster, api):
+    node = cluster.node('gone')
+    cluster.pod(node, 'web')
+    report = drain.drain_and_delete(api, node, timeout=30,
+                                    node_unreachable=True)
+    assert report.unreachable and report.node_deleted and not report.evicted
+
+
+def test_wrong_token_is_an_api_error_not_a_missing_node(cluster, server):
+    node = cluster.node('authz')
+    with kube.ClusterAPI(server.url, 'not-a-token', server.ca_pem) as bad:
+        with pytest.raises(exceptions.KubernetesAPIError) as caught:
+            drain.drain_and_delete(bad, node, timeout=5)
+    assert '401' in str(caught.value)
+    assert cluster.node_obj(node) is not None
+
+
+def test_timeout_defaults_to_the_config_option(cluster, api):
+    from oslo_config import fixture as cfg_fixture
+    from k8s_mgmt import conf
+    fix = cfg_fixture.Config(conf.CONF)
+    fix.setUp()
+    try:
+        fix.config(drain_timeout=1.0, group='k8s_mgmt')
+        node = cluster.node('conf')
+        cluster.pod(node, 'db', labels={'app': 'c-' + cluster.tag})
+        cluster.pdb('db', {'app': 'c-' + cluster.tag}, 1)
+        started = time.monotonic()
+        with pytest.raises(drain.DrainError):
+            drain.drain_and_delete(api, node)
+        assert time.monotonic() - started < 6
+    finally:
+        fix.cleanUp()
+
+
+def test_pod_classification_from_json():
+    pod = drain.pod_of({'metadata': {
+        'name': 'p', 'namespace': 'kube-system',
+        'ownerReferences': [{'kind': 'DaemonSet', 'controller': True}],
+        'deletionTimestamp': '2026-01-01T00:00:00Z'}})
+    assert pod.ref == 'kube-system/p' and pod.daemonset and pod.stays
+    assert pod.terminating and not pod.mirror
+    plain = drain.pod_of({'metadata': {'name': 'q'}})
+    assert plain.ref == 'default/q' and not plain.stays
