@@ -1,9 +1,129 @@
-"""Terminate: unregister the VIM and drop all state kept for the instance."""
+"""Terminate: unregister the VIM and drop all state kept for the instance.
 
+terminate_end runs after Heat deleted the VMs and after Tacker emptied the
+instance's ``vim_connection_info``, so nothing here talks to the cluster::
+
+    Unregister the VIM            (Tacker: delete it by name; lab: its files)
+    Forget the servers' host keys (a shared pin file keeps other instances')
+    Remove the instance's state   (<state_dir>/<vnf instance id>/)
+
+Each step reads what is there and removes it; a second terminate finds
+nothing and succeeds. :func:`unregister_vim` and :func:`forget_state` are
+also what a whole-VNF heal needs before it rebuilds the cluster.
+"""
+
+import os
+import shutil
+
+from oslo_log import log as logging
+
+from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
+from k8s_mgmt import ssh
+from k8s_mgmt import state as state_mod
+from k8s_mgmt import vim as vim_mod
+from k8s_mgmt.operations import steps as steps_mod
+
+LOG = logging.getLogger(__name__)
 
 
 def forget_cluster(ctx):
     """terminate_end: the VMs are gone; remove the VIM and our state."""
-    raise exceptions.NotImplementedOperation(
-        operation='terminate_end (unregistering the VIM and removing state)')
+    state = state_mod.InstanceState(ctx.vnf_instance_id)
+    steps = steps_mod.StepRunner('[terminate %s]' % ctx.vnf_instance_id)
+    try:
+        vim = steps.run('Unregister the VIM', unregister_vim, ctx, state)
+        forgotten = steps.run('Forget the servers\' host keys',
+                              forget_host_keys, state,
+                              server_ids_of(ctx.vnf_instance, state))
+        removed = steps.run('Remove the instance\'s state', remove_state_dir,
+                            state)
+    finally:
+        steps.summary()
+    return {'vim': vim, 'host_keys_forgotten': forgotten,
+            'state_removed': removed}
+
+
+def vim_name(ctx):
+    return (ctx.params.vim_name or
+            vim_mod.default_vim_name(ctx.vnf_instance_id))
+
+
+def unregister_vim(ctx, state):
+    """Remove the VIM registered at instantiate; what was removed."""
+    if vim_mod.is_tacker_context(ctx.tacker_context):
+        return _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+    removed = []
+    for name in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
+        path = state.file(name)
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    LOG.info('VIM %s: removed %s', vim_name(ctx),
+             ', '.join(removed) or 'nothing (no files left)')
+    return {'files_removed': removed}
+
+
+def _delete_tacker_vim(tacker_context, name):
+    from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+    plugin = nfvo_plugin.NfvoPlugin()
+    try:
+        vims = [v for v in plugin.get_vims(tacker_context,
+                                           filters={'name': [name]})
+                if v.get('name') == name]
+        for vim in vims:
+            plugin.delete_vim(tacker_context, vim['id'])
+            LOG.info('Deleted VIM %s (%s)', name, vim['id'])
+    except Exception as err:
+        raise exceptions.MgmtDriverError(
+            error_message='deleting VIM %s failed: %s: %s'
+                          % (name, type(err).__name__, err))
+    if not vims:
+        LOG.info('VIM %s is not registered; nothing to delete', name)
+    return {'vims_deleted': [v['id'] for v in vims]}
+
+
+def server_ids_of(vnf_instance, state):
+    """Server ids Tacker still lists for the instance, plus the recorded
+    first master's: the pins a shared pin file holds for it."""
+    ids = []
+    info = ctx_mod.field(vnf_instance, 'instantiated_vnf_info')
+    for vnfc in ctx_mod.field(info, 'vnfc_resource_info') or ():
+        sid = ctx_mod.path(vnfc, 'compute_resource', 'resource_id')
+        if sid and sid not in ids:
+            ids.append(sid)
+    recorded = state.cluster_record().get('init_master_server_id')
+    if recorded and recorded not in ids:
+        ids.append(recorded)
+    return ids
+
+
+def forget_host_keys(state, server_ids):
+    """Drop the instance's pins from a shared pin file (its own pin file
+    goes with the state dir)."""
+    path = state.host_key_file()
+    inside = os.path.dirname(os.path.abspath(path)) == \
+        os.path.abspath(state.path)
+    if inside or not server_ids or not os.path.exists(path):
+        return []
+    store = ssh.HostKeyStore(path)
+    store.forget_many(server_ids)
+    return list(server_ids)
+
+
+def remove_state_dir(state):
+    """Remove ``<state_dir>/<id>/``; False when it was already gone."""
+    if not os.path.isdir(state.path):
+        return False
+    shutil.rmtree(state.path)
+    LOG.info('Removed the state of VNF instance %s (%s)',
+             state.vnf_instance_id, state.path)
+    return True
+
+
+def forget_state(ctx, state):
+    """Whole-VNF heal: the old cluster's pins and state are meaningless."""
+    forget_host_keys(state, server_ids_of(ctx.vnf_instance, state))
+    return remove_state_dir(state)

@@ -1,0 +1,130 @@
+"""Scale decisions as data: which nodes change, which script runs where.
+
+Nothing here touches the network. The scale operations read the topology
+and the cluster's node list, ask these functions what to do, and do it; the
+unit tests call them with plain topologies.
+
+What the conductor passes (ANCHORS.md): ``scale_out_id_list`` holds the new
+member nested-stack ids (a node's ``stack_id``); ``scale_name_list`` holds
+member resource names in the AutoScalingGroup's stack (a node's
+``parent_resource``).
+"""
+
+import dataclasses
+
+from k8s_mgmt import exceptions
+from k8s_mgmt.operations import labels as labels_mod
+from k8s_mgmt.operations import scripts
+
+TITLE_JOIN_NEW = 'Join the new workers'
+
+
+def _aspect_of(params, role):
+    group = params.master_node if role == 'master' else params.worker_node
+    return group.aspect_id if group is not None else None
+
+
+def check_worker_aspect(params, aspect_id):
+    """Refuse to scale anything but the worker group (seed 002)."""
+    if aspect_id and aspect_id == _aspect_of(params, 'master'):
+        raise exceptions.MgmtDriverError(
+            error_message='scaling aspect %s scales the master nodes; only '
+                          'workers (aspect %s) can be scaled. Heal a master '
+                          'instead' % (aspect_id,
+                                       _aspect_of(params, 'worker')))
+
+
+def new_workers(topology, scale_out_ids):
+    """The worker nodes living in the new member stacks, in list order.
+
+    Every id must name a worker's member stack: an id that matches nothing
+    means Heat and the request disagree, and joining "whatever is new"
+    instead would be guessing.
+    """
+    found, problems = [], []
+    for stack_id in scale_out_ids:
+        node = topology.by_stack_id(stack_id)
+        if node is None:
+            problems.append('%s: no server in that stack' % stack_id)
+        elif node.role != 'worker':
+            problems.append('%s: holds %s node %s, not a worker'
+                            % (stack_id, node.role, node.name))
+        elif node not in found:
+            found.append(node)
+    if problems:
+        raise exceptions.TopologyError(
+            reason='scale_out_id_list of stack %s: %s'
+                   % (topology.stack_id, '; '.join(problems)))
+    return tuple(found)
+
+
+def workers_not_in_cluster(topology, node_names):
+    """Fallback when Tacker gave no ids: workers the API does not list."""
+    listed = set(node_names)
+    return tuple(w for w in topology.workers if w.name not in listed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Removal:
+    """Nodes a scale-in (or a scale-out rollback) takes out."""
+
+    workers: tuple           # worker nodes to drain and delete
+    unknown: tuple = ()      # names/ids matching no server (already gone)
+    masters: tuple = ()      # names that resolve to masters (refused)
+
+
+def _match(node, key):
+    return key is not None and key in (node.parent_resource, node.stack_id)
+
+
+def nodes_to_remove(topology, scale_names, scale_out_ids=()):
+    """Resolve ``scale_name_list`` (and rollback's ids) to nodes.
+
+    A member resource name is unique inside its group stack, but two groups
+    (masters, workers) may in theory reuse one: a name matching both is
+    taken as the worker, the only group that scales.
+    """
+    workers, masters, unknown = [], [], []
+    for key in list(scale_names or ()) + list(scale_out_ids or ()):
+        hits = [n for n in topology.workers + topology.masters
+                if _match(n, key)]
+        worker_hits = [n for n in hits if n.role == 'worker']
+        if worker_hits:
+            for node in worker_hits:
+                if node not in workers:
+                    workers.append(node)
+        elif hits:
+            masters.extend(n.name for n in hits)
+        else:
+            unknown.append(key)
+    return Removal(tuple(workers), tuple(unknown), tuple(masters))
+
+
+def join_targets(new, ready_nodes):
+    """New workers that still have to join (a re-run skips Ready ones)."""
+    ready = set(ready_nodes)
+    return tuple(n for n in new if n.name not in ready)
+
+
+def plan_scale_out(topology, params, first, new, join, ready_nodes=()):
+    """Every script run of a scale-out, in order (a dry run).
+
+    One ``print-join`` on ``first`` (a fresh token), then ``join-worker`` on
+    the new workers that are not Ready yet, all at once. No other node
+    appears: the cost does not depend on the cluster's size.
+    """
+    todo = join_targets(new, ready_nodes)
+    if not todo:
+        return []
+    ends = scripts.endpoints(topology, params, first)
+    return [scripts.Stage(scripts.TITLE_JOIN_DATA,
+                          (scripts.print_join_call(first, params),)),
+            scripts.Stage(TITLE_JOIN_NEW, tuple(
+                scripts.join_call(w, params, ends, join) for w in todo),
+                parallel=True)]
+
+
+def new_worker_labels(topology, new, grant=None):
+    """Labels of the new workers only, derived from their placement."""
+    only_new = dataclasses.replace(topology, workers=tuple(new))
+    return labels_mod.worker_labels(only_new, grant)

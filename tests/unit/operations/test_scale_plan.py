@@ -1,0 +1,224 @@
+"""Scale and terminate decisions as data: which nodes change, which script
+runs where (no SSH, no API), and terminate's state clean-up on real files."""
+
+import dataclasses
+import os
+
+import pytest
+from oslo_config import fixture as cfg_fixture
+
+from k8s_mgmt import conf
+from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+from k8s_mgmt import ssh
+from k8s_mgmt import state as state_mod
+from k8s_mgmt import vim
+from k8s_mgmt.operations import scale_plan
+from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import terminate
+
+import op_helpers
+
+JOIN = scripts.JoinData(secrets.Secret('abcdef.0123456789abcdef'),
+                        'sha256:' + 'ab' * 32,
+                        secrets.Secret('c0ffee' * 10 + 'c0de'))
+
+
+def _members(topology):
+    """Give every node a member resource name, as an AutoScalingGroup does."""
+    def member(n):
+        return dataclasses.replace(n, parent_resource='m' + n.name[-1] +
+                                   n.role[0])
+    return dataclasses.replace(
+        topology, masters=tuple(member(n) for n in topology.masters),
+        workers=tuple(member(n) for n in topology.workers))
+
+
+def _nodes_in(stages):
+    return sorted({c.node for s in stages for c in s.calls})
+
+
+@pytest.mark.parametrize('workers', [1, 8])
+def test_scale_out_touches_one_master_and_the_new_worker_only(workers):
+    topo = op_helpers.topology(1, workers + 1)
+    params = op_helpers.sample_params('simple')
+    new_id = topo.workers[-1].stack_id
+    new = scale_plan.new_workers(topo, [new_id])
+    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
+                                       JOIN)
+    assert [s.title for s in stages] == ['Read join data',
+                                         'Join the new workers']
+    assert stages[0].calls[0].argv[0] == 'print-join'
+    assert stages[0].calls[0].node == 'master-1'
+    assert [c.node for c in stages[1].calls] == [new[0].name]
+    assert stages[1].parallel
+    # The same two calls whatever the cluster's size.
+    assert _nodes_in(stages) == ['master-1', 'worker-%d' % (workers + 1)]
+    join = stages[1].calls[0]
+    assert join.argv[0] == 'join-worker'
+    assert join.argv[join.argv.index('-e') + 1] == '10.254.0.11:6443'
+    assert [k for k, _ in join.stdin_secrets] == ['token']
+
+
+def test_two_steps_join_both_new_workers_at_once_and_skip_ready_ones():
+    topo = op_helpers.topology(1, 4)
+    params = op_helpers.sample_params('simple')
+    ids = [topo.workers[2].stack_id, topo.workers[3].stack_id]
+    new = scale_plan.new_workers(topo, ids)
+    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
+                                       JOIN)
+    assert [c.node for c in stages[1].calls] == ['worker-3', 'worker-4']
+    # A re-run after worker-3 joined: only worker-4 joins.
+    rerun = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
+                                      JOIN, ready_nodes={'worker-3'})
+    assert [c.node for c in rerun[1].calls] == ['worker-4']
+    assert scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
+                                     JOIN, {'worker-3', 'worker-4'}) == []
+
+
+def test_ha_scale_out_joins_through_the_vip_and_leaves_masters_alone():
+    topo = op_helpers.topology(3, 3, vip='10.254.0.100')
+    params = op_helpers.sample_params('complex')
+    new = scale_plan.new_workers(topo, [topo.workers[2].stack_id])
+    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
+                                       JOIN)
+    assert _nodes_in(stages) == ['master-1', 'worker-3']
+    assert '-A' in stages[0].calls[0].argv     # certificate key not needed,
+    join = stages[1].calls[0]                  # but the HA endpoint is
+    assert join.argv[join.argv.index('-e') + 1] == '10.254.0.100:16443'
+    assert [k for k, _ in join.stdin_secrets] == ['token']
+
+
+def test_scale_out_ids_that_match_no_worker_are_an_error_naming_them():
+    topo = op_helpers.topology(1, 2)
+    with pytest.raises(exceptions.TopologyError) as caught:
+        scale_plan.new_workers(topo, ['stack-nope', topo.masters[0].stack_id])
+    text = str(caught.value)
+    assert 'stack-nope: no server' in text
+    assert 'master node master-1, not a worker' in text
+
+
+def test_without_ids_the_workers_the_api_does_not_list_join():
+    topo = op_helpers.topology(1, 3)
+    assert [n.name for n in scale_plan.workers_not_in_cluster(
+        topo, {'master-1': 0, 'worker-1': 0})] == ['worker-2', 'worker-3']
+
+
+def test_scale_in_names_resolve_to_member_workers():
+    topo = _members(op_helpers.topology(1, 3))
+    removal = scale_plan.nodes_to_remove(topo, ['m3w', 'm2w'])
+    assert [n.name for n in removal.workers] == ['worker-3', 'worker-2']
+    assert removal.unknown == () and removal.masters == ()
+
+
+def test_scale_in_reports_unknown_and_master_names():
+    topo = _members(op_helpers.topology(1, 2))
+    removal = scale_plan.nodes_to_remove(topo, ['m1m', 'gone', 'm1w'])
+    assert [n.name for n in removal.workers] == ['worker-1']
+    assert removal.unknown == ('gone',)
+    assert removal.masters == ('master-1',)
+
+
+def test_a_name_both_groups_use_is_taken_as_the_worker():
+    topo = op_helpers.topology(1, 1)
+    topo = dataclasses.replace(
+        topo, masters=(dataclasses.replace(topo.masters[0],
+                                           parent_resource='same'),),
+        workers=(dataclasses.replace(topo.workers[0],
+                                     parent_resource='same'),))
+    removal = scale_plan.nodes_to_remove(topo, ['same'])
+    assert [n.name for n in removal.workers] == ['worker-1']
+    assert removal.masters == ()
+
+
+def test_rollback_resolves_names_and_new_stack_ids_once_each():
+    topo = _members(op_helpers.topology(1, 3))
+    removal = scale_plan.nodes_to_remove(
+        topo, ['m3w'], [topo.workers[2].stack_id, topo.workers[1].stack_id])
+    assert [n.name for n in removal.workers] == ['worker-3', 'worker-2']
+
+
+def test_only_the_worker_aspect_scales():
+    params = op_helpers.sample_params('simple')
+    master_aspect = params.master_node.aspect_id
+    worker_aspect = params.worker_node.aspect_id
+    assert master_aspect and worker_aspect
+    scale_plan.check_worker_aspect(params, worker_aspect)
+    scale_plan.check_worker_aspect(params, None)
+    with pytest.raises(exceptions.MgmtDriverError) as caught:
+        scale_plan.check_worker_aspect(params, master_aspect)
+    assert master_aspect in str(caught.value)
+
+
+def test_labels_only_for_the_new_workers_from_their_placement():
+    topo = op_helpers.topology(1, 3, anti_affinity=True)
+    new = scale_plan.new_workers(topo, [topo.workers[2].stack_id])
+    assert scale_plan.new_worker_labels(topo, new) == {
+        'worker-3': {'CIS-node': 'compute-3'}}
+
+
+# -- terminate ---------------------------------------------------------------
+
+@pytest.fixture
+def state_dir(tmp_path):
+    fix = cfg_fixture.Config(conf.CONF)
+    fix.setUp()
+    fix.config(state_dir=str(tmp_path / 'state'), group='k8s_mgmt')
+    yield tmp_path
+    fix.cleanUp()
+
+
+def _ctx(inst_id, vnfc_servers=()):
+    vnf_instance = {'id': inst_id, 'instantiated_vnf_info': {
+        'vnfc_resource_info': [{'compute_resource': {'resource_id': s}}
+                               for s in vnfc_servers]}}
+    return ctx_mod.OperationContext(
+        operation='terminate', hook='terminate_end', vnf_instance_id=inst_id,
+        flavour='simple', stack_id=None,
+        params=op_helpers.sample_params('simple'), request={},
+        vnf_instance=vnf_instance)
+
+
+def _register(inst_id):
+    state = state_mod.InstanceState(inst_id)
+    vim.FileVimRegistrar(state).register(vim.VimRecord(
+        name='v', endpoint='https://10.0.0.1:6443',
+        bearer_token=secrets.Secret('tok'), ssl_ca_cert='CA'))
+    state.update_cluster_record(init_master_server_id='srv-master')
+    state.vrrp_password()
+    return state
+
+
+def test_terminate_removes_vim_files_and_state_then_is_a_no_op(state_dir):
+    state = _register('inst-1')
+    other = _register('inst-2')
+    result = terminate.forget_cluster(_ctx('inst-1'))
+    assert sorted(os.path.basename(p) for p in
+                  result['vim']['files_removed']) == ['kubeconfig',
+                                                      'vim_config.yaml']
+    assert result['state_removed'] is True
+    assert not os.path.exists(state.path)
+    assert os.path.isdir(other.path)      # another instance keeps its state
+    again = terminate.forget_cluster(_ctx('inst-1'))
+    assert again['vim'] == {'files_removed': []}
+    assert again['state_removed'] is False
+
+
+def test_terminate_forgets_only_its_servers_in_a_shared_pin_file(state_dir):
+    import paramiko
+    shared = str(state_dir / 'shared_pins.json')
+    fix = cfg_fixture.Config(conf.CONF)
+    fix.setUp()
+    try:
+        fix.config(host_key_file=shared, group='k8s_mgmt')
+        store = ssh.HostKeyStore(shared)
+        for sid in ('srv-master', 'srv-w1', 'srv-other'):
+            store.check(sid, paramiko.ECDSAKey.generate(), sid)
+        _register('inst-3')
+        result = terminate.forget_cluster(_ctx('inst-3', ['srv-w1']))
+        assert sorted(result['host_keys_forgotten']) == ['srv-master',
+                                                         'srv-w1']
+        assert sorted(ssh.HostKeyStore(shared).all()) == ['srv-other']
+    finally:
+        fix.cleanUp()
