@@ -1,0 +1,193 @@
+"""The cluster's stacked etcd, seen from a healthy master over SSH.
+
+``etcdctl`` (API v3) runs on a master with JSON output (``-w json``) and
+the cluster's etcd client certificates when etcd serves TLS (a kubeadm
+cluster: ``/etc/kubernetes/pki/etcd``). Where the master has no
+``etcdctl`` on its PATH (kubeadm runs etcd as a static pod), it runs inside
+the etcd container through ``crictl exec``. Nothing here parses text.
+
+Parsing and quorum arithmetic are pure functions, tested from captured JSON.
+"""
+
+import dataclasses
+import json
+import urllib.parse
+
+from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import ssh
+
+LOG = logging.getLogger(__name__)
+
+PKI = '/etc/kubernetes/pki/etcd'
+CA_CERT = PKI + '/ca.crt'
+CLIENT_CERT = PKI + '/healthcheck-client.crt'
+CLIENT_KEY = PKI + '/healthcheck-client.key'
+LOCAL_CLIENT_PORT = 2379
+# A dead member must not hold an operation for etcdctl's default 5 s twice.
+DIAL_TIMEOUT = '2s'
+COMMAND_TIMEOUT = '4s'
+RUN_TIMEOUT = 60
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    member_id: int
+    name: str               # '' for a member added but never started
+    peer_urls: tuple
+    client_urls: tuple
+
+    @property
+    def hex_id(self):
+        return '%x' % self.member_id
+
+    def peer_hosts(self):
+        return {urllib.parse.urlsplit(u).hostname for u in self.peer_urls}
+
+
+def parse_member_list(text):
+    """Members from ``etcdctl member list -w json``."""
+    data = json.loads(text)
+    return tuple(Member(member_id=int(m['ID']), name=m.get('name') or '',
+                        peer_urls=tuple(m.get('peerURLs') or ()),
+                        client_urls=tuple(m.get('clientURLs') or ()))
+                 for m in data.get('members') or ())
+
+
+def parse_endpoint_health(text):
+    """{client URL: healthy} from ``etcdctl endpoint health -w json``."""
+    data = json.loads(text)
+    if isinstance(data, dict):  # some versions print one object
+        data = [data]
+    return {item['endpoint']: bool(item.get('health')) for item in data}
+
+
+def quorum(size):
+    """Members that must agree in a cluster of ``size`` members."""
+    return size // 2 + 1
+
+
+def healthy_members(members, health):
+    """Members at least one of whose client URLs answered healthy."""
+    return tuple(m for m in members
+                 if any(health.get(u) for u in m.client_urls))
+
+
+def removal_problem(members, health, leaving):
+    """Why removing the ``leaving`` members would break etcd, or None.
+
+    Two conditions: the cluster must have quorum now (or no member can be
+    removed at all), and the members that stay must still have quorum among
+    themselves once the leaving ones are gone.
+    """
+    leaving_ids = {m.member_id for m in leaving}
+    healthy = healthy_members(members, health)
+    if len(healthy) < quorum(len(members)):
+        return ('etcd has no quorum now: %d of %d members healthy (%s), '
+                '%d needed' % (len(healthy), len(members),
+                               _names(healthy), quorum(len(members))))
+    staying = [m for m in members if m.member_id not in leaving_ids]
+    staying_healthy = [m for m in healthy if m.member_id not in leaving_ids]
+    if not staying:
+        return 'removing %s would leave etcd without members' % _names(
+            leaving)
+    if len(staying_healthy) < quorum(len(staying)):
+        unhealthy = [m for m in staying if m not in staying_healthy]
+        return ('removing %s would break etcd quorum: of the %d members '
+                'left only %d are healthy (%d needed); unhealthy: %s'
+                % (_names(leaving), len(staying), len(staying_healthy),
+                   quorum(len(staying)), _names(unhealthy)))
+    return None
+
+
+def _names(members):
+    return ', '.join(m.name or ('(unstarted %s)' % m.hex_id)
+                     for m in members) or 'none'
+
+
+def members_of_node(members, name, ip):
+    """The members that belong to a node: by member name or peer address."""
+    return tuple(m for m in members
+                 if (name and m.name == name) or ip in m.peer_hosts())
+
+
+class EtcdCtl(object):
+    """``etcdctl`` on one master through its SSH session."""
+
+    def __init__(self, session, node_name, local_port=LOCAL_CLIENT_PORT):
+        self.session = session
+        self.node = node_name
+        self.local_port = local_port
+        self._base = None
+
+    def _probe(self, argv):
+        return self.session.run(ssh.Command(*argv).sudo(), step='etcd probe',
+                                check=False, timeout=RUN_TIMEOUT).ok
+
+    def base_argv(self):
+        """How to call etcdctl here: path or container, TLS or not."""
+        if self._base is not None:
+            return self._base
+        tls = self._probe(['test', '-f', CA_CERT])
+        scheme = 'https' if tls else 'http'
+        argv = ['etcdctl', '--dial-timeout=' + DIAL_TIMEOUT,
+                '--command-timeout=' + COMMAND_TIMEOUT]
+        if tls:
+            argv += ['--cacert=' + CA_CERT, '--cert=' + CLIENT_CERT,
+                     '--key=' + CLIENT_KEY]
+        if not self._probe(['sh', '-c', 'command -v etcdctl']):
+            argv = ['crictl', 'exec', self._container()] + argv
+        self._base = (argv, scheme)
+        return self._base
+
+    def _container(self):
+        result = self.session.run(
+            ssh.Command('crictl', 'ps', '--name', 'etcd', '-q').sudo(),
+            step='etcd container', timeout=RUN_TIMEOUT)
+        ids = result.stdout.split()
+        if not ids:
+            raise exceptions.SSHError(
+                node=self.node, step='etcd container',
+                reason='no etcdctl on the PATH and no running etcd container')
+        return ids[0]
+
+    def _run(self, step, args, endpoints=None, check=True):
+        argv, scheme = self.base_argv()
+        endpoints = endpoints or ['%s://127.0.0.1:%d'
+                                  % (scheme, self.local_port)]
+        cmd = ssh.Command(*(argv + ['--endpoints=' + ','.join(endpoints)] +
+                            list(args))).with_env(ETCDCTL_API='3').sudo()
+        return self.session.run(cmd, step=step, check=check,
+                                timeout=RUN_TIMEOUT)
+
+    def _json(self, step, result, parse):
+        try:
+            return parse(result.stdout)
+        except (ValueError, KeyError, TypeError):
+            raise exceptions.SSHError(
+                node=self.node, step=step,
+                reason='etcdctl printed no usable JSON (exit %s): %s'
+                       % (result.status, result.stderr.strip()[-300:]))
+
+    def members(self):
+        step = 'etcd member list'
+        return self._json(step, self._run(step, ['-w', 'json', 'member',
+                                                 'list']),
+                          parse_member_list)
+
+    def health(self, members):
+        """{client URL: healthy} of every member's client URLs."""
+        urls = [u for m in members for u in m.client_urls]
+        if not urls:
+            return {}
+        step = 'etcd endpoint health'
+        # Exit status 1 when any endpoint is unhealthy: the JSON says which.
+        result = self._run(step, ['-w', 'json', 'endpoint', 'health'],
+                           endpoints=urls, check=False)
+        return self._json(step, result, parse_endpoint_health)
+
+    def remove(self, member):
+        LOG.info('%s: removing etcd member %s (%s)', self.node,
+                 member.name or '(unstarted)', member.hex_id)
+        self._run('etcd member remove', ['member', 'remove', member.hex_id])

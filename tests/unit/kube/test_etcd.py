@@ -1,0 +1,126 @@
+"""EtcdCtl against a REAL etcd on loopback (Debian etcd-server/etcd-client).
+
+The commands EtcdCtl builds are rendered exactly as the SSH layer would send
+them and run by a local shell (a session stand-in with the SSH session's
+``run`` signature), so quoting, sudo, env and the JSON parsing are real.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt.kube import etcd
+from k8s_mgmt.ssh import target
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which('etcd') and shutil.which('etcdctl') and
+         shutil.which('sudo') and os.geteuid() == 0),
+    reason='needs etcd-server, etcd-client and sudo as root')
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class LocalSession(object):
+    """Runs rendered commands in a local shell, like SSHSession.run."""
+
+    node = 'local'
+
+    def __init__(self):
+        self.commands = []
+
+    def run(self, cmd, step='run', timeout=None, check=True, stdin=None):
+        text = cmd.render()
+        self.commands.append(cmd.display())
+        started = time.monotonic()
+        proc = subprocess.run(['bash', '-c', text], capture_output=True,
+                              text=True, timeout=timeout)
+        result = target.Result(proc.returncode, proc.stdout, proc.stderr,
+                               time.monotonic() - started)
+        if check and not result.ok:
+            raise exceptions.RemoteCommandError(
+                node=self.node, step=step, status=proc.returncode,
+                stderr=proc.stderr[-300:])
+        return result
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    client, peer = _free_port(), _free_port()
+    argv = ['etcd', '--name', 'master-1', '--data-dir', str(tmp_path),
+            '--listen-client-urls', 'http://127.0.0.1:%d' % client,
+            '--advertise-client-urls', 'http://127.0.0.1:%d' % client,
+            '--listen-peer-urls', 'http://127.0.0.1:%d' % peer,
+            '--initial-advertise-peer-urls', 'http://127.0.0.1:%d' % peer,
+            '--initial-cluster', 'master-1=http://127.0.0.1:%d' % peer]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    delay = 0.05
+    while True:
+        try:
+            with urllib.request.urlopen('http://127.0.0.1:%d/health'
+                                        % client, timeout=2) as resp:
+                if b'true' in resp.read():
+                    break
+        except OSError:
+            pass
+        assert proc.poll() is None, 'etcd exited'
+        assert time.monotonic() < deadline, 'etcd not healthy in 30 s'
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    try:
+        yield client
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_member_list_health_add_and_remove_through_etcdctl(cluster):
+    session = LocalSession()
+    ctl = etcd.EtcdCtl(session, 'master-1', local_port=cluster)
+    (member,) = ctl.members()
+    assert member.name == 'master-1'
+    assert member.client_urls == ('http://127.0.0.1:%d' % cluster,)
+    # No kubeadm certificates on this host: plain HTTP, etcdctl on PATH.
+    assert ctl.base_argv()[1] == 'http'
+    assert all(c.startswith('sudo -n -- ') for c in session.commands)
+
+    # A member added but never started: unhealthy, nameless, removable.
+    subprocess.run(['etcdctl', '--endpoints=http://127.0.0.1:%d' % cluster,
+                    'member', 'add', 'master-2',
+                    '--peer-urls=http://127.0.0.2:2380'],
+                   check=True, capture_output=True)
+    members = ctl.members()
+    assert len(members) == 2
+    unstarted = [m for m in members if not m.name]
+    assert unstarted and unstarted[0].peer_hosts() == {'127.0.0.2'}
+    # Two members, one started: quorum (2) is lost, and etcd says so.
+    health = ctl.health(members)
+    assert health == {'http://127.0.0.1:%d' % cluster: False}
+    assert 'no quorum now: 0 of 2' in etcd.removal_problem(
+        members, health, unstarted)
+    started = time.monotonic()
+    with pytest.raises(exceptions.RemoteCommandError):
+        ctl.remove(unstarted[0])
+    assert time.monotonic() - started < 30
+
+
+def test_health_reports_a_dead_endpoint_from_json_despite_exit_1(cluster):
+    ctl = etcd.EtcdCtl(LocalSession(), 'master-1', local_port=cluster)
+    dead = etcd.Member(9, 'master-9', ('http://127.0.0.1:1',),
+                       ('http://127.0.0.1:%d' % _free_port(),))
+    live = ctl.members()
+    health = ctl.health(live + (dead,))
+    assert health[live[0].client_urls[0]] is True
+    assert health[dead.client_urls[0]] is False
+    assert etcd.healthy_members(live + (dead,), health) == live
