@@ -8,7 +8,6 @@ client. Stand-ins: kubeadm, kubelet, kubectl, containerd, systemctl and the
 kube-apiserver (``k8s_mgmt.lab.standins``).
 """
 
-import base64
 import json
 import os
 import pathlib
@@ -18,7 +17,6 @@ import time
 import kubernetes.client as kclient
 import pytest
 
-from k8s_mgmt import exceptions
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
@@ -32,8 +30,8 @@ REMOTE_INSTALL = '/tmp/install_k8s_cluster.sh'
 REMOTE_LB = '/tmp/configure_lb.sh'
 CNI = '/etc/k8s-mgmt-lab/cni.yaml'
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-standins'
-SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.202.0/24',
-                               bridge='k8slabt2', tag='k8v', compute_hosts=4)
+SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.231.0/24',
+                               bridge='k8slabsi', tag='k8w', compute_hosts=4)
 
 
 @pytest.fixture
@@ -247,13 +245,12 @@ def _answers(core):
 def test_standin_surface_is_labelled(lab):
     record = lab.up('simple', workers=1)
     _topology, [master], _ = _nodes(lab, record)
-    out = master.session.run(ssh.Command('kubeadm', 'version', '-o',
-                                         'short'), step='v').stdout
-    assert out.strip() == 'v1.35.0'
-    head = master.session.run(ssh.Command('head', '-2', '/usr/bin/kubeadm'),
-                              step='head').stdout
+    assert master.sudo('kubeadm', 'version', '-o', 'short').stdout.strip() \
+        == 'v1.35.0'
+    head = master.sudo('head', '-2', '/usr/bin/kubeadm').stdout
     assert 'stand-in' in head
-    with pytest.raises(exceptions.RemoteCommandError):
-        master.session.run(ssh.Command('kubeadm', 'join', '--config',
-                                       '/nonexistent'), step='join')
-    base64.b64encode(b'')  # keep imports honest
+    bad = master.sudo('kubeadm', 'join', '--config', '/nonexistent',
+                      check=False)
+    assert bad.status == 1 and 'nonexistent' in bad.stderr
+    assert master.sudo('systemctl', 'is-active', 'etcd',
+                       check=False).status == 3

@@ -15,6 +15,7 @@ import re
 import secrets
 import shutil
 import sys
+import time
 
 import yaml
 
@@ -28,6 +29,7 @@ from k8s_mgmt.lab.standins import systemctl
 PROG = 'kubeadm'
 CERTS_SECRET = '/api/v1/namespaces/kube-system/secrets'
 CERTS_TTL = datetime.timedelta(hours=2)
+ENDPOINT_WAIT = 240.0
 
 
 def parse_duration(text):
@@ -164,6 +166,11 @@ def init(args):
     cp.start_apiserver(ip, name, endpoint.rsplit(':', 1)[0], sans)
     print('[control-plane] kube-apiserver (stand-in) is ready')
     api = admin_api()
+    # Like kubeadm's api-check: the endpoint (HA: the VIP, once keepalived
+    # has seen the API server healthy) must answer before the later phases.
+    if not api.wait_ready(time.monotonic() + ENDPOINT_WAIT):
+        raise cp.Failure('the control-plane endpoint %s did not answer in '
+                         '%.0fs' % (server, ENDPOINT_WAIT))
     create_token(api, datetime.timedelta(hours=24))
     if '--upload-certs' in args:
         key = init_cfg.get('certificateKey') or secrets.token_hex(32)

@@ -88,13 +88,23 @@ def add_etcd_member(api, name, ip):
     if any(peer in m['peer_urls'] for m in members):  # resumed join
         return ','.join('%s=%s' % (m['name'] or name, m['peer_urls'][0])
                         for m in members)
-    proc = subprocess.run(
-        ['etcdctl', '--endpoints=' + ','.join(urls), 'member', 'add', name,
-         '--peer-urls=' + peer], capture_output=True, text=True,
-        env=dict(os.environ, ETCDCTL_API='3'), timeout=30)
-    if proc.returncode != 0:
-        raise cp.Failure('etcdctl member add failed: %s'
-                         % proc.stderr.strip())
+    argv = ['etcdctl', '--endpoints=' + ','.join(urls), 'member', 'add',
+            name, '--peer-urls=' + peer]
+    result = {}
+
+    def added():
+        # etcd refuses ("unhealthy cluster") until the last new member has
+        # been connected for a few seconds; kubeadm retries the same way.
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              env=dict(os.environ, ETCDCTL_API='3'),
+                              timeout=30)
+        result['proc'] = proc
+        if proc.returncode != 0 and 'unhealthy cluster' not in proc.stderr:
+            raise cp.Failure('etcdctl member add failed: %s'
+                             % proc.stderr.strip()[-500:])
+        return proc.returncode == 0
+    cp.poll('etcd to accept member %s' % name, added)
+    proc = result['proc']
     match = re.search(r'ETCD_INITIAL_CLUSTER="([^"]+)"', proc.stdout)
     if not match:
         raise cp.Failure('etcdctl member add printed no initial cluster')
