@@ -32,6 +32,9 @@ def register(verbs):
     inst.add_argument('--quiet', action='store_true',
                       help='no progress lines from the driver on stderr')
     inst.set_defaults(func=cmd_instantiate)
+    __import__('k8s_mgmt.lab.lcm_heal').lab.lcm_heal.register(verbs)
+    from k8s_mgmt.cli import lab_scale  # scale and terminate verbs
+    lab_scale.register(verbs)
 
 
 def show_progress(quiet):
