@@ -21,7 +21,7 @@ from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt.lab import manager
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-instantiate'
-SUBNET = '10.254.212.0/24'
+SUBNET = '10.254.233.0/24'
 BRIDGE = 'k8slabb1'
 TAG = 'k8n'
 TARGET_RATIO = 1.3
