@@ -22,8 +22,8 @@ from k8s_mgmt.lab import manager
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-instantiate'
 SUBNET = '10.254.233.0/24'
-BRIDGE = 'k8slabb1'
-TAG = 'k8n'
+BRIDGE = 'k8slabqb'
+TAG = 'lqb'
 TARGET_RATIO = 1.3
 
 

@@ -18,7 +18,7 @@ from k8s_mgmt.lab import status as status_mod
 
 DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
 DEFAULT_BRIDGE = 'k8sdemo0'
-DEFAULT_TAG = 'k8m'
+DEFAULT_TAG = 'k8dm'
 FLAVOUR = 'complex'
 
 # What runs for real in the demo (the stand-ins are listed by the lab).

@@ -22,10 +22,10 @@ from k8s_mgmt.lab import manager
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmhooks'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.231.0/24',
-                               bridge='k8slabt8', tag='k8v', compute_hosts=4)
+                               bridge='k8slabq1', tag='lq1', compute_hosts=4)
 CLI_STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmcli'
-CLI_GLOBAL = ['--state-dir', CLI_STATE_DIR, '--bridge', 'k8slabt9',
-              '--tag', 'k8w']
+CLI_GLOBAL = ['--state-dir', CLI_STATE_DIR, '--bridge', 'k8slabq2',
+              '--tag', 'lq2']
 CLI_SUBNET = '10.254.232.0/24'
 TACKER_ARGS = {'context', 'vnf_instance', 'instantiate_vnf_request', 'grant',
                'grant_request'}
@@ -140,7 +140,7 @@ def cli_lab(assert_lab_clean):
         yield
     finally:
         k8s_mgmt('down')
-        assert_lab_clean(CLI_STATE_DIR, 'k8w', 'k8slabt9')
+        assert_lab_clean(CLI_STATE_DIR, 'lq2', 'k8slabq2')
 
 
 def test_instantiate_without_a_lab_is_one_line(cli_lab):
