@@ -291,6 +291,8 @@ def _heat(handler, method, parts, body):
         return _stack_call(handler, method, stack, body)
     if rest == ['template'] and method == 'GET':
         return 200, cloud.template(stack['id']), {}
+    if rest == ['actions'] and method == 'POST':
+        return _stack_action(cloud, stack, body)
     if rest[0] == 'resources':
         return _resource_call(handler, method, stack, rest[1:], body)
     raise heat_error(404, 'Not Found', 'NotFound', 'No such Heat path')
@@ -362,6 +364,15 @@ def _stack_call(handler, method, stack, body):
         return 204, None, {}
     raise heat_error(405, 'Method Not Allowed', 'HTTPMethodNotAllowed',
                      method)
+
+
+def _stack_action(cloud, stack, body):
+    # Heat's stack actions endpoint. "lab_recreate" is the lab's own action:
+    # the delete + create Tacker runs for a whole-VNF heal, in one call.
+    if 'lab_recreate' in (body or {}):
+        return 200, {'stack': {'id': cloud.recreate_stack(stack['id'])}}, {}
+    raise heat_error(400, 'Bad Request', 'ActionNotSupported',
+                     'the lab supports only the lab_recreate action')
 
 
 def _resource_call(handler, method, stack, rest, body):
