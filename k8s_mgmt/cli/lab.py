@@ -42,6 +42,12 @@ def register(subparsers):
                     help='workers (default: the flavour\'s minimum)')
     up.add_argument('--subnet', default=net.DEFAULT_SUBNET)
     up.add_argument('--compute-hosts', type=_positive, default=4)
+    up.add_argument('--init-delay', type=_seconds, default=0.0,
+                    help='seconds the kubeadm init stand-in takes, to model '
+                         'a real init (default 0)')
+    up.add_argument('--join-delay', type=_seconds, default=0.0,
+                    help='seconds the kubeadm join stand-in takes, to model '
+                         'a real join (default 0)')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
@@ -50,6 +56,17 @@ def register(subparsers):
     down.set_defaults(func=cmd_down)
     lab_lcm.register(verbs)
     lab.set_defaults(func=lambda args: lab.print_help() or 2)
+
+
+def _seconds(text):
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('not a number of seconds: %r' % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError('must not be negative')
+    return value
 
 
 def _positive(text):
@@ -83,7 +100,9 @@ def cmd_up(args):
                                    subnet=args.subnet,
                                    bridge=args.bridge or net.DEFAULT_BRIDGE,
                                    tag=args.tag or net.DEFAULT_TAG,
-                                   compute_hosts=args.compute_hosts)
+                                   compute_hosts=args.compute_hosts,
+                                   init_delay=args.init_delay,
+                                   join_delay=args.join_delay)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -99,7 +118,9 @@ def _start_daemon(settings, args):
             '--state-dir', settings.state_dir, '--subnet', settings.subnet,
             '--bridge', settings.bridge, '--tag', settings.tag,
             '--compute-hosts', str(settings.compute_hosts),
-            '--flavour', args.flavour, '--status-fd', str(write_fd)]
+            '--flavour', args.flavour, '--status-fd', str(write_fd),
+            '--init-delay', str(settings.init_delay),
+            '--join-delay', str(settings.join_delay)]
     if args.masters is not None:
         argv += ['--masters', str(args.masters)]
     if args.workers is not None:
@@ -160,6 +181,16 @@ def _print_status(settings, as_json):
         print('  %-8s %-22s %-15s %-10s ssh %s' % (
             vm['role'], vm['name'], vm['ip'], vm['compute_host'],
             'ok' if vm['ssh_ok'] else 'FAILED'))
+    kube = report.get('kubernetes')
+    if kube:
+        print('Kubernetes %s (kubeconfig %s; stand-ins)' % (
+            kube['server'], kube['kubeconfig']))
+        for node in kube.get('nodes', []):
+            print('  %-22s %-9s %s' % (node['name'], 'Ready' if node['ready']
+                                       else 'NotReady',
+                                       ','.join(node['roles']) or '-'))
+        if 'error' in kube:
+            print('  API: %s' % kube['error'])
     return 0
 
 

@@ -33,6 +33,8 @@ def parse(argv):
     parser.add_argument('--flavour', required=True)
     parser.add_argument('--masters', type=int)
     parser.add_argument('--workers', type=int)
+    parser.add_argument('--init-delay', type=float, default=0.0)
+    parser.add_argument('--join-delay', type=float, default=0.0)
     parser.add_argument('--status-fd', type=int)
     return parser.parse_args(argv)
 
@@ -41,7 +43,8 @@ def main(argv=None):
     args = parse(argv)
     settings = manager.LabSettings(
         state_dir=args.state_dir, subnet=args.subnet, bridge=args.bridge,
-        tag=args.tag, compute_hosts=args.compute_hosts)
+        tag=args.tag, compute_hosts=args.compute_hosts,
+        init_delay=args.init_delay, join_delay=args.join_delay)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(name)s '
                                '%(message)s')

@@ -13,8 +13,10 @@ from k8s_mgmt import params
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
+from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
+from k8s_mgmt.lab.standins import report as standins_report
 from k8s_mgmt.topology import heat as topology_heat
 from k8s_mgmt.topology.from_params import spec_from_params
 
@@ -26,6 +28,7 @@ STAND_INS = {
                  'sample package\'s BaseHOT (stand-in)',
     'vms': 'network namespaces with an overlay root filesystem and a real '
            'OpenSSH server (stand-in for Nova VMs)',
+    'kubernetes': standins_report.STAND_INS,
 }
 
 
@@ -84,7 +87,11 @@ def lab_status(settings, check_ssh=True):
     answers = probe_ssh(settings, record, nodes) if check_ssh else {}
     heat = dict(record['heat'], stack_id=record['stack_id'],
                 stack_name=record['stack_name'])
-    return {
+    vms = cleanup.Registry(settings.state_dir).read()['vms']
+    kubernetes = standins_report.cluster_report(
+        settings.state_dir, [vms.get(n.server_id, {}).get('vm_dir')
+                             for n in topology.masters])
+    report = {
         'flavour': record['flavour'],
         'state_dir': settings.state_dir,
         'heat': heat,
@@ -96,6 +103,10 @@ def lab_status(settings, check_ssh=True):
                 for n in nodes],
         'stand_ins': STAND_INS,
     }
+    if kubernetes is not None:  # only once a cluster was made
+        report['kubernetes'] = kubernetes
+        report['etcd_members'] = kubernetes.pop('etcd_members', None)
+    return report
 
 
 def _alive(pid):

@@ -161,6 +161,15 @@ def test_simple_cluster_init_join_and_refused_joins(lab):
         worker.ip
     assert built < 30, 'stand-in cluster took %.1f s' % built
 
+    report = lab_status.lab_status(SETTINGS, check_ssh=False)
+    kube = report['kubernetes']
+    assert kube['server'] == 'https://%s' % endpoint
+    assert {n['name']: (n['ready'], n['roles']) for n in kube['nodes']} == {
+        master.name: (True, ['control-plane']), worker.name: (True, []),
+        other.name: (True, [])}
+    assert [m['name'] for m in report['etcd_members']] == [master.name]
+    assert 'stand-in' in report['stand_ins']['kubernetes']
+
     # A re-run of init and join changes nothing and succeeds.
     master.install('init', '-a', master.ip, '-c', CNI)
     worker.install('join-worker', '-e', endpoint, '-t', join['ca_cert_hash'],
@@ -225,6 +234,9 @@ def test_ha_cluster_behind_vip_survives_losing_haproxy(lab):
     assert core.read_namespaced_config_map('survivor', 'default').data == \
         {'k': 'v'}
     assert set(_ready_nodes(core)) == everyone
+    members = lab_status.lab_status(SETTINGS, check_ssh=False)[
+        'etcd_members']
+    assert {m['name'] for m in members} == {m.name for m in masters}
 
 
 def _vip_holder(masters, vip):
