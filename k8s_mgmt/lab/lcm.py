@@ -23,6 +23,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import package as package_mod
+from k8s_mgmt.lab.standins import layer
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
 from k8s_mgmt.lab import status as status_mod
@@ -133,9 +134,16 @@ class InstantiateResult:
 
 
 def _use_driver_state_dir(settings):
+    """Configure the driver as the lab's tacker.conf would.
+
+    Its state lives inside the lab state dir (``lab down`` removes it) and
+    the CNI manifest is the one in the lab image: lab VMs have no Internet.
+    """
     path = driver_state_dir(settings)
     os.makedirs(path, mode=0o700, exist_ok=True)
     conf.CONF.set_override('state_dir', path, group='k8s_mgmt')
+    conf.CONF.set_override('cni_manifest', layer.CNI_MANIFEST,
+                           group='k8s_mgmt')
     return path
 
 
