@@ -154,11 +154,7 @@ def test_lab_instantiate_ends_with_every_node_ready(cli_lab):
              '--subnet', CLI_SUBNET)
     proc = k8s_mgmt('instantiate', '--json', check=False)
     assert 'Traceback' not in proc.stderr
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1]
-        assert last.startswith('k8s-mgmt: error: instantiate failed: ')
-        pytest.xfail('instantiate_end does not complete on the lab yet '
-                     '(Kubernetes stand-ins, issue 4 item 5): %s' % last)
+    assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert len(report['nodes']) == 3
     assert all(node['ready'] for node in report['nodes']), report['nodes']
