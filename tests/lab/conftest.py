@@ -55,12 +55,15 @@ def assert_nothing_left(state_dir, tag, bridge):
     left = cleanup.find_leftovers(state_dir, tag, bridge)
     assert not any(left.values()), 'lab leftovers: %s' % left
     # The same, seen the way an operator would look.
-    netns = cleanup.run(['ip', 'netns', 'list']).stdout
-    assert (tag + '-') not in netns
+    netns = cleanup.run(['ip', 'netns', 'list']).stdout.split()
+    assert not [n for n in netns if n.startswith(tag + '-')]
     links = cleanup.run(['ip', '-o', 'link']).stdout
     assert (' %sh' % tag) not in links and (' %s:' % bridge) not in links
     with open('/proc/mounts') as f:
-        assert state_dir not in f.read()
+        targets = [line.split()[1] for line in f]
+    # Other labs' state dirs may share this one's name as a prefix.
+    assert not [t for t in targets
+                if t == state_dir or t.startswith(state_dir + '/')]
     # Launchers carry the state dir on their command line.
     ps = cleanup.run(['ps', '-eo', 'stat=,args=']).stdout
     assert state_dir + '/' not in ps, ps
