@@ -14,6 +14,7 @@ import json
 import socketserver
 import ssl
 import sys
+import time
 import urllib.parse
 
 from k8s_mgmt.lab import standins
@@ -28,6 +29,7 @@ PUBLIC_PATHS = ('/readyz', '/livez', '/healthz', '/version')
 CLUSTER_INFO = '/api/v1/namespaces/kube-public/configmaps/cluster-info'
 ADMIN_GROUPS = {'system:masters', 'system:serviceaccounts'}
 SUBRESOURCES = {'status', 'eviction', 'finalize'}
+TOKEN_CACHE_SECONDS = 10.0
 
 
 def _bootstrap_may(method, path):
@@ -127,6 +129,7 @@ class API(object):
         self.store.port = int(self.store.port)
         with open(config.get('ca', pki.CA_CERT), 'rb') as f:
             self.ca_pem = f.read()
+        self._tokens = {}  # token digest -> (user, monotonic expiry)
         self.resources = resources.Resources(
             self.store, self.ca_pem, float(config.get('node_grace', 4.0)))
 
@@ -135,8 +138,23 @@ class API(object):
         if not auth.startswith('Bearer '):
             return None
         token = auth[len('Bearer '):].strip()
-        return self.store.lookup_token(token) or \
+        return self._known_token(token) or \
             controllers.bootstrap_token_user(self.store, token)
+
+    def _known_token(self, token):
+        """The token's user, remembered for TOKEN_CACHE_SECONDS: every
+        kubelet heartbeat would otherwise cost one more etcd read. Tokens
+        are never revoked in the lab; bootstrap tokens (which expire) are
+        not cached."""
+        digest = store_mod.token_digest(token)
+        hit = self._tokens.get(digest)
+        if hit and hit[1] > time.monotonic():
+            return hit[0]
+        who = self.store.lookup_token(token)
+        if who:
+            self._tokens[digest] = (
+                who, time.monotonic() + TOKEN_CACHE_SECONDS)
+        return who
 
     def authorize(self, method, path, who):
         if who is None:

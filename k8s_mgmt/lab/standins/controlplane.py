@@ -6,8 +6,6 @@ import os
 import socket
 import time
 
-import yaml
-
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
 from k8s_mgmt.lab.standins import pki
@@ -32,6 +30,7 @@ def source_ip_towards(host):
 
 def load_config(path):
     """{kind: document} of a kubeadm config file."""
+    import yaml
     with open(path) as f:
         return {d['kind']: d for d in yaml.safe_load_all(f) if d}
 
@@ -83,6 +82,7 @@ def start_etcd(name, ip, initial_cluster, state):
 
 def _manifest(name, argv):
     """A static-pod-like manifest: what kubeadm reset and preflight look at."""
+    import yaml
     doc = {'apiVersion': 'v1', 'kind': 'Pod',
            'metadata': {'name': name, 'namespace': 'kube-system',
                         'annotations': {'k8s-mgmt.lab/stand-in': 'true'}},

@@ -17,8 +17,6 @@ import shutil
 import sys
 import time
 
-import yaml
-
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
 from k8s_mgmt.lab.standins import controlplane as cp
@@ -105,6 +103,8 @@ def upload_certs(api, certificate_key):
 
 def seed_cluster(store, endpoint, cluster_config):
     """What kubeadm's init phases put into a new cluster."""
+    import yaml
+
     def put(plural, namespace, name, obj):
         meta = obj.setdefault('metadata', {})
         meta.update(name=name, creationTimestamp=standins.rfc3339())

@@ -7,8 +7,6 @@ import os
 import re
 import sys
 
-import yaml
-
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
 from k8s_mgmt.lab.standins import objects
@@ -102,6 +100,7 @@ def show(obj, output):
     if output == 'json':
         print(json.dumps(obj, indent=4))
     elif output == 'yaml':
+        import yaml  # only here and in apply: "version" stays light
         sys.stdout.write(yaml.safe_dump(obj, default_flow_style=False))
     elif output == 'name':
         items = obj.get('items', [obj])
@@ -118,6 +117,7 @@ def show(obj, output):
 
 
 def load_documents(source):
+    import yaml
     text = sys.stdin.read() if source == '-' else open(source).read()
     docs = []
     for doc in yaml.safe_load_all(text):

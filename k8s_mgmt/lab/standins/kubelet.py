@@ -118,7 +118,8 @@ def main(argv=None):
         return 0
     wait_for_files([standins.KUBELET_CONF, standins.KUBELET_STATE])
     state = standins.read_json(standins.KUBELET_STATE)
-    api = client_mod.Client.from_kubeconfig(standins.KUBELET_CONF, 5.0)
+    api = client_mod.Client.from_kubeconfig(standins.KUBELET_CONF, 5.0,
+                                            keep_alive=True)
     heartbeat_forever(api, state,
                       float(standins.settings()['heartbeat_interval']))
     return 0

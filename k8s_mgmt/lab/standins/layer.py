@@ -11,7 +11,7 @@ interpreter and this source tree are visible inside it.
 
 import json
 import os
-import pathlib
+import shlex
 import sys
 
 from k8s_mgmt.lab import standins
@@ -24,9 +24,9 @@ CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # k8s_mgmt/lab/standins/{module}.py
-PYTHONPATH={source_root}
+PYTHONPATH={python_path}
 export PYTHONPATH
-exec {python} -m k8s_mgmt.lab.standins.{module} "$@"
+exec {argv} "$@"
 """
 
 # Recorded by the API server like any manifest; no pod network is made.
@@ -60,10 +60,6 @@ spec:
 """
 
 
-def source_root():
-    return str(pathlib.Path(__file__).resolve().parents[3])
-
-
 def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                 node_grace=None, kubernetes_version=None):
     """Write the stand-in layer into ``directory`` (created if needed)."""
@@ -71,8 +67,10 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
     for rel, module in TOOLS.items():
         path = os.path.join(directory, rel)
         standins.write_file(path, WRAPPER.format(
-            tool=os.path.basename(rel), module=module, python=python,
-            source_root=source_root()), 0o755)
+            tool=os.path.basename(rel), module=module,
+            python_path=shlex.quote(standins.python_path()),
+            argv=shlex.join(standins.python_argv(module, python=python))),
+            0o755)
     values = dict(standins.DEFAULTS, init_delay=float(init_delay),
                   join_delay=float(join_delay))
     if node_grace is not None:

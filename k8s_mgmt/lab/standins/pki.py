@@ -14,15 +14,11 @@ import ipaddress
 import os
 import secrets
 
-import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives import serialization
-from cryptography.x509.oid import NameOID
-
 from k8s_mgmt.lab import standins
+
+# cryptography (~40 ms) and PyYAML (~15 ms) are imported inside the functions
+# that use them: most stand-in runs (``version``, the kubelet's heartbeats,
+# ``systemctl``) never sign, parse a certificate or read a kubeconfig twice.
 
 CA_CERT = standins.PKI_DIR + '/ca.crt'
 CA_KEY = standins.PKI_DIR + '/ca.key'
@@ -33,10 +29,13 @@ SHARED_FILES = ('ca.crt', 'ca.key')
 
 
 def _name(common_name):
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
 def _key_pem(key):
+    from cryptography.hazmat.primitives import serialization
     return key.private_bytes(serialization.Encoding.PEM,
                              serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
@@ -50,6 +49,10 @@ def _validity(builder, days):
 
 def make_ca():
     """(cert PEM, key PEM) of a new cluster CA."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
     key = ec.generate_private_key(ec.SECP256R1())
     builder = _validity(x509.CertificateBuilder(), 3650) \
         .subject_name(_name('kubernetes')).issuer_name(_name('kubernetes')) \
@@ -65,6 +68,10 @@ def make_ca():
 
 def make_serving_cert(ca_cert_pem, ca_key_pem, sans):
     """(cert PEM, key PEM) for the API server; ``sans`` are IPs or names."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
     ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
     ca_key = serialization.load_pem_private_key(ca_key_pem, None)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -94,6 +101,8 @@ def apiserver_sans(node_ip, node_name, endpoint_host=None, extra=()):
 
 def ca_cert_hash(ca_cert_pem):
     """``sha256:<hex>`` of the CA's SubjectPublicKeyInfo (kubeadm's pin)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
     cert = x509.load_pem_x509_certificate(ca_cert_pem)
     spki = cert.public_key().public_bytes(
         serialization.Encoding.DER,
@@ -129,6 +138,7 @@ def new_token(nbytes=24):
 
 def kubeconfig(server, ca_pem, user, token):
     """A kubeconfig (YAML text) with the CA inline and a bearer token."""
+    import yaml
     doc = {
         'apiVersion': 'v1', 'kind': 'Config',
         'clusters': [{'name': 'kubernetes', 'cluster': {
@@ -145,6 +155,7 @@ def kubeconfig(server, ca_pem, user, token):
 
 def read_kubeconfig(path):
     """(server, CA PEM bytes, token) of a kubeconfig written above."""
+    import yaml
     with open(path) as f:
         doc = yaml.safe_load(f)
     context = next(c['context'] for c in doc['contexts']
@@ -162,6 +173,7 @@ def read_kubeconfig(path):
 
 def seal(files, certificate_key):
     """{name: base64(nonce + AES-GCM ciphertext)} under the hex key."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     box = AESGCM(bytes.fromhex(certificate_key))
     sealed = {}
     for name, data in files.items():
@@ -173,6 +185,7 @@ def seal(files, certificate_key):
 
 def unseal(sealed, certificate_key):
     """The inverse of seal; raises ValueError for a wrong key."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     try:
         box = AESGCM(bytes.fromhex(certificate_key))
         files = {}

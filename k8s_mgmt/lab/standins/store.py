@@ -8,7 +8,6 @@ answers with the same data and the same versions. Writes that must not race
 
 import base64
 import hashlib
-import http.client
 import json
 
 REGISTRY = '/registry/'
@@ -44,6 +43,7 @@ class EtcdStore(object):
         self.host, self.port, self.timeout = host, port, timeout
 
     def _call(self, path, body):
+        import http.client  # here: importing the store must stay cheap
         conn = http.client.HTTPConnection(self.host, self.port,
                                           timeout=self.timeout)
         try:
@@ -63,6 +63,7 @@ class EtcdStore(object):
     # -- raw keys -----------------------------------------------------------
 
     def healthy(self):
+        import http.client
         try:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=2)
             conn.request('GET', '/health')

@@ -23,8 +23,7 @@ HAPROXY_CFG = '/etc/haproxy/haproxy.cfg'
 
 
 def _python(module, *args):
-    return [sys.executable, '-m', 'k8s_mgmt.lab.standins.' + module] + \
-        list(args)
+    return standins.python_argv(module, *args)
 
 
 def service_argv(name):
@@ -73,7 +72,7 @@ def _spawn(name, argv):
     os.makedirs(LOG_DIR, exist_ok=True)
     env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
            'LANG': 'C.UTF-8', 'HOME': '/root',
-           'PYTHONPATH': os.environ.get('PYTHONPATH', '')}
+           'PYTHONPATH': standins.python_path()}
     log = os.open(os.path.join(LOG_DIR, name + '.log'),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     pid = os.fork()
