@@ -192,6 +192,9 @@ def _heal_master(lab, index, kill_first):
     assert _etcd_members(lab, topology) == sorted(
         m.name for m in topology.masters)
     # The VIP answered throughout, but for a VRRP handover.
+    print('VIP probe during the heal of %s: %d answers, %d failures, '
+          'longest gap %.1f s' % (master.name, probe.answers,
+                                  len(probe.failures), probe.longest_gap))
     assert probe.answers > 10
     assert probe.longest_gap < 6.0, probe.failures[-3:]
     return result, probe
@@ -205,6 +208,45 @@ def test_heal_a_live_master_keeps_three_masters_etcd_and_the_vip(
 
 def test_heal_a_killed_master(complex_lab):
     _heal_master(complex_lab, 1, kill_first=True)
+
+
+def test_heal_end_again_changes_nothing(complex_lab, caplog):
+    """A retried heal_end (Tacker's retry after a later failure) finds the
+    healed master Ready and the load balancers current: no join again."""
+    record = _record(COMPLEX)
+    topology = _topology(COMPLEX)
+    master = topology.masters[1]
+    inst_id, request, lab_kwargs = lcm_heal._instance(COMPLEX, record)
+    caplog.set_level('INFO', logger='k8s_mgmt')
+    driver_mod.KubernetesMgmtDriver().heal_end(
+        context=None,
+        vnf_instance=lcm_heal._instantiated(inst_id, record, request,
+                                            topology),
+        heal_vnf_request={'vnfc_instance_id': [master.vnfc_id]}, grant=None,
+        grant_request=None, vnf=lcm.vnf_dict(inst_id, record), **lab_kwargs)
+    assert 'Join masters: skipped' in caplog.text
+    assert 'Join master %s' % master.name not in caplog.text
+    assert 'keepalived: reload' not in caplog.text
+    _assert_cluster_matches_heat(COMPLEX)
+    assert _etcd_members(complex_lab, topology) == sorted(
+        m.name for m in topology.masters)
+
+
+def test_master_heal_refused_when_etcd_would_lose_quorum(complex_lab):
+    """Another master is dead: removing a live one would leave 1 healthy
+    member of 2. Refused before anything changes; healing the dead one
+    is still allowed and brings the cluster back."""
+    before = _topology(COMPLEX)
+    alive, dead = before.masters[0], before.masters[2]
+    lcm_heal.kill(COMPLEX, dead.vnfc_id)
+    with pytest.raises(heal_plan.HealRefused) as err:
+        lcm_heal.heal(COMPLEX, alive.vnfc_id)
+    assert 'would break etcd quorum' in str(err.value)
+    assert dead.name in str(err.value)
+    assert _topology(COMPLEX) == before
+    with _api(COMPLEX) as api:
+        assert alive.name in api.nodes()
+    _heal_master(complex_lab, 2, kill_first=False)
 
 
 def test_unknown_vnfc_is_refused_before_anything_changes(complex_lab):
