@@ -317,6 +317,20 @@ def test_the_only_master_is_refused_naming_the_seed_limitation(simple_lab):
     _assert_cluster_matches_heat(SIMPLE)
 
 
+def test_cli_heal_and_kill_say_what_is_wrong_in_one_line(
+        simple_lab, capsys):
+    from k8s_mgmt.cli import main as cli
+    master = _topology(SIMPLE).masters[0]
+    assert cli.main(['lab', '--state-dir', SIMPLE.state_dir, 'heal',
+                     '--vnfc', master.vnfc_id, '--quiet']) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'only master' in err[0], err
+    assert cli.main(['lab', '--state-dir', SIMPLE.state_dir, 'kill',
+                     '--vnfc', 'no-such-vnfc']) == 1
+    err = capsys.readouterr().err
+    assert 'no VNFC no-such-vnfc' in err and master.vnfc_id in err
+
+
 def test_whole_vnf_heal_rebuilds_the_cluster_on_new_vms(simple_lab):
     before = _record(SIMPLE)
     old_servers = set(before['vnfc_ids'])
