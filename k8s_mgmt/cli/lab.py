@@ -40,6 +40,10 @@ def register(subparsers):
                     help='masters (default: the flavour\'s minimum)')
     up.add_argument('--workers', type=_non_negative,
                     help='workers (default: the flavour\'s minimum)')
+    up.add_argument('--max-workers', type=_positive,
+                    help='max_size of the worker group (default: the '
+                         'BaseHOT\'s, 5 in the sample, raised to --workers '
+                         'when that is larger)')
     up.add_argument('--subnet', default=net.DEFAULT_SUBNET)
     up.add_argument('--compute-hosts', type=_positive, default=4)
     up.add_argument('--init-delay', type=_seconds, default=0.0,
@@ -125,6 +129,8 @@ def _start_daemon(settings, args):
         argv += ['--masters', str(args.masters)]
     if args.workers is not None:
         argv += ['--workers', str(args.workers)]
+    if args.max_workers is not None:
+        argv += ['--max-workers', str(args.max_workers)]
     log_path = settings.state_dir.rstrip('/') + '.daemon.log'
     with open(log_path, 'ab') as log:
         daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,

@@ -52,7 +52,11 @@ now = resources.now
 
 class LabCloud:
     def __init__(self, package_dir, subnet='10.254.0.0/24', provisioner=None,
-                 compute_hosts=3, state_file=None, project_id=None):
+                 compute_hosts=3, state_file=None, project_id=None,
+                 group_max_sizes=None):
+        """``group_max_sizes``: {VDU name: max_size} raising the BaseHOT's
+        AutoScalingGroup limits for this cloud (a lab bigger than the
+        sample package allows, like an operator editing max_size)."""
         self.provisioner = provisioner
         self.state_file = state_file
         self._lock = threading.RLock()
@@ -67,6 +71,7 @@ class LabCloud:
             'project_id': project_id or uuid.uuid4().hex,
             'stacks': {},      # stack id -> stack dict
             'addresses': {},   # ip -> id of the port or floating IP holding it
+            'group_max_sizes': dict(group_max_sizes or {}),
         }
 
     # ----------------------------------------------------------- persistence

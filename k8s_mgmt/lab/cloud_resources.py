@@ -123,14 +123,30 @@ def _create_group(cloud, stack, res, template, new_servers):
                                'resources': {}}}
     cloud.state['stacks'][group_stack['id']] = group_stack
     minimum = int(props.get('min_size', 0))
+    maximum = max(int(props.get('max_size', minimum)),
+                  cloud.state.get('group_max_sizes', {}).get(
+                      _group_vdu(template, res['name']), 0))
+    desired = int(props.get('desired_capacity', minimum))
+    if not minimum <= desired <= maximum:  # Heat refuses such a group too
+        from k8s_mgmt.lab.cloud import LabCloudError  # cloud imports us
+        raise LabCloudError(reason='%s: desired_capacity %d is outside '
+                            'min_size %d .. max_size %d' % (
+                                res['name'], desired, minimum, maximum))
     res['nested'] = group_stack['id']
-    res['data'] = {'min': minimum, 'max': int(props.get('max_size', minimum)),
-                   'desired': int(props.get('desired_capacity', minimum)),
+    res['data'] = {'min': minimum, 'max': maximum, 'desired': desired,
                    'member_type': member['type'],
                    'member_template': template.find_nested(member['type']),
                    'member_parameters': member.get('properties') or {}}
     for _ in range(res['data']['desired']):
         add_member(cloud, stack, res, new_servers)
+
+
+def _group_vdu(template, name):
+    """The VDU whose desired_capacity parameter sizes group ``name``."""
+    wanted = (template.resources[name].get('properties') or {}).get(
+        'desired_capacity')
+    path = wanted.get('get_param') if isinstance(wanted, dict) else None
+    return path[2] if isinstance(path, list) and len(path) == 4 else None
 
 
 def add_member(cloud, top, group, new_servers):

@@ -33,6 +33,7 @@ def parse(argv):
     parser.add_argument('--flavour', required=True)
     parser.add_argument('--masters', type=int)
     parser.add_argument('--workers', type=int)
+    parser.add_argument('--max-workers', type=int)
     parser.add_argument('--init-delay', type=float, default=0.0)
     parser.add_argument('--join-delay', type=float, default=0.0)
     parser.add_argument('--status-fd', type=int)
@@ -53,7 +54,7 @@ def main(argv=None):
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     lab = manager.Lab(settings)
     try:
-        lab.up(args.flavour, args.masters, args.workers)
+        lab.up(args.flavour, args.masters, args.workers, args.max_workers)
     except BaseException as err:  # report, then leave nothing behind
         try:
             lab.down()

@@ -83,8 +83,12 @@ class Lab(object):
 
     # -- building -----------------------------------------------------------
 
-    def up(self, flavour, masters=None, workers=None):
-        """Bridge, VMs and stack for ``flavour``; then serve the APIs."""
+    def up(self, flavour, masters=None, workers=None, max_workers=None):
+        """Bridge, VMs and stack for ``flavour``; then serve the APIs.
+
+        The worker group's max_size is the BaseHOT's (5 in the sample),
+        raised to ``max_workers`` or ``workers`` when either is larger, so
+        a lab bigger than the sample still scales both ways."""
         s = self.settings
         if flavour not in FLAVOURS:
             raise LabError('unknown flavour %r; choose one of %s'
@@ -104,7 +108,9 @@ class Lab(object):
         self.cloud = cloud_mod.LabCloud(
             package_dir(), s.subnet, provisioner=VMProvisioner(self.vms),
             compute_hosts=hosts,
-            state_file=os.path.join(s.state_dir, 'cloud.json'))
+            state_file=os.path.join(s.state_dir, 'cloud.json'),
+            group_max_sizes={'workerNode': max(workers or 0,
+                                               max_workers or 0)})
         parameters = cloud_mod.sample_parameters(package_dir(), flavour,
                                                  masters, workers)
         stack_name = 'k8s-lab-%s' % flavour

@@ -107,6 +107,35 @@ def test_scale_outside_bounds_refused(make_cloud):
         cloud.scale(stack_id, 'worker_instance', 'SCALE_IN')
 
 
+def test_group_beyond_basehot_max_size_refused_like_heat(package_dir):
+    cloud = lab_cloud.LabCloud(package_dir, compute_hosts=9)
+    params = lab_cloud.sample_parameters(package_dir, 'simple', workers=8)
+    with pytest.raises(lab_cloud.LabCloudError,
+                       match='desired_capacity 8 is outside min_size 1 .. '
+                             'max_size 5'):
+        cloud.create_stack('simple', params)
+
+
+def test_raised_max_size_lets_a_big_lab_scale_both_ways(package_dir,
+                                                        tmp_path):
+    state = str(tmp_path / 'state.json')
+    cloud = lab_cloud.LabCloud(package_dir, compute_hosts=10,
+                               state_file=state,
+                               group_max_sizes={'workerNode': 9})
+    stack_id = cloud.create_stack('simple', lab_cloud.sample_parameters(
+        package_dir, 'simple', workers=8))
+    cloud.scale(stack_id, 'worker_instance', 'SCALE_IN')
+    cloud = lab_cloud.LabCloud.load(state)  # the limit is kept in the state
+    cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
+    cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
+    assert _roles(cloud, stack_id)['workerNode'] == 9
+    with pytest.raises(lab_cloud.LabCloudError, match='max_size 9'):
+        cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
+    # The master group keeps the BaseHOT's limit.
+    with pytest.raises(lab_cloud.LabCloudError, match='max_size 1'):
+        cloud.scale(stack_id, 'master_instance', 'SCALE_OUT')
+
+
 def test_replace_server_new_id_same_ip(make_cloud, provisioner):
     cloud, stack_id = make_cloud('podaffinity', workers=2)
     old = [s for s in cloud.servers(stack_id)
