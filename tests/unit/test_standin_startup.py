@@ -1,0 +1,46 @@
+"""The lab's stand-ins start light: a lab join runs about 15 of them per VM
+and 8 parallel joins share 2 cores, so the commands that only print (or only
+manage a pid file) must not import cryptography, PyYAML or the HTTP stack.
+Run exactly as the lab's wrappers run them (python -S -P, explicit path)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from k8s_mgmt.lab import standins
+
+HEAVY = ('cryptography', 'yaml', 'http.client', 'ssl')
+
+
+def imported_modules(module, *args):
+    env = dict(os.environ, PYTHONPATH=standins.python_path())
+    argv = standins.python_argv(module, *args)
+    proc = subprocess.run([argv[0], '-X', 'importtime'] + argv[1:], env=env,
+                          capture_output=True, text=True, timeout=60)
+    names = {line.rsplit('|', 1)[1].strip() for line in
+             proc.stderr.splitlines() if line.startswith('import time:')}
+    return proc, names
+
+
+@pytest.mark.parametrize('command', [
+    ('kubeadm', 'version', '-o', 'short'), ('kubectl', 'version', '--client'),
+    ('kubelet', '--version'), ('containerd', 'config', 'default'),
+    ('systemctl', 'is-enabled', 'kubelet')])
+def test_printing_commands_import_nothing_heavy(command):
+    proc, names = imported_modules(*command)
+    # is-enabled answers 1 for "disabled"; anything else is a crash.
+    assert proc.returncode in (0, 1), proc.stderr[-500:]
+    assert 'k8s_mgmt.lab.standins' in names and proc.stdout
+    assert not names & set(HEAVY)
+
+
+def test_site_is_skipped_and_the_path_is_explicit():
+    env = dict(os.environ, PYTHONPATH=standins.python_path())
+    code = 'import sys, yaml, cryptography; print("site" in sys.modules)'
+    argv = [sys.executable] + list(standins.PYTHON_FLAGS) + ['-c', code]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == 'False'
