@@ -32,6 +32,10 @@ from k8s_mgmt.operations import labels
 COMPLEX = manager.LabSettings(
     state_dir='/var/lib/k8s-mgmt-lab-test-heal', subnet='10.254.205.0/24',
     bridge='k8slabt5', tag='k8h', compute_hosts=4)
+PODAFFINITY = manager.LabSettings(
+    state_dir='/var/lib/k8s-mgmt-lab-test-heal-pod',
+    subnet='10.254.209.0/24', bridge='k8slabt9', tag='k8x',
+    compute_hosts=4)
 SIMPLE = manager.LabSettings(
     state_dir='/var/lib/k8s-mgmt-lab-test-heal-simple',
     subnet='10.254.206.0/24', bridge='k8slabt6', tag='k8v',
@@ -341,3 +345,24 @@ def test_whole_vnf_heal_rebuilds_the_cluster_on_new_vms(simple_lab):
     topology, _ = _assert_cluster_matches_heat(SIMPLE)
     assert {n.server_id for n in topology.all_nodes()} == \
         set(after['vnfc_ids'])
+
+
+# -- podaffinity: labels follow the new placement ----------------------------
+
+@pytest.fixture(scope='module')
+def podaffinity_lab(assert_lab_clean):
+    yield from _up(PODAFFINITY, 'podaffinity', assert_lab_clean)
+
+
+def test_healed_worker_gets_cis_node_of_its_new_compute_host(
+        podaffinity_lab):
+    before = _topology(PODAFFINITY)
+    worker = before.workers[0]
+    lcm_heal.heal(PODAFFINITY, worker.vnfc_id)
+    topology, nodes = _assert_cluster_matches_heat(PODAFFINITY)
+    healed = topology.by_vnfc_id(worker.vnfc_id)
+    # Anti-affinity: never on a host another worker of the group uses.
+    others = {w.compute_host for w in topology.workers if w is not healed}
+    assert healed.compute_host not in others
+    for node in topology.workers:
+        assert nodes[node.name].labels[labels.CIS_NODE] == node.compute_host
