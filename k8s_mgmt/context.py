@@ -22,7 +22,7 @@ _MISSING = object()
 
 
 def field(obj, name, default=None):
-    """Read ``name`` from a Tacker object or a dict; unset fields give default."""
+    """Read ``name`` from a Tacker object or a dict (unset: ``default``)."""
     if obj is None:
         return default
     if isinstance(obj, dict):
@@ -39,7 +39,10 @@ def field(obj, name, default=None):
 
 
 def path(obj, *names, default=None):
-    """``field`` along a path: ``path(inst, 'instantiated_vnf_info', 'instance_id')``."""
+    """``field`` along a path of names.
+
+    ``path(inst, 'instantiated_vnf_info', 'instance_id')``
+    """
     for name in names:
         obj = field(obj, name)
         if obj is None:
@@ -52,7 +55,7 @@ class OperationContext:
     """What one hook call works with. Built per call; never stored."""
 
     operation: str                  # instantiate | scale_in | scale_out | ...
-    hook: str                       # the Tacker hook name, e.g. instantiate_end
+    hook: str                       # the Tacker hook, e.g. instantiate_end
     vnf_instance_id: str
     flavour: typing.Optional[str]
     stack_id: typing.Optional[str]  # top Heat stack id, once Heat made it

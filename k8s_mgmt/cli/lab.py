@@ -179,9 +179,8 @@ def _print_status(settings, as_json):
     print('flavour %s, stack %s (%s)' % (report['flavour'],
                                          heat['stack_name'],
                                          heat['stack_id']))
-    print('Keystone %s (user %s, project %s)' % (heat['auth_url'],
-                                                heat['username'],
-                                                heat['project_name']))
+    print('Keystone %s (user %s, project %s)'
+          % (heat['auth_url'], heat['username'], heat['project_name']))
     print('VIP %s' % (report['vip'] or '-'))
     for vm in report['vms']:
         print('  %-8s %-22s %-15s %-10s ssh %s' % (
