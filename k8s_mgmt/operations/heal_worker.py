@@ -92,9 +92,4 @@ def label_workers(run, workers, states):
     wanted = {name: labels for name, labels in
               labels_mod.worker_labels(run.topology, run.ctx.grant).items()
               if name in names}
-    todo = labels_mod.missing_labels(wanted, states)
-    for name, labels in sorted(todo.items()):
-        LOG.info('%s %s: labels %s', run.prefix, name,
-                 ', '.join('%s=%s' % kv for kv in sorted(labels.items())))
-        run.api.label_node(name, labels)
-    return todo
+    return labels_mod.apply_missing(run.api, wanted, states, run.prefix)

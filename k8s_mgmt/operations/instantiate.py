@@ -264,9 +264,5 @@ class _Run(object):
 
     def label_workers(self, states):
         wanted = labels_mod.worker_labels(self.topology, self.ctx.grant)
-        todo = labels_mod.missing_labels(wanted, states)
-        for name, labels in sorted(todo.items()):
-            LOG.info('%s %s: labels %s', self.prefix, name,
-                     ', '.join('%s=%s' % kv for kv in sorted(labels.items())))
-            self.api.label_node(name, labels)
-        return todo
+        return labels_mod.apply_missing(self.api, wanted, states,
+                                        self.prefix)

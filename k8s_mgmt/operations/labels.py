@@ -92,3 +92,17 @@ def missing_labels(wanted, states):
         if diff:
             todo[name] = diff
     return todo
+
+
+def apply_missing(api, wanted, states, prefix):
+    """Patch onto the nodes the labels of ``wanted`` they lack; returns them.
+
+    ``states``: the nodes as the API reported them, by name. Re-runs find
+    nothing missing and patch nothing.
+    """
+    todo = missing_labels(wanted, states)
+    for name, labels in sorted(todo.items()):
+        LOG.info('%s %s: labels %s', prefix, name,
+                 ', '.join('%s=%s' % kv for kv in sorted(labels.items())))
+        api.label_node(name, labels)
+    return todo

@@ -249,12 +249,8 @@ class _ScaleRun(object):
 
     def _label(self, topology, new, states):
         wanted = scale_plan.new_worker_labels(topology, new, self.ctx.grant)
-        todo = labels_mod.missing_labels(wanted, states)
-        for name, node_labels in sorted(todo.items()):
-            LOG.info('%s %s: labels %s', self.prefix, name, ', '.join(
-                '%s=%s' % kv for kv in sorted(node_labels.items())))
-            self.api.label_node(name, node_labels)
-        return todo
+        return labels_mod.apply_missing(self.api, wanted, states,
+                                        self.prefix)
 
     def _drain_all(self, workers, force):
         if force:
