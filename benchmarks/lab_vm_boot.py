@@ -17,7 +17,7 @@ from k8s_mgmt.lab import net
 from k8s_mgmt.lab import vm
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench'
-SUBNET = '10.254.202.0/24'
+SUBNET = '10.254.235.0/24'
 BRIDGE = 'k8slabb0'
 TAG = 'k8b'
 

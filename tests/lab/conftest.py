@@ -131,3 +131,23 @@ def make_vms(vm_manager, lab_network):
     for vm_id in created:
         if vm_id in vm_manager.registry.read()['vms']:
             vm_manager.destroy(vm_id)
+
+
+@pytest.fixture
+def make_lab(assert_lab_clean):
+    """make_lab(settings): a Lab cleared of an interrupted run's leftovers;
+    taken down after the test, whatever its outcome, and checked clean."""
+    from k8s_mgmt.lab import manager
+    made = []
+
+    def make(settings):
+        the_lab = manager.Lab(settings)
+        the_lab.down()
+        made.append(the_lab)
+        return the_lab
+
+    yield make
+    for the_lab in made:
+        the_lab.down()
+        settings = the_lab.settings
+        assert_lab_clean(settings.state_dir, settings.tag, settings.bridge)

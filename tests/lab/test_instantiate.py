@@ -26,19 +26,13 @@ from k8s_mgmt.lab import status as lab_status
 from k8s_mgmt.operations import labels
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-instantiate'
-SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.202.0/24',
-                               bridge='k8slabt2', tag='k8i', compute_hosts=4)
+SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.203.0/24',
+                               bridge='k8slabt3', tag='k8i', compute_hosts=4)
 
 
 @pytest.fixture
-def lab(assert_lab_clean):
-    the_lab = manager.Lab(SETTINGS)
-    the_lab.down()  # leftovers of an interrupted earlier run
-    try:
-        yield the_lab
-    finally:
-        the_lab.down()
-        assert_lab_clean(STATE_DIR, SETTINGS.tag, SETTINGS.bridge)
+def lab(make_lab):
+    return make_lab(SETTINGS)
 
 
 def _vim_config(result):

@@ -21,7 +21,7 @@ from k8s_mgmt.lab import lcm
 from k8s_mgmt.lab import manager
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmhooks'
-SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.231.0/24',
+SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.234.0/24',
                                bridge='k8slabq1', tag='lq1', compute_hosts=4)
 CLI_STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmcli'
 CLI_GLOBAL = ['--state-dir', CLI_STATE_DIR, '--bridge', 'k8slabq2',

@@ -21,14 +21,8 @@ SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.201.0/24',
 
 
 @pytest.fixture
-def lab(assert_lab_clean):
-    the_lab = manager.Lab(SETTINGS)
-    the_lab.down()  # leftovers of an interrupted earlier run
-    try:
-        yield the_lab
-    finally:
-        the_lab.down()
-        assert_lab_clean(STATE_DIR, SETTINGS.tag, SETTINGS.bridge)
+def lab(make_lab):
+    return make_lab(SETTINGS)
 
 
 def _targets(topology, password='ubuntu'):

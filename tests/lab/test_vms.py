@@ -199,8 +199,8 @@ def test_teardown_after_controller_crash(in_process, lab_config,
                                          assert_lab_clean):
     from k8s_mgmt.lab import cleanup
     state_dir = lab_config['state_dir'] + '-crash'
-    args = [state_dir, '10.254.201.0/24', 'k8slabc0', 'k8c']
-    cleanup.teardown(state_dir, tag='k8c', bridge='k8slabc0')
+    args = [state_dir, '10.254.207.0/24', 'k8slabc0', 'k8k']
+    cleanup.teardown(state_dir, tag='k8k', bridge='k8slabc0')
     try:
         if in_process:
             _create_and_forget(*args)
@@ -208,12 +208,12 @@ def test_teardown_after_controller_crash(in_process, lab_config,
             subprocess.run([sys.executable, '-c', CRASHING_CONTROLLER] + args,
                            check=True, timeout=30,
                            cwd=REPO_ROOT)
-        left = cleanup.find_leftovers(state_dir, 'k8c', 'k8slabc0')
+        left = cleanup.find_leftovers(state_dir, 'k8k', 'k8slabc0')
         assert len(left['netns']) == 2 and left['processes']
         assert left['mounts'] and 'k8slabc0' in left['links']
     finally:
         cleanup.teardown(state_dir)  # tag and bridge from the registry
-    assert_lab_clean(state_dir, 'k8c', 'k8slabc0')
+    assert_lab_clean(state_dir, 'k8k', 'k8slabc0')
 
 
 def _create_and_forget(state_dir, subnet, bridge, tag):
