@@ -227,15 +227,7 @@ class LabCloud:
         return stack['id']
 
     def _top_template(self, flavour):
-        folder = os.path.join(self.state['package_dir'], 'BaseHOT', flavour)
-        tops = sorted(f for f in os.listdir(folder)
-                      if f.endswith(('.yaml', '.yml'))) \
-            if os.path.isdir(folder) else []
-        if len(tops) != 1:
-            raise LabCloudError(reason='BaseHOT/%s must hold exactly one '
-                                'top template, found %s'
-                                % (flavour, tops or 'none'))
-        return os.path.join(folder, tops[0])
+        return top_template(self.state['package_dir'], flavour)
 
     def build_stack(self, path, parameters, name, parent, parent_resource,
                     root, new_servers):
@@ -471,39 +463,14 @@ class LabCloud:
         self._unprovision(servers)
 
 
-def _param_paths(value):
-    if isinstance(value, dict):
-        for key, arg in value.items():
-            if key == 'get_param' and isinstance(arg, list) and len(arg) == 4:
-                yield arg
-            else:
-                yield from _param_paths(arg)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _param_paths(item)
-
-
-def sample_parameters(package_dir, flavour, masters=None, workers=None,
-                      network=NETWORK_NAME):
-    """The ``nfv`` parameter the package's UserData would produce for the lab.
-
-    Group sizes default to each AutoScalingGroup's ``min_size``; ``masters`` /
-    ``workers`` override the sizes of the masterNode / workerNode groups.
-    """
-    probe = LabCloud(package_dir)
-    template = hot.load_template(probe._top_template(flavour))
-    sizes = {'masterNode': masters, 'workerNode': workers}
-    nfv = {'VDU': {}, 'CP': {}}
-    for definition in template.resources.values():
-        props = definition.get('properties') or {}
-        for _, kind, name, key in _param_paths(definition):
-            entry = nfv.setdefault(kind, {}).setdefault(name, {})
-            if key == 'desired_capacity':
-                entry[key] = sizes.get(name) or int(props.get('min_size', 1))
-            elif key == 'flavor':
-                entry[key] = 'm1.medium'
-            elif key == 'image':
-                entry[key] = 'ubuntu-22.04-server-cloudimg-amd64'
-            elif key == 'network':
-                entry[key] = network
-    return {'nfv': nfv}
+def top_template(package_dir, flavour):
+    """The one top template of ``BaseHOT/<flavour>`` in the package."""
+    folder = os.path.join(package_dir, 'BaseHOT', flavour)
+    tops = sorted(f for f in os.listdir(folder)
+                  if f.endswith(('.yaml', '.yml'))) \
+        if os.path.isdir(folder) else []
+    if len(tops) != 1:
+        raise LabCloudError(reason='BaseHOT/%s must hold exactly one '
+                            'top template, found %s'
+                            % (flavour, tops or 'none'))
+    return os.path.join(folder, tops[0])

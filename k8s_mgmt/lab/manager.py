@@ -18,6 +18,7 @@ from oslo_log import log as logging
 from k8s_mgmt.lab import api
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import cloud as cloud_mod
+from k8s_mgmt.lab import cloud_params
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import net
 from k8s_mgmt.lab.standins import layer as standins_layer
@@ -111,8 +112,8 @@ class Lab(object):
             state_file=os.path.join(s.state_dir, 'cloud.json'),
             group_max_sizes={'workerNode': max(workers or 0,
                                                max_workers or 0)})
-        parameters = cloud_mod.sample_parameters(package_dir(), flavour,
-                                                 masters, workers)
+        parameters = cloud_params.sample_parameters(
+            package_dir(), flavour, masters, workers)
         stack_name = 'k8s-lab-%s' % flavour
         stack_id = self.cloud.create_stack(flavour, parameters,
                                            name=stack_name)
