@@ -105,7 +105,8 @@ class Lab(object):
             os.path.join(s.state_dir, 'standins-layer'),
             init_delay=s.init_delay, join_delay=s.join_delay)
         self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password,
-                                    extra_layers=[layer])
+                                    extra_layers=[layer],
+                                    bind_paths=standins_layer.host_paths())
         self.cloud = cloud_mod.LabCloud(
             package_dir(), s.subnet, provisioner=VMProvisioner(self.vms),
             compute_hosts=hosts,

@@ -111,7 +111,7 @@ main()
 # mount namespace, before the chroot: builds the VM's root and execs init.
 BOOT_SCRIPT = r"""
 set -eu
-root=$1 upper=$2 work=$3 lower=$4 name=$5
+root=$1 upper=$2 work=$3 lower=$4 name=$5 binds=${6:-}
 opts="lowerdir=$lower,upperdir=$upper,workdir=$work"
 mount -t overlay -o "$opts" k8slab-root "$root"
 mount -t proc proc "$root/proc"
@@ -128,6 +128,15 @@ mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts pts
 mount -t tmpfs -o mode=1777,nosuid,nodev k8slab-shm shm
 mount -t tmpfs -o mode=755,nosuid,nodev k8slab-run "$root/run"
 mount -t tmpfs -o mode=1777,nosuid,nodev k8slab-tmp "$root/tmp"
+# Host paths the VM must see as they are (the stand-ins' Python and code),
+# read-only, even where a tmpfs above or a host mount below hides them.
+IFS=:
+for path in $binds; do
+    mkdir -p "$root$path"
+    mount --bind "$path" "$root$path"
+    mount -o remount,bind,ro "$root$path"
+done
+unset IFS
 cd /
 hostname "$name"
 exec chroot "$root" /usr/bin/python3 -I -S """ + INIT_PATH + "\n"

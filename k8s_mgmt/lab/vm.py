@@ -51,7 +51,7 @@ class VMManager(object):
     """Creates, lists, crashes and destroys lab VMs on one LabNetwork."""
 
     def __init__(self, network, state_dir, password='ubuntu',
-                 boot_timeout=15.0, extra_layers=()):
+                 boot_timeout=15.0, extra_layers=(), bind_paths=()):
         self.network = network
         self.state_dir = os.path.abspath(state_dir)
         self.layers_dir = os.path.join(self.state_dir, 'vms')
@@ -62,6 +62,12 @@ class VMManager(object):
         # snapshotted onto the lab tmpfs on first use: a lower layer on the
         # host's root filesystem would overlap lowerdir=/ (ELOOP).
         self.extra_layers = [os.path.abspath(p) for p in extra_layers]
+        # Host directories bound read-only at the same path in every VM.
+        self.bind_paths = [os.path.abspath(p) for p in bind_paths]
+        for path in self.bind_paths:
+            if ':' in path or not os.path.isdir(path):
+                raise LabError('cannot share %r with the lab VMs: not a '
+                               'directory, or holds ":"' % path)
         self.registry = cleanup.Registry(self.state_dir)
         self._image_lock = threading.Lock()
         self._launchers = {}
@@ -131,7 +137,7 @@ class VMManager(object):
                 'unshare', '--mount', '--uts', '--pid', '--fork',
                 '--mount-proc', '/bin/sh', '-c', rootfs.BOOT_SCRIPT,
                 'k8s-lab-boot', dirs['root'], dirs['upper'], dirs['work'],
-                self._lowerdirs(), hostname]
+                self._lowerdirs(), hostname, ':'.join(self.bind_paths)]
         with open(os.path.join(vm_dir, 'boot.log'), 'wb') as log:
             launcher = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log,

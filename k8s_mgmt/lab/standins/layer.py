@@ -82,3 +82,37 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                         0o644)
     standins.write_file(directory + CNI_MANIFEST, CNI_YAML, 0o644)
     return directory
+
+
+def host_paths(python=None):
+    """Host directories the stand-ins run from: the interpreter, its standard
+    library, this source tree and the site-packages on their path.
+
+    The VMs see them bound read-only at the same paths, wherever the project
+    lives (a clone under /tmp is hidden by the VM's own /tmp otherwise).
+    """
+    python = os.path.realpath(python or sys.executable)
+    paths = [os.path.dirname(python), sys.base_prefix, sys.prefix]
+    paths += standins.python_path().split(os.pathsep)
+    paths = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)},
+                   key=len)
+    kept = []
+    for path in paths:  # a directory inside a kept one is already there
+        if not any(path == k or path.startswith(k.rstrip('/') + '/')
+                   for k in kept):
+            kept.append(path)
+    return [p for p in kept if _hidden_in_vm(p)]
+
+
+# The VM mounts its own tmpfs here, hiding the host's content.
+_VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
+
+
+def _hidden_in_vm(path):
+    """True when the VM's overlay of / would not show ``path``: it lies on
+    another host filesystem than /, or under a mount the VM makes its own.
+    Everything else is visible already, and binding it (say /usr) would hide
+    the stand-in layer above it."""
+    if any(path == m or path.startswith(m + '/') for m in _VM_OWN_MOUNTS):
+        return True
+    return os.stat(path).st_dev != os.stat('/').st_dev
