@@ -12,6 +12,7 @@ afterwards, also after a failure or Ctrl-C.
 
 import argparse
 import signal
+import statistics
 import sys
 import time
 
@@ -77,6 +78,9 @@ def parse(argv):
                              '(default: the lab\'s)')
     parser.add_argument('--workers', type=int, nargs=2, default=[1, 8],
                         metavar=('FEW', 'MANY'))
+    parser.add_argument('--repeat', type=int, default=3,
+                        help='runs per size; the median counts (a shared '
+                             '2-core machine is noisy)')
     return parser.parse_args(argv)
 
 
@@ -86,11 +90,18 @@ def main(argv=None):
     results = {}
     try:
         for workers in (few, many):
-            end, total = one_run(workers, args.join_delay, args.init_delay)
-            results[workers] = end
-            print('simple, %d worker(s): instantiate_end %.2f s '
-                  '(with instantiate_start and the cluster report %.2f s)'
-                  % (workers, end, total), flush=True)
+            ends = []
+            for _ in range(max(1, args.repeat)):
+                end, total = one_run(workers, args.join_delay,
+                                     args.init_delay)
+                ends.append(end)
+                print('simple, %d worker(s): instantiate_end %.2f s '
+                      '(with instantiate_start and the cluster report '
+                      '%.2f s)' % (workers, end, total), flush=True)
+            results[workers] = statistics.median(ends)
+            print('simple, %d worker(s): median instantiate_end %.2f s of '
+                  '%d run(s)' % (workers, results[workers], len(ends)),
+                  flush=True)
     except UserError as err:
         print('benchmark failed: %s' % err, file=sys.stderr)
         return 1
