@@ -7,8 +7,10 @@ import sys
 import traceback
 
 from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt.cli import lab_scale
 from k8s_mgmt import exceptions
 from k8s_mgmt.lab import lcm
+from k8s_mgmt.lab import lcm_heal
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
 from k8s_mgmt import secrets
@@ -32,9 +34,8 @@ def register(verbs):
     inst.add_argument('--quiet', action='store_true',
                       help='no progress lines from the driver on stderr')
     inst.set_defaults(func=cmd_instantiate)
-    __import__('k8s_mgmt.lab.lcm_heal').lab.lcm_heal.register(verbs)
-    from k8s_mgmt.cli import lab_scale  # scale and terminate verbs
-    lab_scale.register(verbs)
+    lcm_heal.register(verbs)        # heal and kill
+    lab_scale.register(verbs)       # scale and terminate
 
 
 def show_progress(quiet):

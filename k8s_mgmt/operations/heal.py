@@ -23,14 +23,7 @@ def _split(targets):
 
 def _api_through_a_master(run, targets):
     """Open the API through a master that is not being healed."""
-    others = [m for m in run.topology.masters
-              if m.name not in {t.name for t in targets}]
-    reachable = run.steps.run('Probe the masters', run.probe, others)
-    helper = heal_plan.helper_master(run.topology, targets, reachable,
-                                     run.state.cluster_record())
-    if helper is None:
-        raise HealRefused(reason='no master answers SSH (%s)' % ', '.join(
-            m.name for m in others))
+    helper, _reachable = heal_master.pick_helper(run, targets)
     run.open_api(helper)
     return helper
 
