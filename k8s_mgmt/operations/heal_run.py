@@ -13,12 +13,11 @@ from k8s_mgmt import kube
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt import state as state_mod
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import nodes as nodes_mod
+from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import steps as steps_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -26,34 +25,21 @@ LOG = logging.getLogger(__name__)
 PROBE_DEADLINE = 12.0
 
 
-class HealRun(object):
+class HealRun(run_mod.OperationRun):
     """One heal hook call. Use as a context manager: it closes everything."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        self.params = ctx.params
-        self.prefix = '[%s %s]' % (ctx.hook, ctx.vnf_instance_id)
-        self.steps = steps_mod.StepRunner(self.prefix)
-        self.state = state_mod.InstanceState(ctx.vnf_instance_id)
-        store = ssh.HostKeyStore(self.state.host_key_file())
-        self.store = store
         label = '%s %s' % (ctx.hook, ctx.vnf_instance_id)
-        self.sessions = nodes_mod.Sessions(label, store)
-        self.probes = nodes_mod.Sessions(label, store,
+        super().__init__(ctx, label)
+        # Short-deadline sessions to tell a dead VM from a slow one.
+        self.probes = nodes_mod.Sessions(label, self.store,
                                          connect_deadline=PROBE_DEADLINE)
         self.topology = None
-        self.api = None
         self.ends = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.sessions.close_all()
+    def close(self):
         self.probes.close_all()
-        if self.api is not None:
-            self.api.close()
-        self.steps.summary()
+        super().close()
 
     # -- reading ------------------------------------------------------------
 

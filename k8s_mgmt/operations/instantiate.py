@@ -29,12 +29,10 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.operations import labels as labels_mod
-from k8s_mgmt.operations import nodes as nodes_mod
+from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import steps as steps_mod
 from k8s_mgmt.topology import from_params
 from k8s_mgmt.topology import heat
 
@@ -121,25 +119,11 @@ def vip_prefix(session, params, topology, master):
     return scripts.vip_prefix_from(params, topology.vip, prefix)
 
 
-class _Run(object):
+class _Run(run_mod.OperationRun):
     """One instantiate_end call: its state, sessions and API client."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        self.params = ctx.params
-        self.prefix = '[instantiate %s]' % ctx.vnf_instance_id
-        self.steps = steps_mod.StepRunner(self.prefix)
-        self.state = state_mod.InstanceState(ctx.vnf_instance_id)
-        self.sessions = nodes_mod.Sessions(
-            'instantiate %s' % ctx.vnf_instance_id,
-            ssh.HostKeyStore(self.state.host_key_file()))
-        self.api = None
-
-    def close(self):
-        self.sessions.close_all()
-        if self.api is not None:
-            self.api.close()
-        self.steps.summary()
+        super().__init__(ctx, 'instantiate %s' % ctx.vnf_instance_id)
 
     def execute(self):
         step = self.steps.run

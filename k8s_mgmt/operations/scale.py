@@ -36,14 +36,12 @@ from k8s_mgmt import kube
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt import state as state_mod
 from k8s_mgmt.kube import drain
 from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import labels as labels_mod
-from k8s_mgmt.operations import nodes as nodes_mod
+from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scale_plan
 from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import steps as steps_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -78,28 +76,11 @@ class Access:
     api: object                  # kube.ClusterAPI
 
 
-class _ScaleRun(object):
+class _ScaleRun(run_mod.OperationRun):
     """One scale hook call: its sessions, steps and API client."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        self.params = ctx.params
-        self.prefix = '[%s %s]' % (ctx.operation, ctx.vnf_instance_id)
-        self.steps = steps_mod.StepRunner(self.prefix)
-        self.state = state_mod.InstanceState(ctx.vnf_instance_id)
-        self.sessions = nodes_mod.Sessions(
-            '%s %s' % (ctx.operation, ctx.vnf_instance_id),
-            ssh.HostKeyStore(self.state.host_key_file()))
-        self.api = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.sessions.close_all()
-        if self.api is not None:
-            self.api.close()
-        self.steps.summary()
+        super().__init__(ctx, '%s %s' % (ctx.operation, ctx.vnf_instance_id))
 
     # -- the operations ------------------------------------------------------
 
