@@ -4,9 +4,10 @@ Tacker's v1 conductor refuses to run a MgmtDriver hook when the package's
 driver artifact differs from the module that defines the installed driver
 class (it compares SHA-256 digests), and it refuses a CSAR whose
 ``TOSCA-Metadata/TOSCA.meta`` lists a digest that does not match. So the
-package is assembled, not hand-edited: the source tree under
-``samples/vnf_package``, the installed driver module as
-``Scripts/k8s_mgmt_driver.py``, the repository's scripts under ``Scripts/``,
+package is assembled, not hand-edited: the sample source tree that the
+distribution ships (``k8s_mgmt/samples/vnf_package``, or another tree given
+with ``--source``), the installed driver module as
+``Scripts/k8s_mgmt_driver.py``, the shipped node scripts under ``Scripts/``,
 and a TOSCA.meta whose artifact entries (``Source``/``Algorithm``/``Hash``,
 ETSI SOL004) are computed here. The zip is reproducible: sorted entries and a
 fixed timestamp, so the same inputs give the same bytes.
@@ -23,11 +24,12 @@ import zipfile
 
 from oslo_log import log as logging
 
+from k8s_mgmt import shipped
+
 LOG = logging.getLogger(__name__)
 
 TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
 DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_driver.py'
-SCRIPTS = ('install_k8s_cluster.sh', 'configure_lb.sh')
 HASH_ALGORITHM = 'SHA-256'
 # The zip format cannot store dates before 1980; any fixed date will do.
 ZIP_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
@@ -37,14 +39,6 @@ _SKIPPED_SUFFIXES = ('.pyc', '.pyo', '.swp', '~')
 
 class PackageError(Exception):
     """The package cannot be built from what is on disk."""
-
-
-def repo_root():
-    return pathlib.Path(__file__).resolve().parents[1]
-
-
-def default_source_dir():
-    return str(repo_root() / 'samples' / 'vnf_package')
 
 
 def driver_module_path():
@@ -57,43 +51,54 @@ def sha256_hex(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path):
+def _read(entry):
+    """Bytes of a file: a path or an importlib.resources Traversable."""
     try:
-        with open(path, 'rb') as handle:
-            return handle.read()
+        if isinstance(entry, (str, os.PathLike)):
+            entry = pathlib.Path(entry)
+        return entry.read_bytes()
     except OSError as err:
-        raise PackageError('cannot read %s: %s' % (path, err.strerror or err))
+        raise PackageError('cannot read %s: %s' % (entry, err.strerror or err))
 
 
-def _source_files(source_dir):
+def _source_root(source_dir):
+    """The source tree as a Traversable: the shipped sample by default."""
+    if source_dir is None:
+        return shipped.sample_package()
+    return pathlib.Path(source_dir)
+
+
+def _walk(entry, prefix=''):
+    """(archive name, Traversable) of every file under ``entry``."""
+    for child in sorted(entry.iterdir(), key=lambda c: c.name):
+        name = prefix + child.name
+        if child.is_dir():
+            if child.name not in _SKIPPED_DIRS:
+                yield from _walk(child, name + '/')
+        elif not child.name.endswith(_SKIPPED_SUFFIXES):
+            yield name, child
+
+
+def _source_files(root):
     """{archive name: bytes} of the source tree, TOSCA.meta excluded."""
-    root = pathlib.Path(source_dir)
-    if not (root / TOSCA_META).is_file():
+    if not root.joinpath(*TOSCA_META.split('/')).is_file():
         raise PackageError('%s is not a VNF package source: %s is missing'
-                           % (source_dir, TOSCA_META))
-    files = {}
-    for path in root.rglob('*'):
-        rel = path.relative_to(root)
-        if (path.is_dir() or _SKIPPED_DIRS.intersection(rel.parts) or
-                path.name.endswith(_SKIPPED_SUFFIXES)):
-            continue
-        name = rel.as_posix()
-        if name != TOSCA_META:
-            files[name] = _read(path)
-    return files
+                           % (root, TOSCA_META))
+    return {name: _read(entry) for name, entry in _walk(root)
+            if name != TOSCA_META}
 
 
-def _added_files(scripts_dir):
+def _added_files():
     """The driver module and the scripts, from this installation."""
     added = {DRIVER_ARTIFACT: _read(driver_module_path())}
-    for script in SCRIPTS:
-        added['Scripts/' + script] = _read(os.path.join(scripts_dir, script))
+    for name in shipped.SCRIPTS:
+        added['Scripts/' + name] = _read(shipped.script(name))
     return added
 
 
-def tosca_meta_header(source_dir):
+def tosca_meta_header(root):
     """Block 0 of the source TOSCA.meta (its artifact entries dropped)."""
-    text = _read(os.path.join(source_dir, TOSCA_META)).decode('utf-8')
+    text = _read(root.joinpath(*TOSCA_META.split('/'))).decode('utf-8')
     block = text.replace('\r\n', '\n').split('\n\n', 1)[0]
     lines = [line for line in block.splitlines() if line.strip()]
     keys = {line.split(':', 1)[0].strip() for line in lines}
@@ -131,14 +136,15 @@ def parse_tosca_meta(data):
     return entries
 
 
-def assemble(source_dir=None, scripts_dir=None):
-    """{archive name: bytes} of the whole package, TOSCA.meta included."""
-    source_dir = source_dir or default_source_dir()
-    scripts_dir = scripts_dir or str(repo_root() / 'scripts')
-    files = _source_files(source_dir)
-    files.update(_added_files(scripts_dir))
-    files[TOSCA_META] = render_tosca_meta(tosca_meta_header(source_dir),
-                                          files)
+def assemble(source_dir=None):
+    """{archive name: bytes} of the whole package, TOSCA.meta included.
+
+    ``source_dir`` None means the sample source tree this distribution
+    ships."""
+    root = _source_root(source_dir)
+    files = _source_files(root)
+    files.update(_added_files())
+    files[TOSCA_META] = render_tosca_meta(tosca_meta_header(root), files)
     return dict(sorted(files.items()))
 
 
@@ -210,12 +216,12 @@ def write_dir(files, path):
     return path
 
 
-def build(output=None, output_dir=None, source_dir=None, scripts_dir=None):
+def build(output=None, output_dir=None, source_dir=None):
     """Assemble the package and write it as a zip and/or a directory.
 
     Returns the assembled ``{archive name: bytes}``.
     """
-    files = assemble(source_dir, scripts_dir)
+    files = assemble(source_dir)
     if output:
         write_zip(files, output)
         LOG.info('VNF package written to %s (%d files)', output, len(files))

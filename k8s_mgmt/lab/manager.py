@@ -9,12 +9,12 @@ and the API, so any process can ask.
 import dataclasses
 import json
 import os
-import pathlib
 import secrets as pysecrets
 import uuid
 
 from oslo_log import log as logging
 
+from k8s_mgmt import shipped
 from k8s_mgmt.lab import api
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import cloud as cloud_mod
@@ -33,13 +33,8 @@ ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker'}
 
 
 def package_dir():
-    """The sample VNF package shipped in the source tree."""
-    here = pathlib.Path(__file__).resolve()
-    return str(here.parents[2] / 'samples' / 'vnf_package')
-
-
-def requests_dir():
-    return str(pathlib.Path(package_dir()).parent / 'requests')
+    """The sample VNF package source shipped with k8s-mgmt."""
+    return str(shipped.sample_package())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,13 +5,13 @@ topology reader, and ``ssh_ok`` from the driver's own SSH layer with host-key
 pinning, so a green status means the driver will see the same thing.
 """
 
-import json
 import os
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
+from k8s_mgmt import shipped
 from k8s_mgmt import ssh
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
@@ -33,9 +33,7 @@ STAND_INS = {
 
 
 def sample_request(flavour):
-    path = os.path.join(manager.requests_dir(), '%s.json' % flavour)
-    with open(path) as handle:
-        return json.load(handle)
+    return shipped.sample_request(flavour)
 
 
 def read_topology(record):

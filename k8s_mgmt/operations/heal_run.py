@@ -104,11 +104,11 @@ class HealRun(run_mod.OperationRun):
 
     def upload(self, nodes):
         """The install script (and the LB script on HA masters)."""
-        install, _ = scripts.local_script(
+        install = scripts.local_script(
             self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
         lb_script = None
         if self.params.is_ha:
-            lb_script, _ = scripts.local_script(
+            lb_script = scripts.local_script(
                 self.ctx.package_dir, instantiate.LB_SCRIPT_IN_PACKAGE,
                 scripts.CONFIGURE_LB)
         remote = scripts.REMOTE_DIR
@@ -117,10 +117,10 @@ class HealRun(run_mod.OperationRun):
             session = self.session(node.name)
             session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
                         step='upload')
-            session.put(install, '%s/%s' % (remote, scripts.INSTALL),
+            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
                         mode=0o700)
             if lb_script and node.role == 'master':
-                session.put(lb_script,
+                session.put(lb_script.data,
                             '%s/%s' % (remote, scripts.CONFIGURE_LB),
                             mode=0o700)
 

@@ -164,30 +164,31 @@ class _Run(run_mod.OperationRun):
         return run_script(self.sessions[node.name], call)
 
     def upload_scripts(self, nodes):
-        install, from_pkg = scripts.local_script(
+        install = scripts.local_script(
             self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
-        if not from_pkg:
+        if not install.from_package:
             LOG.info('%s using the shipped %s (%s): the VNF package has '
-                     'none at %s', self.prefix, scripts.INSTALL, install,
-                     self.params.script_path)
+                     'none at %s', self.prefix, scripts.INSTALL,
+                     install.origin, self.params.script_path)
         lb_script = None
         if self.params.is_ha:
-            lb_script, from_pkg = scripts.local_script(
+            lb_script = scripts.local_script(
                 self.ctx.package_dir, LB_SCRIPT_IN_PACKAGE,
                 scripts.CONFIGURE_LB)
-            if not from_pkg:
+            if not lb_script.from_package:
                 LOG.info('%s the VNF package has no %s; using the shipped '
-                         '%s', self.prefix, LB_SCRIPT_IN_PACKAGE, lb_script)
+                         '%s', self.prefix, LB_SCRIPT_IN_PACKAGE,
+                         lb_script.origin)
         remote = scripts.REMOTE_DIR
 
         def upload(node, session):
             session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
                         step='upload')
-            session.put(install, '%s/%s' % (remote, scripts.INSTALL),
+            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
                         mode=0o700)
             if lb_script and node.role == 'master':
                 lb_path = '%s/%s' % (remote, scripts.CONFIGURE_LB)
-                session.put(lb_script, lb_path, mode=0o700)
+                session.put(lb_script.data, lb_path, mode=0o700)
 
         self.sessions.on_nodes('upload scripts', nodes, upload)
 

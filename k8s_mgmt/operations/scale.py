@@ -191,14 +191,14 @@ class _ScaleRun(run_mod.OperationRun):
                                      errors, len(candidates))
 
     def _upload(self, nodes):
-        install, _ = scripts.local_script(
+        install = scripts.local_script(
             self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
         remote = scripts.REMOTE_DIR
 
         def upload(node, session):
             session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
                         step='upload')
-            session.put(install, '%s/%s' % (remote, scripts.INSTALL),
+            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
                         mode=0o700)
 
         self.sessions.on_nodes('upload scripts', nodes, upload)

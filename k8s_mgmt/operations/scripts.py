@@ -7,6 +7,7 @@ proxy URLs, VRRP password) are never in ``argv``: they travel as
 ``KEY=VALUE`` lines on the script's stdin (``-s -``, doc/source/scripts.rst).
 """
 
+import collections
 import dataclasses
 import ipaddress
 import os
@@ -15,10 +16,11 @@ import typing
 
 from k8s_mgmt import conf
 from k8s_mgmt import secrets
+from k8s_mgmt import shipped
 from k8s_mgmt import ssh
 
-INSTALL = 'install_k8s_cluster.sh'
-CONFIGURE_LB = 'configure_lb.sh'
+INSTALL = shipped.INSTALL_SCRIPT
+CONFIGURE_LB = shipped.LB_SCRIPT
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 HAPROXY_PORT = 16443
@@ -265,13 +267,18 @@ def plan_instantiate(topology, params, join, vrrp_password, vip_prefix,
     return stages
 
 
+class LocalScript(collections.namedtuple(
+        'LocalScript', 'data origin from_package')):
+    """A script to upload: its bytes, where they came from, and whether
+    that is the VNF package (else the copy this distribution ships)."""
+
+
 def local_script(package_dir, relative_path, name):
-    """(path, from_package) of a script: the package's, else ours."""
+    """The package's copy of a script when it has one, else ours."""
     if package_dir and relative_path:
         candidate = os.path.join(package_dir, relative_path)
         if os.path.isfile(candidate):
-            return candidate, True
-    here = os.path.dirname(os.path.abspath(__file__))
-    shipped = os.path.join(os.path.dirname(os.path.dirname(here)),
-                           'scripts', name)
-    return shipped, False
+            with open(candidate, 'rb') as handle:
+                return LocalScript(handle.read(), candidate, True)
+    entry = shipped.script(name)
+    return LocalScript(entry.read_bytes(), str(entry), False)

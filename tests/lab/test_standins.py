@@ -24,8 +24,8 @@ from k8s_mgmt.lab import manager
 from k8s_mgmt.lab import status as lab_status
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-INSTALL = str(ROOT / 'scripts' / 'install_k8s_cluster.sh')
-CONFIGURE_LB = str(ROOT / 'scripts' / 'configure_lb.sh')
+INSTALL = str(ROOT / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh')
+CONFIGURE_LB = str(ROOT / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh')
 REMOTE_INSTALL = '/tmp/install_k8s_cluster.sh'
 REMOTE_LB = '/tmp/configure_lb.sh'
 CNI = '/etc/k8s-mgmt-lab/cni.yaml'

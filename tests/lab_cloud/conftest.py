@@ -5,8 +5,8 @@ import pytest
 from k8s_mgmt.lab import cloud as lab_cloud
 from k8s_mgmt.lab import cloud_params
 
-PACKAGE = os.path.join(os.path.dirname(__file__), '..', '..', 'samples',
-                       'vnf_package')
+PACKAGE = os.path.join(os.path.dirname(__file__), '..', '..', 'k8s_mgmt',
+                       'samples', 'vnf_package')
 
 
 class RecordingProvisioner:

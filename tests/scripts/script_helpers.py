@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-INSTALL = REPO / 'scripts' / 'install_k8s_cluster.sh'
-CONFIGURE_LB = REPO / 'scripts' / 'configure_lb.sh'
+INSTALL = REPO / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh'
+CONFIGURE_LB = REPO / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh'
 
 TOKEN = 'abcdef.0123456789abcdef'
 CERT_KEY = '3f' * 32

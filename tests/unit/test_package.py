@@ -22,9 +22,11 @@ import yaml
 
 from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt import package
+from k8s_mgmt import shipped
 
-REPO = str(package.repo_root())
-SAMPLES = os.path.join(REPO, 'samples', 'requests')
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SAMPLES = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 HOOKS = ('instantiate_start', 'instantiate_end', 'heal_start', 'heal_end',
          'scale_start', 'scale_end', 'terminate_start', 'terminate_end')
@@ -65,8 +67,9 @@ def test_driver_artifact_is_the_installed_module_and_scripts_are_copied(
     members = zip_members(built)
     with open(inspect.getsourcefile(KubernetesMgmtDriver), 'rb') as handle:
         assert members[package.DRIVER_ARTIFACT] == handle.read()
-    for script in package.SCRIPTS:
-        with open(os.path.join(REPO, 'scripts', script), 'rb') as handle:
+    for script in shipped.SCRIPTS:
+        scripts_dir = os.path.join(REPO, 'k8s_mgmt', 'scripts')
+        with open(os.path.join(scripts_dir, script), 'rb') as handle:
             assert members['Scripts/' + script] == handle.read()
     with zipfile.ZipFile(built) as archive:
         mode = archive.getinfo('Scripts/install_k8s_cluster.sh').external_attr
@@ -75,7 +78,7 @@ def test_driver_artifact_is_the_installed_module_and_scripts_are_copied(
 
 def test_same_inputs_same_bytes_whatever_the_mtimes(tmp_path):
     source = tmp_path / 'src'
-    shutil.copytree(package.default_source_dir(), source)
+    shutil.copytree(str(shipped.sample_package()), source)
     first = package.zip_bytes(package.assemble(str(source)))
     for path in source.rglob('*'):
         os.utime(path, (1e9, 1e9))
@@ -91,7 +94,7 @@ def test_same_inputs_same_bytes_whatever_the_mtimes(tmp_path):
 
 def test_a_changed_file_changes_only_its_own_hash(tmp_path):
     source = tmp_path / 'src'
-    shutil.copytree(package.default_source_dir(), source)
+    shutil.copytree(str(shipped.sample_package()), source)
     before = package.parse_tosca_meta(
         package.assemble(str(source))[package.TOSCA_META])
     hot = source / 'BaseHOT' / 'simple' / 'simple_hot_top.yaml'
@@ -131,7 +134,7 @@ def test_cli_builds_zip_and_dir_that_validate_accepts(tmp_path):
         ok = cli('validate', '--package-dir', str(tmp_path / 'p'), request)
         assert ok.returncode == 0, ok.stdout + ok.stderr
     # The source tree alone lacks the scripts: validate must notice.
-    bare = cli('validate', '--package-dir', package.default_source_dir(),
+    bare = cli('validate', '--package-dir', str(shipped.sample_package()),
                os.path.join(SAMPLES, 'simple.json'))
     assert bare.returncode == 2 and 'script_path' in bare.stdout
 

@@ -12,7 +12,8 @@ def _load(path):
 
 
 def test_complex_request_names_groups_and_vip():
-    spec = spec_from_params(_load(ROOT / 'samples/requests/complex.json'))
+    spec = spec_from_params(
+        _load(ROOT / 'k8s_mgmt/samples/requests/complex.json'))
     [master] = spec.groups_of('master')
     [worker] = spec.groups_of('worker')
     assert (master.aspect_id, master.ssh_cp_name) == ('master_instance',

@@ -27,7 +27,8 @@ from k8s_mgmt import exceptions  # noqa: E402
 
 pytestmark = pytest.mark.tacker
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[3] / 'samples' / 'requests'
+SAMPLES = (pathlib.Path(__file__).resolve().parents[3] / 'k8s_mgmt' /
+           'samples' / 'requests')
 NAMESPACE = 'tacker.tacker.mgmt.drivers'
 DRIVER = 'mgmt-drivers-kubernetes'
 

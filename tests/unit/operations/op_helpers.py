@@ -8,7 +8,7 @@ from k8s_mgmt.topology import model
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir, os.pardir))
-REQUESTS = os.path.join(REPO, 'samples', 'requests')
+REQUESTS = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
 
 
 def sample_body(flavour):

@@ -183,13 +183,12 @@ def test_package_script_preferred_then_shipped_copy(tmp_path):
     (tmp_path / 'Scripts').mkdir()
     ours = tmp_path / 'Scripts' / 'install_k8s_cluster.sh'
     ours.write_text('#!/bin/bash\n')
-    path, from_pkg = scripts.local_script(str(tmp_path),
-                                          'Scripts/install_k8s_cluster.sh',
-                                          scripts.INSTALL)
-    assert (path, from_pkg) == (str(ours), True)
-    path, from_pkg = scripts.local_script(str(tmp_path),
-                                          'Scripts/configure_lb.sh',
-                                          scripts.CONFIGURE_LB)
-    assert not from_pkg and path.endswith('/scripts/configure_lb.sh')
-    with open(path) as src:
-        assert src.readline().startswith('#!')
+    found = scripts.local_script(str(tmp_path),
+                                 'Scripts/install_k8s_cluster.sh',
+                                 scripts.INSTALL)
+    assert found == (b'#!/bin/bash\n', str(ours), True)
+    found = scripts.local_script(str(tmp_path), 'Scripts/configure_lb.sh',
+                                 scripts.CONFIGURE_LB)
+    assert not found.from_package
+    assert found.origin.endswith('/scripts/configure_lb.sh')
+    assert found.data.startswith(b'#!')

@@ -11,7 +11,7 @@ from k8s_mgmt import exceptions
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 FIXTURES = os.path.join(REPO, 'tests', 'fixtures', 'requests')
-SAMPLES = os.path.join(REPO, 'samples', 'requests')
+SAMPLES = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
 SEEDS = os.environ.get('K8S_MGMT_SEEDS', '/work/shared/seeds')
 ROOT = 'k8s_cluster_installation_param'
 PASSWORD = 'Tr0ub4dor&3-not-printed'
