@@ -3,7 +3,6 @@ the BaseHOT it ships."""
 
 import importlib.util
 import os
-import types
 
 import pytest
 import yaml
@@ -64,42 +63,6 @@ def _load_user_data(package_dir):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def test_user_data_output_fits_basehot(package_dir, tmp_path):
-    """Run the package's UserData as Tacker would and build the stack from
-    what it returns: the parameters must be exactly what the BaseHOT reads."""
-    module = _load_user_data(package_dir)
-    folder = os.path.join(package_dir, 'BaseHOT', 'complex')
-    with open(os.path.join(folder, 'complex_hot_top.yaml')) as f:
-        top = yaml.safe_load(f)
-    nested = {}
-    for name in os.listdir(os.path.join(folder, 'nested')):
-        with open(os.path.join(folder, 'nested', name)) as f:
-            nested[name] = yaml.safe_load(f)
-    with open(os.path.join(package_dir, 'Definitions',
-                           'sample_kubernetes_df_complex.yaml')) as f:
-        vnfd = yaml.safe_load(f)
-    ext_cp = types.SimpleNamespace(cpd_id='masterNode_CP1', cp_config=[])
-    ext_cp2 = types.SimpleNamespace(cpd_id='workerNode_CP2', cp_config=[])
-    request = types.SimpleNamespace(
-        additional_params={}, instantiation_level_id=None,
-        ext_virtual_links=[types.SimpleNamespace(
-            resource_id='net-uuid', ext_cps=[ext_cp, ext_cp2])])
-    params = module.KubernetesClusterUserData.instantiate(
-        base_hot_dict={'heat_template': top, 'nested_hot_templates': nested},
-        vnfd_dict=vnfd, inst_req_info=request)
-    vdu = params['nfv']['VDU']
-    assert vdu['masterNode']['desired_capacity'] == 3
-    assert vdu['workerNode']['desired_capacity'] == 1
-    assert vdu['masterNode']['flavor'] == 'm1.medium'
-    assert params['nfv']['CP']['masterNode_CP1']['network'] == 'net-uuid'
-
-    from k8s_mgmt.lab import cloud as lab_cloud
-    cloud = lab_cloud.LabCloud(package_dir)
-    stack_id = cloud.create_stack('complex', params)
-    roles = sorted(s['resource_name'] for s in cloud.servers(stack_id))
-    assert roles == ['masterNode'] * 3 + ['workerNode']
 
 
 def test_user_data_instantiation_level(package_dir):
