@@ -51,6 +51,10 @@ def register(subparsers):
     demo.add_argument('--tag', default=DEFAULT_TAG)
     demo.add_argument('--workers', type=int, default=2,
                       help='worker VMs (default: %(default)s)')
+    demo.add_argument('--request', metavar='FILE',
+                      help='InstantiateVnfRequest body of the "%s" flavour '
+                           '(default: the sample, "k8s-mgmt package request '
+                           '%s")' % (FLAVOUR, FLAVOUR))
     demo.set_defaults(func=cmd_demo)
 
 
@@ -78,8 +82,9 @@ def _print_parts(stand_ins):
 
 def _run(args, settings):
     print('==> lab up: flavour %s, %d workers' % (FLAVOUR, args.workers))
+    request = ['--request', args.request] if args.request else []
     up = _lab_args(args, 'up', '--flavour', FLAVOUR, '--workers',
-                   str(args.workers), '--subnet', args.subnet)
+                   str(args.workers), '--subnet', args.subnet, *request)
     up.func(up)
     print('==> instantiate (instantiate_start, instantiate_end)')
     report = lab_lcm.run_instantiate(settings, log_path=_log_path(args))

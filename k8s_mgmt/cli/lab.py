@@ -16,6 +16,7 @@ from k8s_mgmt.lab import manager
 from k8s_mgmt.lab import net
 from k8s_mgmt.lab import prereq
 from k8s_mgmt.lab import status as status_mod
+from k8s_mgmt import shipped
 
 UP_DEADLINE = 300.0
 DOWN_DEADLINE = 30.0
@@ -35,7 +36,15 @@ def register(subparsers):
                           '(default: %s)' % net.DEFAULT_TAG)
     verbs = lab.add_subparsers(dest='lab_command', metavar='VERB')
     up = verbs.add_parser('up', help='create the lab VMs and stack')
-    up.add_argument('--flavour', required=True, choices=manager.FLAVOURS)
+    up.add_argument('--flavour', choices=manager.FLAVOURS,
+                    help='build the stack for this flavour\'s sample request '
+                         '(needed unless --request is given)')
+    up.add_argument('--request', metavar='FILE',
+                    help='InstantiateVnfRequest body (JSON) whose flavour, '
+                         'networks and UserData parameters the stack is '
+                         'built from; later LCM verbs use it too (default: '
+                         'the flavour\'s sample, "k8s-mgmt package request '
+                         'FLAVOUR")')
     up.add_argument('--masters', type=_positive,
                     help='masters (default: the flavour\'s minimum)')
     up.add_argument('--workers', type=_non_negative,
@@ -110,19 +119,48 @@ def cmd_up(args):
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
-    outcome = _start_daemon(settings, args)
+    request_file = _write_request(settings, up_request(args))
+    outcome = _start_daemon(settings, args, request_file)
     if 'error' in outcome:
         raise UserError('lab up failed: %s' % outcome['error'])
     return _print_status(settings, as_json=False)
 
 
-def _start_daemon(settings, args):
+def up_request(args):
+    """The request ``lab up`` builds from: --request, else the sample of
+    --flavour; the two must agree when both are given."""
+    if args.request is None:
+        if args.flavour is None:
+            raise UserError('lab up needs --flavour or --request')
+        return shipped.sample_request(args.flavour)
+    body = lab_lcm.read_request(args.request)
+    flavour = body.get('flavourId') if isinstance(body, dict) else None
+    if flavour not in manager.FLAVOURS:
+        raise UserError('%s: flavourId must be one of %s, got %r' % (
+            args.request, ', '.join(manager.FLAVOURS), flavour))
+    if args.flavour is not None and args.flavour != flavour:
+        raise UserError('--flavour %s but %s asks for flavour %s'
+                        % (args.flavour, args.request, flavour))
+    return body
+
+
+def _write_request(settings, body):
+    # The body holds node passwords: private to root, like lab.json.
+    os.makedirs(settings.state_dir, mode=0o700, exist_ok=True)
+    path = os.path.join(settings.state_dir, 'up-request.json')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w') as handle:
+        json.dump(body, handle)
+    return path
+
+
+def _start_daemon(settings, args, request_file):
     read_fd, write_fd = os.pipe()
     argv = [sys.executable, '-m', 'k8s_mgmt.lab.daemon',
             '--state-dir', settings.state_dir, '--subnet', settings.subnet,
             '--bridge', settings.bridge, '--tag', settings.tag,
             '--compute-hosts', str(settings.compute_hosts),
-            '--flavour', args.flavour, '--status-fd', str(write_fd),
+            '--request', request_file, '--status-fd', str(write_fd),
             '--init-delay', str(settings.init_delay),
             '--join-delay', str(settings.join_delay)]
     if args.masters is not None:

@@ -28,7 +28,7 @@ def register(verbs):
                     'flavour; then show the cluster.')
     inst.add_argument('--request', metavar='FILE',
                       help='InstantiateVnfRequest body (JSON) instead of '
-                           'samples/requests/<flavour>.json')
+                           'the one "lab up" used')
     inst.add_argument('--json', action='store_true',
                       help='print the cluster as JSON')
     inst.add_argument('--quiet', action='store_true',
@@ -52,7 +52,7 @@ def show_progress(quiet):
     logger.setLevel(std_logging.INFO)
 
 
-def _read_request(path):
+def read_request(path):
     if not path:
         return None
     try:
@@ -119,7 +119,7 @@ def print_cluster(report, vip=None):
 
 def cmd_instantiate(args):
     settings = manager.LabSettings(state_dir=args.state_dir)
-    body = _read_request(args.request)
+    body = read_request(args.request)
     show_progress(args.quiet or args.json)
     report = run_instantiate(settings, request_body=body)
     if args.json:

@@ -53,19 +53,26 @@ now = resources.now
 class LabCloud:
     def __init__(self, package_dir, subnet='10.254.0.0/24', provisioner=None,
                  compute_hosts=3, state_file=None, project_id=None,
-                 group_max_sizes=None):
+                 group_max_sizes=None, networks=None):
         """``group_max_sizes``: {VDU name: max_size} raising the BaseHOT's
         AutoScalingGroup limits for this cloud (a lab bigger than the
-        sample package allows, like an operator editing max_size)."""
+        sample package allows, like an operator editing max_size).
+
+        ``networks``: {network id: name} of the Neutron networks that
+        exist (default: one, named ``lab-net``). Every one is on the lab's
+        bridge and subnet; a port on any other network fails as Neutron
+        would."""
         self.provisioner = provisioner
         self.state_file = state_file
         self._lock = threading.RLock()
+        networks = dict(networks or {str(uuid.uuid4()): NETWORK_NAME})
         self.state = {
             'version': STATE_VERSION,
             'package_dir': os.path.abspath(package_dir),
             'subnet': str(ipaddress.ip_network(subnet)),
             'subnet_id': str(uuid.uuid4()),
-            'network_id': str(uuid.uuid4()),
+            'network_id': next(iter(networks)),
+            'networks': networks,
             'compute_hosts': ['compute%02d' % n
                               for n in range(1, compute_hosts + 1)],
             'project_id': project_id or uuid.uuid4().hex,
@@ -203,6 +210,20 @@ class LabCloud:
                 return candidate
         raise LabCloudError(reason='subnet %s has no free address'
                             % self.state['subnet'])
+
+    def network(self, ref):
+        """(id, name) of a network given by id or name, as Heat's
+        ``network`` property takes either; LabCloudError when none has
+        it."""
+        networks = self.state.get('networks') or {
+            self.state['network_id']: NETWORK_NAME}
+        for net_id, name in networks.items():
+            if ref in (net_id, name):
+                return net_id, name
+        raise LabCloudError(reason='network %s could not be found (this '
+                            'lab has %s)' % (ref, ', '.join(
+                                '%s (%s)' % item
+                                for item in sorted(networks.items()))))
 
     def release_ip(self, ip):
         self.state['addresses'].pop(ip, None)

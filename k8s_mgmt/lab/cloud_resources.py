@@ -30,12 +30,14 @@ def create(cloud, stack, res, template, new_servers):
     kind, props = res['type'], res['properties']
     res['physical_id'] = str(uuid.uuid4())
     if kind == hot.PORT:
+        network_id, network_name = cloud.network(props.get('network'))
         fixed = [f.get('ip_address') for f in props.get('fixed_ips') or []
                  if isinstance(f, dict) and f.get('ip_address')]
         ip = fixed[0] if fixed else cloud.allocate_ip(res['physical_id'])
         cloud.state['addresses'][ip] = res['physical_id']
         res['data'] = {'ip': ip, 'mac': _mac(res['physical_id']),
-                       'network': props.get('network'), 'device_id': '',
+                       'network': network_name, 'network_id': network_id,
+                       'device_id': '',
                        'allowed_address_pairs': [
                            {'ip_address': p.get('ip_address'),
                             'mac_address': p.get('mac_address') or
@@ -276,8 +278,7 @@ def _server(cloud, res):
         port = _by_physical(cloud, port_id)
         if port is None:
             continue
-        network = port['data']['network'] or 'lab-net'
-        entries = addresses.setdefault(network, [])
+        entries = addresses.setdefault(port['data']['network'], [])
         entries.append({'version': 4, 'addr': port['data']['ip'],
                         'OS-EXT-IPS:type': 'fixed',
                         'OS-EXT-IPS-MAC:mac_addr': port['data']['mac']})
@@ -309,7 +310,7 @@ def _server(cloud, res):
 def _port(cloud, res):
     data = res['data']
     return {'id': res['physical_id'], 'name': res['name'],
-            'network_id': cloud.state['network_id'],
+            'network_id': data['network_id'],
             'mac_address': data['mac'],
             'fixed_ips': [{'subnet_id': cloud.state['subnet_id'],
                            'ip_address': data['ip']}],

@@ -30,7 +30,8 @@ def parse(argv):
     parser.add_argument('--bridge', required=True)
     parser.add_argument('--tag', required=True)
     parser.add_argument('--compute-hosts', type=int, required=True)
-    parser.add_argument('--flavour', required=True)
+    parser.add_argument('--request', required=True,
+                        help='InstantiateVnfRequest body (JSON file)')
     parser.add_argument('--masters', type=int)
     parser.add_argument('--workers', type=int)
     parser.add_argument('--max-workers', type=int)
@@ -54,7 +55,9 @@ def main(argv=None):
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     lab = manager.Lab(settings)
     try:
-        lab.up(args.flavour, args.masters, args.workers, args.max_workers)
+        with open(args.request) as handle:
+            request = json.load(handle)
+        lab.up(request, args.masters, args.workers, args.max_workers)
     except BaseException as err:  # report, then leave nothing behind
         try:
             lab.down()

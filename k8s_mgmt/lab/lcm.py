@@ -33,7 +33,6 @@ LOG = logging.getLogger(__name__)
 
 # descriptor_id of the sample VNFD (Definitions/sample_kubernetes_types.yaml).
 VNFD_ID = '2807101a-7250-45ae-8908-d3151a302ea9'
-PACKAGE_SUBDIR = 'vnf_package'
 DRIVER_STATE_SUBDIR = 'driver'
 
 
@@ -54,7 +53,7 @@ def driver_state_dir(settings):
 
 
 def package_dir(settings):
-    return os.path.join(settings.state_dir, PACKAGE_SUBDIR)
+    return settings.package_dir
 
 
 def read_lab(settings):
@@ -154,7 +153,12 @@ def instantiate(settings, driver=None, request_body=None):
     both hooks, as in Tacker. Errors of the hooks propagate unchanged.
     """
     record = read_lab(settings)
-    body = request_body or status_mod.sample_request(record['flavour'])
+    if request_body is not None and request_body != record.get('request'):
+        # scale, heal and status go on with the body the cluster was
+        # built with.
+        record['request'] = request_body
+        manager.write_record(settings.lab_file, record)
+    body = manager.lab_request(record)
     if driver is None:
         from k8s_mgmt.driver import KubernetesMgmtDriver
         driver = KubernetesMgmtDriver()

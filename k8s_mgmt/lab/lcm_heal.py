@@ -139,8 +139,7 @@ def _instance(settings, record):
     if not inst_id:
         raise LabError('no VNF instance on this lab yet; run "k8s-mgmt lab '
                        'instantiate" first')
-    body = (record.get('instantiate_request') or
-            status_mod.sample_request(record['flavour']))
+    body = manager.lab_request(record)
     pkg = lcm.package_dir(settings)
     if not os.path.isdir(pkg):
         package_mod.build(output_dir=pkg)

@@ -122,7 +122,7 @@ class _Conductor(object):
         self.pkg = lcm.package_dir(settings)
         lcm._use_driver_state_dir(settings)
         self.inst_request = lcm.instantiate_request(
-            status_mod.sample_request(self.record['flavour']))
+            manager.lab_request(self.record))
         self.heat = Heat(self.record)
         self.kwargs = {'vnf_package_path': self.pkg,
                        'vim_info': lcm.vim_info(self.record)}

@@ -18,23 +18,21 @@ from k8s_mgmt import shipped
 from k8s_mgmt.lab import api
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import cloud as cloud_mod
-from k8s_mgmt.lab import cloud_params
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import net
 from k8s_mgmt.lab.standins import layer as standins_layer
+from k8s_mgmt.lab import user_data
 from k8s_mgmt.lab import vm as vm_mod
+from k8s_mgmt import package as package_mod
 
 LOG = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 LAB_FILE = 'lab.json'
+PACKAGE_SUBDIR = 'vnf_package'
+VDU_OF_ROLE = {'master': 'masterNode', 'worker': 'workerNode'}
 ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker'}
-
-
-def package_dir():
-    """The sample VNF package source shipped with k8s-mgmt."""
-    return str(shipped.sample_package())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +49,16 @@ class LabSettings:
     @property
     def lab_file(self):
         return os.path.join(self.state_dir, LAB_FILE)
+
+    @property
+    def package_dir(self):
+        """The VNF package built for this lab, unpacked as Tacker keeps
+        it."""
+        return os.path.join(self.state_dir, PACKAGE_SUBDIR)
+
+    @property
+    def package_zip(self):
+        return self.package_dir + '.zip'
 
 
 class VMProvisioner(object):
@@ -79,19 +87,32 @@ class Lab(object):
 
     # -- building -----------------------------------------------------------
 
-    def up(self, flavour, masters=None, workers=None, max_workers=None):
-        """Bridge, VMs and stack for ``flavour``; then serve the APIs.
+    def up(self, request, masters=None, workers=None, max_workers=None):
+        """Package, bridge, VMs and stack for an InstantiateVnfRequest
+        body (or a flavour name: its sample request); then serve the APIs.
 
-        The worker group's max_size is the BaseHOT's (5 in the sample),
-        raised to ``max_workers`` or ``workers`` when either is larger, so
-        a lab bigger than the sample still scales both ways."""
+        The stack is built from the parameters that the package's UserData
+        returns for ``request`` through Tacker's own code path, as an
+        operator's Tacker would build it; ``masters``/``workers`` then
+        override the groups' desired capacities. The worker group's
+        max_size is the BaseHOT's (5 in the sample), raised to
+        ``max_workers`` or ``workers`` when either is larger, so a lab
+        bigger than the sample still scales both ways."""
         s = self.settings
-        if flavour not in FLAVOURS:
-            raise LabError('unknown flavour %r; choose one of %s'
-                           % (flavour, ', '.join(FLAVOURS)))
+        if isinstance(request, str) and request in FLAVOURS:
+            request = shipped.sample_request(request)
+        flavour = request_flavour(request)
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
+        os.makedirs(s.state_dir, exist_ok=True)
+        package_mod.build(output=s.package_zip, output_dir=s.package_dir)
+        check_request(request, s.package_dir)
+        parameters = user_data.hot_parameters(s.package_zip, request)
+        for role, count in (('master', masters), ('worker', workers)):
+            if count is not None:
+                parameters['nfv']['VDU'][VDU_OF_ROLE[role]][
+                    'desired_capacity'] = count
         hosts = max(s.compute_hosts, (workers or 0) + 1)
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
@@ -103,13 +124,12 @@ class Lab(object):
                                     extra_layers=[layer],
                                     bind_paths=standins_layer.host_paths())
         self.cloud = cloud_mod.LabCloud(
-            package_dir(), s.subnet, provisioner=VMProvisioner(self.vms),
+            s.package_dir, s.subnet, provisioner=VMProvisioner(self.vms),
             compute_hosts=hosts,
             state_file=os.path.join(s.state_dir, 'cloud.json'),
             group_max_sizes={'workerNode': max(workers or 0,
-                                               max_workers or 0)})
-        parameters = cloud_params.sample_parameters(
-            package_dir(), flavour, masters, workers)
+                                               max_workers or 0)},
+            networks=request_networks(request))
         stack_name = 'k8s-lab-%s' % flavour
         stack_id = self.cloud.create_stack(flavour, parameters,
                                            name=stack_name)
@@ -118,6 +138,7 @@ class Lab(object):
         record = {
             'flavour': flavour, 'stack_id': stack_id,
             'stack_name': stack_name, 'daemon_pid': os.getpid(),
+            'request': request,
             'heat': {'auth_url': self.api_server.auth_url,
                      'username': self.api_server.username,
                      'password': self.api_server.password,
@@ -141,6 +162,47 @@ class Lab(object):
         return cleanup.teardown(self.settings.state_dir,
                                 tag=self.settings.tag,
                                 bridge=self.settings.bridge)
+
+
+def request_flavour(request):
+    """flavourId of an InstantiateVnfRequest body the lab can build."""
+    flavour = request.get('flavourId') if isinstance(request, dict) else None
+    if flavour not in FLAVOURS:
+        raise LabError('request: flavourId must be one of %s, got %r'
+                       % (', '.join(FLAVOURS), flavour))
+    return flavour
+
+
+def check_request(request, package_dir):
+    """The driver's own validation, with the built package: a typo is
+    refused before the lab makes any VM."""
+    from k8s_mgmt import exceptions
+    from k8s_mgmt import params
+    try:
+        params.load_request(request, package_dir=package_dir)
+    except exceptions.ValidationError as err:
+        raise LabError('request: %s' % '; '.join(
+            '%s: %s' % pair for pair in err.problems))
+
+
+def request_networks(request):
+    """{network id: name} of the networks the request's extVirtualLinks
+    name: an operator creates them before instantiating; the lab puts them
+    all on its one bridge and subnet."""
+    networks = {}
+    for link in request.get('extVirtualLinks') or []:
+        if isinstance(link, dict) and isinstance(link.get('resourceId'),
+                                                 str):
+            networks.setdefault(link['resourceId'],
+                                str(link.get('id') or link['resourceId']))
+    return networks
+
+
+def lab_request(record):
+    """The InstantiateVnfRequest body the lab was built (or instantiated)
+    with; the flavour's sample for a lab recorded before requests were."""
+    return record.get('request') or shipped.sample_request(
+        record['flavour'])
 
 
 def write_record(path, record):

@@ -11,7 +11,6 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
-from k8s_mgmt import shipped
 from k8s_mgmt import ssh
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
@@ -32,16 +31,12 @@ STAND_INS = {
 }
 
 
-def sample_request(flavour):
-    return shipped.sample_request(flavour)
-
-
 def read_topology(record):
     heat = record['heat']
     session = topology_heat.session_from_settings(
         heat['auth_url'], heat['username'], secrets.Secret(heat['password']),
         heat['project_name'])
-    cluster = params.load_request(sample_request(record['flavour']))
+    cluster = params.load_request(manager.lab_request(record))
     reader = topology_heat.HeatReader(session)
     return reader.read_topology(spec_from_params(cluster), record['stack_id'],
                                 vnfc_ids=record.get('vnfc_ids'))

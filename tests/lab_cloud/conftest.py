@@ -3,7 +3,7 @@ import os
 import pytest
 
 from k8s_mgmt.lab import cloud as lab_cloud
-from k8s_mgmt.lab import cloud_params
+from tests.lab_cloud import nfv_params
 
 PACKAGE = os.path.join(os.path.dirname(__file__), '..', '..', 'k8s_mgmt',
                        'samples', 'vnf_package')
@@ -38,7 +38,7 @@ def make_cloud(package_dir, provisioner, tmp_path):
         cloud = lab_cloud.LabCloud(package_dir, provisioner=provisioner,
                                    compute_hosts=hosts,
                                    state_file=str(tmp_path / 'state.json'))
-        params = cloud_params.sample_parameters(
+        params = nfv_params.sample_parameters(
             package_dir, flavour, masters=masters, workers=workers)
         return cloud, cloud.create_stack(flavour, params)
     return make

@@ -6,7 +6,7 @@ import ipaddress
 import pytest
 
 from k8s_mgmt.lab import cloud as lab_cloud
-from k8s_mgmt.lab import cloud_params
+from tests.lab_cloud import nfv_params
 from k8s_mgmt.lab import hot
 
 
@@ -110,7 +110,7 @@ def test_scale_outside_bounds_refused(make_cloud):
 
 def test_group_beyond_basehot_max_size_refused_like_heat(package_dir):
     cloud = lab_cloud.LabCloud(package_dir, compute_hosts=9)
-    params = cloud_params.sample_parameters(package_dir, 'simple', workers=8)
+    params = nfv_params.sample_parameters(package_dir, 'simple', workers=8)
     with pytest.raises(lab_cloud.LabCloudError,
                        match='desired_capacity 8 is outside min_size 1 .. '
                              'max_size 5'):
@@ -123,7 +123,7 @@ def test_raised_max_size_lets_a_big_lab_scale_both_ways(package_dir,
     cloud = lab_cloud.LabCloud(package_dir, compute_hosts=10,
                                state_file=state,
                                group_max_sizes={'workerNode': 9})
-    stack_id = cloud.create_stack('simple', cloud_params.sample_parameters(
+    stack_id = cloud.create_stack('simple', nfv_params.sample_parameters(
         package_dir, 'simple', workers=8))
     cloud.scale(stack_id, 'worker_instance', 'SCALE_IN')
     cloud = lab_cloud.LabCloud.load(state)  # the limit is kept in the state
@@ -171,7 +171,7 @@ def test_update_replaces_servers_marked_unhealthy(make_cloud):
 
 def test_update_desired_capacity_resizes_group(make_cloud, package_dir):
     cloud, stack_id = make_cloud('complex', workers=1)
-    params = cloud_params.sample_parameters(package_dir, 'complex', workers=3)
+    params = nfv_params.sample_parameters(package_dir, 'complex', workers=3)
     results = cloud.update_stack(stack_id, params)
     assert [len(r.stack_ids) for r in results] == [2]
     assert _roles(cloud, stack_id)['workerNode'] == 3

@@ -1,8 +1,9 @@
-"""The ``nfv`` parameters the sample package's UserData would give the lab.
+"""``nfv`` parameters for the lab cloud's own tests, made without Tacker.
 
-The lab builds stacks without Tacker, so it derives the BaseHOT's
-``get_param: [nfv, VDU|CP, <name>, <key>]`` inputs from the templates
-themselves.
+The lab itself builds its stacks from what the package's UserData returns
+through Tacker's code path (k8s_mgmt.lab.user_data); these tests of the
+cloud model alone derive the BaseHOT's ``get_param: [nfv, VDU|CP, <name>,
+<key>]`` inputs from the templates, which needs no Tacker and is fast.
 """
 
 from k8s_mgmt.lab import cloud
