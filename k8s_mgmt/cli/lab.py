@@ -119,8 +119,7 @@ def cmd_up(args):
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
-    request_file = _write_request(settings, up_request(args))
-    outcome = _start_daemon(settings, args, request_file)
+    outcome = _start_daemon(settings, args, up_request(args))
     if 'error' in outcome:
         raise UserError('lab up failed: %s' % outcome['error'])
     return _print_status(settings, as_json=False)
@@ -144,23 +143,13 @@ def up_request(args):
     return body
 
 
-def _write_request(settings, body):
-    # The body holds node passwords: private to root, like lab.json.
-    os.makedirs(settings.state_dir, mode=0o700, exist_ok=True)
-    path = os.path.join(settings.state_dir, 'up-request.json')
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w') as handle:
-        json.dump(body, handle)
-    return path
-
-
-def _start_daemon(settings, args, request_file):
+def _start_daemon(settings, args, request):
     read_fd, write_fd = os.pipe()
     argv = [sys.executable, '-m', 'k8s_mgmt.lab.daemon',
             '--state-dir', settings.state_dir, '--subnet', settings.subnet,
             '--bridge', settings.bridge, '--tag', settings.tag,
             '--compute-hosts', str(settings.compute_hosts),
-            '--request', request_file, '--status-fd', str(write_fd),
+            '--request', '-', '--status-fd', str(write_fd),
             '--init-delay', str(settings.init_delay),
             '--join-delay', str(settings.join_delay)]
     if args.masters is not None:
@@ -171,10 +160,16 @@ def _start_daemon(settings, args, request_file):
         argv += ['--max-workers', str(args.max_workers)]
     log_path = settings.state_dir.rstrip('/') + '.daemon.log'
     with open(log_path, 'ab') as log:
-        daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+        daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
                                   stderr=log, pass_fds=(write_fd,),
                                   start_new_session=True)
     os.close(write_fd)
+    # The body holds node passwords: it goes over a pipe, not a file.
+    try:
+        with daemon.stdin:
+            daemon.stdin.write(json.dumps(request).encode())
+    except BrokenPipeError:
+        pass  # the daemon died at once; _read_outcome reports it
     try:
         return _read_outcome(read_fd, daemon, log_path)
     finally:

@@ -27,6 +27,17 @@ MARKER = '.k8s-mgmt-lab'
 _thread_lock = threading.Lock()
 
 
+def claim_state_dir(state_dir):
+    """Make ``state_dir`` this lab's (teardown removes only marked dirs);
+    a non-empty directory that is not already a lab's is refused."""
+    if (os.path.isdir(state_dir) and os.listdir(state_dir) and
+            not os.path.exists(os.path.join(state_dir, MARKER))):
+        raise LabError('%s exists and is not a lab state dir (no %s); '
+                       'pick another --state-dir' % (state_dir, MARKER))
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    open(os.path.join(state_dir, MARKER), 'a').close()
+
+
 class Registry(object):
     """JSON record of the lab's network and VMs; thread- and process-safe."""
 

@@ -31,7 +31,8 @@ def parse(argv):
     parser.add_argument('--tag', required=True)
     parser.add_argument('--compute-hosts', type=int, required=True)
     parser.add_argument('--request', required=True,
-                        help='InstantiateVnfRequest body (JSON file)')
+                        help='InstantiateVnfRequest body (JSON file, or - '
+                             'for standard input)')
     parser.add_argument('--masters', type=int)
     parser.add_argument('--workers', type=int)
     parser.add_argument('--max-workers', type=int)
@@ -55,8 +56,11 @@ def main(argv=None):
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     lab = manager.Lab(settings)
     try:
-        with open(args.request) as handle:
-            request = json.load(handle)
+        if args.request == '-':
+            request = json.load(sys.stdin)
+        else:
+            with open(args.request) as handle:
+                request = json.load(handle)
         lab.up(request, args.masters, args.workers, args.max_workers)
     except BaseException as err:  # report, then leave nothing behind
         try:

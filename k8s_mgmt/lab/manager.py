@@ -105,7 +105,7 @@ class Lab(object):
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
-        os.makedirs(s.state_dir, exist_ok=True)
+        cleanup.claim_state_dir(s.state_dir)
         package_mod.build(output=s.package_zip, output_dir=s.package_dir)
         check_request(request, s.package_dir)
         parameters = user_data.hot_parameters(s.package_zip, request)

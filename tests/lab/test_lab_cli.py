@@ -63,3 +63,56 @@ def test_bad_flavour_is_one_line_not_a_traceback(cli_lab):
     proc = k8s_mgmt('up', '--flavour', 'huge', check=False)
     assert proc.returncode == 2 and 'invalid choice' in proc.stderr
     assert 'Traceback' not in proc.stderr
+
+
+def _operator_request(tmp_path, mutate):
+    from k8s_mgmt import shipped
+    body = shipped.sample_request('simple')
+    mutate(body)
+    path = tmp_path / 'request.json'
+    path.write_text(json.dumps(body))
+    return str(path)
+
+
+def test_up_builds_the_stack_from_the_request(cli_lab, tmp_path):
+    """The networks and sizes come from the request through the UserData:
+    the master's port is on the request's network, under its link's
+    name, as Nova and Neutron would show it."""
+    def two_networks(body):
+        body['extVirtualLinks'][0]['resourceId'] = 'operator-net-a'
+        body['extVirtualLinks'][1]['resourceId'] = 'operator-net-b'
+    request = _operator_request(tmp_path, two_networks)
+    k8s_mgmt('up', '--request', request, '--subnet', '10.254.203.0/24')
+    from k8s_mgmt.lab import cloud as lab_cloud
+    cloud = lab_cloud.LabCloud.load(os.path.join(STATE_DIR, 'cloud.json'))
+    record = json.load(open(os.path.join(STATE_DIR, 'lab.json')))
+    assert record['request']['extVirtualLinks'][0]['resourceId'] == (
+        'operator-net-a')
+    networks = {}
+    for server in cloud.servers(record['stack_id']):
+        port = [r for s in cloud.state['stacks'].values()
+                for r in s['resources'].values()
+                if r['type'] == 'OS::Neutron::Port' and
+                r['data'].get('device_id') == server['server_id']]
+        networks[server['resource_name']] = {
+            (p['data']['network_id'], p['data']['network']) for p in port}
+    assert networks == {
+        'masterNode': {('operator-net-a', 'k8s_net_master')},
+        'workerNode': {('operator-net-b', 'k8s_net_worker')}}
+
+
+def test_up_refuses_a_bad_request_before_any_vm(cli_lab, tmp_path):
+    def no_worker_link(body):
+        del body['extVirtualLinks'][1]
+    request = _operator_request(tmp_path, no_worker_link)
+    proc = k8s_mgmt('up', '--request', request, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count('\n') == 1, proc.stderr
+    assert 'workerNode_CP2' in proc.stderr and 'Traceback' not in proc.stderr
+    assert not os.path.exists(os.path.join(STATE_DIR, 'lab.json'))
+
+    other = k8s_mgmt('up', '--flavour', 'complex', '--request',
+                     _operator_request(tmp_path, lambda body: None),
+                     check=False)
+    assert other.returncode == 1
+    assert 'asks for flavour simple' in other.stderr
