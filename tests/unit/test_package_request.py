@@ -1,0 +1,68 @@
+"""``k8s-mgmt package request``: the sample requests an operator starts
+from, with their VIM and network filled in."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from k8s_mgmt import shipped
+
+
+def cli(*args, cwd):
+    return subprocess.run([sys.executable, '-m', 'k8s_mgmt', 'package',
+                           'request'] + list(args), capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+def test_every_flavour_has_a_complete_sample_request():
+    assert shipped.sample_flavours() == ['complex', 'podaffinity', 'simple']
+    for flavour in shipped.sample_flavours():
+        body = shipped.sample_request(flavour)
+        assert body['flavourId'] == flavour
+        params = body['additionalParams']
+        assert params['lcm-operation-user-data'] == (
+            './UserData/k8s_cluster_user_data.py')
+        assert params['lcm-operation-user-data-class'] == (
+            'KubernetesClusterUserData')
+        assert [c['cpdId'] for link in body['extVirtualLinks']
+                for c in link['extCps']] == ['masterNode_CP1',
+                                             'workerNode_CP2']
+        [vim] = body['vimConnectionInfo']
+        assert vim['vimType'] == 'openstack' and vim['vimId'] and vim['id']
+
+
+def test_prints_the_sample_with_the_operators_vim_and_network(tmp_path):
+    proc = cli('complex', '--vim-id', 'my-vim', '--network', 'my-net',
+               cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    body = json.loads(proc.stdout)
+    expected = shipped.sample_request('complex')
+    for entry in expected['vimConnectionInfo']:
+        entry['vimId'] = 'my-vim'
+    for link in expected['extVirtualLinks']:
+        link['resourceId'] = 'my-net'
+    assert body == expected
+
+    out = tmp_path / 'simple.json'
+    assert cli('simple', '--output', str(out), cwd=str(tmp_path)).returncode \
+        == 0
+    assert json.loads(out.read_text()) == shipped.sample_request('simple')
+
+
+@pytest.mark.parametrize('args, needle', [
+    (('huge',), 'invalid choice'),
+    (('simple', '--network', ''), '--network: must be a non-empty id'),
+    (('simple', '--vim-id', 'a\nb'), '--vim-id: must be a non-empty id'),
+])
+def test_bad_arguments_are_one_line(tmp_path, args, needle):
+    proc = cli(*args, cwd=str(tmp_path))
+    assert proc.returncode in (1, 2)
+    assert needle in proc.stderr and 'Traceback' not in proc.stderr
+
+
+def test_unknown_sample_is_a_clear_error():
+    with pytest.raises(KeyError) as caught:
+        shipped.sample_request('huge')
+    assert 'complex, podaffinity, simple' in str(caught.value)
