@@ -2,19 +2,17 @@
 
 Tacker's own CSAR loader and MgmtDriver hash check are run on the built
 package in a separate process (importing Tacker swaps green locks into
-``threading``; see tests/functional/tacker/test_tacker_compat.py).
+``threading``): tests/helpers/tacker_csar_check.py.
 """
 
 import hashlib
 import importlib.util
 import inspect
 import io
-import json
 import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import zipfile
 
 import pytest
@@ -23,6 +21,7 @@ import yaml
 from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt import package
 from k8s_mgmt import shipped
+from tests.helpers import tacker_csar_check
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -162,54 +161,6 @@ def test_unpacking_refuses_to_replace_a_foreign_directory(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith('.')]
 
 
-TACKER_CHECK = textwrap.dedent('''
-    import inspect, json, os, sys, tempfile, zipfile
-    import yaml
-    from oslo_config import cfg
-    import tacker.conf  # noqa: F401  (registers [vnf_package])
-    from tacker.common import csar_utils
-    from tacker.common import exceptions
-    from tacker.vnflcm import vnflcm_driver
-    from k8s_mgmt.driver import KubernetesMgmtDriver
-
-    zip_path, pkg_dir, tampered_zip = sys.argv[1:4]
-    cfg.CONF.set_override('vnf_package_csar_path', tempfile.mkdtemp(),
-                          group='vnf_package')
-    _, flavours, artifacts = csar_utils.load_csar_data(None, 'p1', zip_path)
-    try:
-        csar_utils.load_csar_data(None, 'p2', tampered_zip)
-        tampered = 'accepted'
-    except exceptions.InvalidCSAR as err:
-        tampered = str(err)
-
-    class Conductor(object):
-        """Just what _check_mgmt_driver reads of VnfLcmDriver."""
-    lcm = Conductor()
-    lcm._get_file_hash = lambda p: vnflcm_driver.VnfLcmDriver._get_file_hash(
-        lcm, p)
-    lcm._mgmt_driver_hash = {'mgmt-drivers-kubernetes': lcm._get_file_hash(
-        inspect.getfile(KubernetesMgmtDriver))}
-    vnfd = yaml.safe_load(open(os.path.join(
-        pkg_dir, 'Definitions', 'sample_kubernetes_df_complex.yaml')))
-    arts = vnfd['topology_template']['node_templates']['VNF']['artifacts']
-    chosen = vnflcm_driver.VnfLcmDriver._check_mgmt_driver(
-        lcm, 'mgmt-drivers-kubernetes', arts, pkg_dir)
-    with open(os.path.join(pkg_dir, arts['mgmt-drivers-kubernetes']['file']),
-              'a') as handle:
-        handle.write('# edited\\n')
-    try:
-        vnflcm_driver.VnfLcmDriver._check_mgmt_driver(
-            lcm, 'mgmt-drivers-kubernetes', arts, pkg_dir)
-        edited = 'accepted'
-    except exceptions.MgmtDriverHashMatchFailure:
-        edited = 'refused'
-    print(json.dumps({
-        'flavours': sorted(f['flavour_id'] for f in flavours),
-        'artifacts': sorted(a['Source'] for a in artifacts),
-        'tampered': tampered, 'chosen': chosen, 'edited': edited}))
-''')
-
-
 def test_tackers_own_checks_accept_the_package(tmp_path):
     if importlib.util.find_spec('tacker') is None:
         pytest.skip('tacker extra not installed')
@@ -218,12 +169,8 @@ def test_tackers_own_checks_accept_the_package(tmp_path):
     tampered = dict(files)
     tampered['Scripts/configure_lb.sh'] += b'\n# tampered\n'
     (tmp_path / 't.zip').write_bytes(package.zip_bytes(tampered))
-    proc = subprocess.run(
-        [sys.executable, '-c', TACKER_CHECK, str(tmp_path / 'p.zip'),
-         str(tmp_path / 'p'), str(tmp_path / 't.zip')],
-        capture_output=True, text=True, timeout=300, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = tacker_csar_check.run(tmp_path / 'p.zip', tmp_path / 't.zip',
+                                   pkg_dir=tmp_path / 'p')
     assert report['flavours'] == sorted(FLAVOURS)
     assert report['artifacts'] == sorted(set(files) - {package.TOSCA_META})
     assert 'Scripts/configure_lb.sh' in report['tampered']
