@@ -22,6 +22,7 @@ import yaml
 from k8s_mgmt import driver as driver_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
+from k8s_mgmt import shipped
 from k8s_mgmt.lab import lcm
 from k8s_mgmt.lab import lcm_heal
 from k8s_mgmt.lab import manager
@@ -279,7 +280,7 @@ def test_two_instances_through_one_driver_do_not_interfere(complex_lab):
     def other_heal():
         record = _record(COMPLEX)
         request = lcm.instantiate_request(
-            lab_status.sample_request('complex'))
+            shipped.sample_request('complex'))
         other = lcm.vnf_instance('other-instance', record, request)
         other['instantiated_vnf_info']['instance_id'] = 'no-such-stack'
         vim = lcm.vim_info(record)

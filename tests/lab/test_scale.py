@@ -21,6 +21,7 @@ from kubernetes import client as k8s_client
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
+from k8s_mgmt import shipped
 from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import lcm
@@ -142,7 +143,7 @@ def test_scale_out_in_blocked_forced_then_terminate(lab):
     inst = {'id': result.vnf_instance_id, 'vim_connection_info': [],
             'instantiated_vnf_info': {
                 'flavour_id': 'simple', 'additional_params': lcm.camel_cased(
-                    lab_status.sample_request('simple')['additionalParams'])}}
+                    shipped.sample_request('simple')['additionalParams'])}}
     driver.terminate_end(context=None, vnf_instance=inst,
                          terminate_vnf_request={}, grant=None,
                          grant_request=None)
