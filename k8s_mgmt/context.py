@@ -93,6 +93,26 @@ def package_dir_of(tacker_context, vnf_instance, kwargs):
         return None
 
 
+def ext_virtual_links(request):
+    """The request's extVirtualLinks as dicts (Tacker objects or dicts), so
+    that validation can check their cpdIds against the VNFD."""
+    links = field(request, 'ext_virtual_links')
+    if not isinstance(links, (list, tuple)):
+        return links
+    return [_plain_link(link) for link in links]
+
+
+def _plain_link(link):
+    if isinstance(link, dict):
+        return link
+    cps = field(link, 'ext_cps')
+    if isinstance(cps, (list, tuple)):
+        cps = [cp if isinstance(cp, dict) else {'cpd_id': field(cp, 'cpd_id')}
+               for cp in cps]
+    return {'id': field(link, 'id'), 'resource_id': field(link, 'resource_id'),
+            'ext_cps': cps}
+
+
 def stored_additional_params(vnf_instance):
     """additionalParams Tacker stored at instantiation (camelCase keys)."""
     stored = path(vnf_instance, 'instantiated_vnf_info', 'additional_params')
@@ -119,7 +139,8 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
     if additional_params is not None:
         cluster = params_mod.load_cluster_params(
             additional_params, operation=lcm_operation, flavour=flavour,
-            package_dir=package_dir)
+            package_dir=package_dir,
+            ext_virtual_links=ext_virtual_links(request))
     else:
         cluster = params_mod.load_cluster_params(
             stored_additional_params(vnf_instance), operation=lcm_operation,

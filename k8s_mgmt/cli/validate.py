@@ -3,11 +3,18 @@
 Exit 0 with a one-line summary when the parameters are valid (warnings go to
 stderr); exit 2 with one ``path: message`` line per problem when they are
 not, including when FILE is not a JSON object at all; exit 1 when FILE
-cannot be read. Never a traceback, never a secret.
+cannot be read (or --package-dir is not a directory). Never a traceback,
+never a secret.
+
+Besides the cluster parameters it checks what makes Tacker run the package's
+BaseHOT and UserData (the ``lcm-operation-user-data`` keys,
+``extVirtualLinks``, ``vimConnectionInfo``); with ``--package-dir`` it also
+reads the package (:mod:`k8s_mgmt.params.package_checks`).
 """
 
 import json
 import logging as std_logging
+import os
 import sys
 
 from k8s_mgmt import exceptions
@@ -22,14 +29,18 @@ _MAX_BYTES = 16 * 1024 * 1024
 def register(subparsers):
     parser = subparsers.add_parser(
         'validate', help='check the parameters of an InstantiateVnfRequest',
-        description='Validate the additionalParams.k8s_cluster_installation_'
-                    'param of an InstantiateVnfRequest body (JSON), as the '
-                    'driver does before touching any VM.')
+        description='Validate an InstantiateVnfRequest body (JSON): its '
+                    'additionalParams.k8s_cluster_installation_param, the '
+                    'UserData keys and extVirtualLinks, as the driver does '
+                    'before touching any VM.')
     parser.add_argument('file', metavar='FILE',
                         help='JSON file holding the request body')
     parser.add_argument('--package-dir', metavar='DIR',
                         help='unpacked VNF package: also check that the '
-                             'scripts and manifests named exist in it')
+                             'scripts and manifests named exist in it, '
+                             'that the UserData defines its class, and that '
+                             'the CPs named are in the flavour\'s BaseHOT '
+                             'and VNFD')
     parser.add_argument('--operation', default='instantiate',
                         choices=cluster_params.OPERATIONS,
                         help='operation whose required fields apply '
@@ -104,6 +115,10 @@ def run(args):
     if error is not None:
         print('request: %s' % error)
         return EXIT_INVALID
+    if args.package_dir is not None and not os.path.isdir(args.package_dir):
+        print('k8s-mgmt validate: --package-dir %s: not a directory'
+              % args.package_dir, file=sys.stderr)
+        return EXIT_UNREADABLE
     try:
         result = cluster_params.load_request(
             body, operation=args.operation, package_dir=args.package_dir)

@@ -7,6 +7,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
+from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
 
 # What a scale or heal request may change in the stored parameters: how to
@@ -48,8 +49,13 @@ def _check_operation(operation):
 
 
 def load_cluster_params(additional_params, *, operation='instantiate',
-                        flavour=None, package_dir=None):
+                        flavour=None, package_dir=None,
+                        ext_virtual_links=None):
     """Validate ``additionalParams`` (either casing) into ClusterParams.
+
+    ``ext_virtual_links`` (the request's, either casing) are checked too
+    when given. With ``package_dir`` what they and the parameters name must
+    exist in the VNF package (see :mod:`k8s_mgmt.params.package_checks`).
 
     Raises :class:`~k8s_mgmt.exceptions.ValidationError` naming every
     problem (its ``warnings`` attribute holds the warnings too). Warnings
@@ -57,15 +63,22 @@ def load_cluster_params(additional_params, *, operation='instantiate',
     """
     _check_operation(operation)
     report = fields.Report()
-    validator = validate.ClusterValidator(report, operation, flavour,
-                                          package_dir)
-    params = validator.run(additional_params, _default_version())
+    params = _validate(report, operation, flavour, package_dir,
+                       additional_params, ext_virtual_links)
     return _finish(report, params)
 
 
+def _validate(report, operation, flavour, package_dir, additional_params,
+              ext_virtual_links):
+    cps = request_body.ext_cps(report, ext_virtual_links)
+    validator = validate.ClusterValidator(report, operation, flavour,
+                                          package_dir)
+    return validator.run(additional_params, _default_version(), cps)
+
+
 def load_request(body, *, operation='instantiate', package_dir=None):
-    """Validate a whole InstantiateVnfRequest body (flavourId and
-    additionalParams)."""
+    """Validate a whole InstantiateVnfRequest body: flavourId,
+    vimConnectionInfo, extVirtualLinks and additionalParams."""
     _check_operation(operation)
     report = fields.Report()
     if not isinstance(body, dict):
@@ -82,13 +95,13 @@ def load_request(body, *, operation='instantiate', package_dir=None):
         report.problem('flavourId', 'required' + hint)
     elif fields.string(report, 'flavourId', flavour) is None:
         flavour = None
+    request_body.vim_connection_info(report, body.get('vimConnectionInfo'))
     if 'additionalParams' not in body:
         report.problem('additionalParams', 'required: it carries %s'
                        % validate.ROOT)
         return _finish(report, None)
-    validator = validate.ClusterValidator(report, operation, flavour,
-                                          package_dir)
-    params = validator.run(body['additionalParams'], _default_version())
+    params = _validate(report, operation, flavour, package_dir,
+                       body['additionalParams'], body.get('extVirtualLinks'))
     return _finish(report, params)
 
 

@@ -26,6 +26,8 @@ from oslo_log import log as logging
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import overlap
+from k8s_mgmt.params import package_checks
+from k8s_mgmt.params import request_body
 from k8s_mgmt.params.reader import child
 from k8s_mgmt.params.reader import SectionReader
 
@@ -35,7 +37,7 @@ ROOT = 'k8s_cluster_installation_param'
 
 # additionalParams keys that Tacker itself (or its other drivers) reads.
 TACKER_KEYS = frozenset([
-    'lcm-operation-user-data', 'lcm-operation-user-data-class',
+    request_body.USER_DATA, request_body.USER_DATA_CLASS,
     'lcm-kubernetes-def-files', 'lcm-operation-coordinate-old-vnf',
     'lcm-operation-coordinate-old-vnf-class',
     'lcm-operation-coordinate-new-vnf',
@@ -80,10 +82,22 @@ class ClusterValidator(SectionReader):
         self.package_dir = package_dir
         self.needs_nodes = operation in ('instantiate', 'heal', 'scale')
 
-    def run(self, additional_params, default_version):
+    def run(self, additional_params, default_version, ext_cps=()):
+        """``ext_cps``: the request's ExtCps, checked against the VNFD
+        with the package (see :mod:`k8s_mgmt.params.package_checks`)."""
         top = self._top_level(additional_params)
-        if top is None:
-            return None
+        params = (self._params(top, default_version) if top is not None
+                  else None)
+        if self.package_dir is not None:
+            # Terminate needs neither the UserData nor the nodes' CPs.
+            used = self.needs_nodes and top is not None
+            package_checks.check(
+                self.report, self.package_dir, self.flavour,
+                user_data=top['user_data_ref'] if used else None,
+                params=params if used else None, ext_cps=ext_cps)
+        return params
+
+    def _params(self, top, default_version):
         raw = top.get('root')
         if raw is None:
             return model.ClusterParams(
@@ -108,7 +122,9 @@ class ClusterValidator(SectionReader):
         options = [name for name, ops in OPERATION_OPTIONS.items()
                    if self.operation in ops]
         self.warn_unknown('', params, [ROOT] + options, ignored=TACKER_KEYS)
-        top = {'user_data': 'lcm-operation-user-data' in params}
+        top = {'user_data': request_body.USER_DATA in params,
+               'user_data_ref': request_body.user_data(
+                   self.report, params, self.operation)}
         if 'force_drain' in options:
             found, value = self.lookup('', params, 'force_drain')
             if found and fields.boolean(self.report, 'force_drain',
@@ -318,9 +334,10 @@ class ClusterValidator(SectionReader):
         overlap.check_storage(self.report, params)
         if self.flavour is not None and self.flavour not in (
                 model.KNOWN_FLAVOURS):
+            shown = (fields.show(self.flavour) if isinstance(
+                self.flavour, str) else fields.describe(self.flavour))
             self.report.warn('flavourId', 'unknown flavour %s: treated as a '
-                             'single-master cluster' % fields.show(
-                                 str(self.flavour)))
+                             'single-master cluster' % shown)
 
 
 def log_warnings(warnings):

@@ -3,6 +3,8 @@
 import copy
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -92,3 +94,19 @@ def problems_of(call, *args, **kwargs):
 
 def paths(problems):
     return [path for path, _ in problems]
+
+
+def _command():
+    script = os.path.join(os.path.dirname(sys.executable), 'k8s-mgmt')
+    if os.path.exists(script):
+        return [script]
+    return [sys.executable, '-m', 'k8s_mgmt.cli.main']
+
+
+def validate_cli(*args):
+    """``k8s-mgmt validate ARGS`` as a process; never a traceback."""
+    done = subprocess.run(_command() + ['validate'] + list(args),
+                          capture_output=True, text=True, timeout=60,
+                          cwd=REPO)
+    assert 'Traceback' not in done.stderr + done.stdout
+    return done

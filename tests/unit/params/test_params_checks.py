@@ -164,7 +164,9 @@ def test_overlapping_networks(cidrs, where, other):
 def test_required_per_operation_and_flavour(operation, flavour, remove,
                                             missing):
     additional = with_change(h.ROOT + '.' + remove, DELETE)
-    additional.pop('lcm-operation-user-data')   # it makes aspect_id required
+    # The UserData makes aspect_id required; its two keys go together.
+    additional.pop('lcm-operation-user-data')
+    additional.pop('lcm-operation-user-data-class')
     path, message = only_problem(additional, operation=operation,
                                  flavour=flavour)
     assert path == missing
@@ -174,8 +176,10 @@ def test_required_per_operation_and_flavour(operation, flavour, remove,
 def test_aspect_id_optional_for_simple_without_user_data():
     additional = with_change(h.ROOT + '.master_node.aspect_id', DELETE)
     additional.pop('lcm-operation-user-data')
+    additional.pop('lcm-operation-user-data-class')
     assert load(additional).master_node.aspect_id is None
     additional['lcm-operation-user-data'] = './UserData/x.py'
+    additional['lcm-operation-user-data-class'] = 'X'
     assert h.paths(h.problems_of(load, additional)) == [M + '.aspect_id']
 
 
@@ -213,22 +217,20 @@ def test_password_and_private_key():
     assert 'AAAA' not in message
 
 
-def test_package_dir_checks_files(tmp_path):
-    (tmp_path / 'Scripts').mkdir()
-    (tmp_path / 'Scripts' / 'install_k8s_cluster.sh').write_text('')
-    outside = tmp_path.parent / ('outside-%s' % tmp_path.name)
+def test_package_dir_checks_files(package_copy, tmp_path):
+    outside = tmp_path / 'outside.sh'
     outside.write_text('')
-    os.symlink(str(outside), str(tmp_path / 'Scripts' / 'link.sh'))
-    assert load(h.base_params(), package_dir=str(tmp_path)).script_path
+    os.symlink(str(outside), os.path.join(package_copy, 'Scripts', 'link.sh'))
+    assert load(h.base_params(), package_dir=package_copy).script_path
     missing = with_change(h.ROOT + '.script_path', 'Scripts/nope.sh')
-    path, message = only_problem(missing, package_dir=str(tmp_path))
+    path, message = only_problem(missing, package_dir=package_copy)
     assert 'no such file' in message and "'Scripts/nope.sh'" in message
     link = with_change(h.ROOT + '.script_path', 'Scripts/link.sh')
     assert 'outside the VNF package' in only_problem(
-        link, package_dir=str(tmp_path))[1]
+        link, package_dir=package_copy)[1]
     directory = with_change(h.ROOT + '.script_path', 'Scripts')
     assert 'no such file' in only_problem(
-        directory, package_dir=str(tmp_path))[1]
+        directory, package_dir=package_copy)[1]
 
 
 def _with_storage(**changes):

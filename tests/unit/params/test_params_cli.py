@@ -2,8 +2,6 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -12,19 +10,7 @@ import params_helpers as h
 SEED_SIMPLE = os.path.join(h.FIXTURES, 'seed_002_0_simple.json')
 
 
-def _command():
-    script = os.path.join(os.path.dirname(sys.executable), 'k8s-mgmt')
-    if os.path.exists(script):
-        return [script]
-    return [sys.executable, '-m', 'k8s_mgmt.cli.main']
-
-
-def validate(*args):
-    done = subprocess.run(_command() + ['validate'] + list(args),
-                          capture_output=True, text=True, timeout=60,
-                          cwd=h.REPO)
-    assert 'Traceback' not in done.stderr + done.stdout
-    return done
+validate = h.validate_cli
 
 
 def write(tmp_path, content, name='request.json'):
@@ -114,14 +100,12 @@ def test_unreadable_file_exits_1(tmp_path, which):
     assert path in done.stderr
 
 
-def test_package_dir_and_operation(tmp_path):
+def test_package_dir_and_operation(tmp_path, built_package):
     sample = os.path.join(h.SAMPLES, 'simple.json')
     done = validate(sample, '--package-dir', str(tmp_path))
     assert done.returncode == 2
     assert 'no such file in the VNF package' in done.stdout
-    (tmp_path / 'Scripts').mkdir()
-    (tmp_path / 'Scripts' / 'install_k8s_cluster.sh').write_text('')
-    done = validate(sample, '--package-dir', str(tmp_path),
+    done = validate(sample, '--package-dir', built_package,
                     '--operation', 'scale')
     assert done.returncode == 0, done.stdout
     assert 'valid for scale' in done.stdout

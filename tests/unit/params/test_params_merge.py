@@ -91,6 +91,7 @@ def test_scale_of_stored_params_without_worker_aspect_is_refused():
     additional = h.base_params()
     del additional[h.ROOT]['worker_node']['aspect_id']
     del additional['lcm-operation-user-data']
+    del additional['lcm-operation-user-data-class']
     stored = params.load_cluster_params(additional, flavour='simple')
     problems = h.problems_of(params.merge_overrides, stored, {}, 'scale')
     assert h.paths(problems) == [

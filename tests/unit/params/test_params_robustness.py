@@ -123,3 +123,86 @@ def test_odd_overrides(odd):
                     {h.ROOT: {'worker_node': {'password': odd}}}):
         _only_validation_errors(params.merge_overrides, stored, request,
                                 'scale')
+
+
+# -- the request body around additionalParams, and the VNF package ---------
+
+SAMPLE_BODIES = [h.load_json(p) for p in
+                 sorted(glob.glob(os.path.join(h.SAMPLES, '*.json')))]
+
+
+def _body_paths(body):
+    """Paths of the body that the package checks read: everything outside
+    the cluster parameters, and the CP names inside them."""
+    for path in _paths(body):
+        inside = path[:2] == ('additionalParams', h.ROOT)
+        if not inside or path[-1] in ('ssh_cp_name', 'nic_cp_name',
+                                      'cluster_cp_name'):
+            yield path
+
+
+@pytest.mark.parametrize('body', SEED_BODIES, ids=lambda b: b['flavourId'])
+def test_odd_value_at_every_body_path(body):
+    calls = 0
+    for path in list(_body_paths(body)):
+        for odd in ODD_VALUES:
+            _only_validation_errors(params.load_request,
+                                    _replaced(body, path, odd))
+            calls += 1
+    assert calls > 100
+
+
+@pytest.mark.parametrize('body', SAMPLE_BODIES, ids=lambda b: b['flavourId'])
+def test_odd_value_at_every_body_path_with_the_package(body, built_package):
+    calls = 0
+    for path in list(_body_paths(body)):
+        for odd in ODD_VALUES:
+            _only_validation_errors(params.load_request,
+                                    _replaced(body, path, odd),
+                                    package_dir=built_package)
+            calls += 1
+    assert calls > 100
+
+
+@pytest.mark.parametrize('odd', ODD_VALUES, ids=ODD_IDS)
+def test_odd_links_and_flavour_through_the_driver_entry(odd, built_package):
+    additional = SAMPLE_BODIES[0]['additionalParams']
+    for links in (odd, [odd], [{'ext_cps': odd}], [{'ext_cps': [odd]}],
+                  [{'ext_cps': [{'cpd_id': odd}]}]):
+        _only_validation_errors(params.load_cluster_params, additional,
+                                flavour='complex', package_dir=built_package,
+                                ext_virtual_links=links)
+    _only_validation_errors(params.load_cluster_params, additional,
+                            flavour=odd, package_dir=built_package,
+                            ext_virtual_links=[{'ext_cps': [{'cpd_id': 'x'}]}])
+
+
+_ODD_FILES = [b'', b'\xff\xfe\x00garbage', b'- just\n- a list\n',
+              b'resources: [1, 2]\n', b'resources:\n  1: 2\n  null: x\n',
+              b'topology_template: {substitution_mappings: {properties: '
+              b'{flavour_id: complex}}, node_templates: [1]}\n',
+              b'topology_template: {substitution_mappings: {properties: '
+              b'{flavour_id: complex}}, node_templates: {a: 1, b: {type: '
+              b'[x]}}}\n',
+              b'key: [unclosed\n', b'&a [*a]\n', b'!!python/object:os.system '
+              b'{}\n', b'[' * 5000 + b']' * 5000, b'{a: ' * 3000 + b'1' +
+              b'}' * 3000]
+_PACKAGE_FILES = ['BaseHOT/complex/complex_hot_top.yaml',
+                  'BaseHOT/complex/nested/complex_nested_master.yaml',
+                  'Definitions/sample_kubernetes_df_complex.yaml',
+                  'UserData/k8s_cluster_user_data.py']
+
+
+@pytest.mark.parametrize('relative', _PACKAGE_FILES)
+def test_odd_package_files(relative, package_copy):
+    body = next(b for b in SAMPLE_BODIES if b['flavourId'] == 'complex')
+    target = os.path.join(package_copy, relative)
+    for content in _ODD_FILES:
+        with open(target, 'wb') as handle:
+            handle.write(content)
+        _only_validation_errors(params.load_request, body,
+                                package_dir=package_copy)
+    os.remove(target)
+    os.mkdir(target)   # a directory where a file is expected
+    _only_validation_errors(params.load_request, body,
+                            package_dir=package_copy)

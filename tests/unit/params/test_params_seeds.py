@@ -96,11 +96,8 @@ def test_legacy_seed_000_is_rejected_saying_what_is_missing():
 
 
 @pytest.mark.parametrize('path', SAMPLE_FILES, ids=os.path.basename)
-def test_lab_sample_is_accepted_without_warnings(path, tmp_path):
-    script = tmp_path / 'Scripts' / 'install_k8s_cluster.sh'
-    script.parent.mkdir()
-    script.write_text('#!/bin/sh\n')
-    result = params.load_request(h.load_json(path), package_dir=str(tmp_path))
+def test_lab_sample_is_accepted_without_warnings(path, built_package):
+    result = params.load_request(h.load_json(path), package_dir=built_package)
     assert result.warnings == ()
     assert result.proxy.k8s_node_cidr == '10.254.0.0/24'
     assert result.master_node.cluster_cp_name == (
