@@ -31,7 +31,6 @@ DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 LAB_FILE = 'lab.json'
 PACKAGE_SUBDIR = 'vnf_package'
-VDU_OF_ROLE = {'master': 'masterNode', 'worker': 'workerNode'}
 ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker'}
 
 
@@ -109,10 +108,11 @@ class Lab(object):
         package_mod.build(output=s.package_zip, output_dir=s.package_dir)
         check_request(request, s.package_dir)
         parameters = user_data.hot_parameters(s.package_zip, request)
-        for role, count in (('master', masters), ('worker', workers)):
-            if count is not None:
-                parameters['nfv']['VDU'][VDU_OF_ROLE[role]][
-                    'desired_capacity'] = count
+        sizes = {'master': masters, 'worker': workers}
+        for vdu, role in ROLE_OF_RESOURCE.items():
+            if sizes[role] is not None:
+                parameters['nfv']['VDU'][vdu]['desired_capacity'] = (
+                    sizes[role])
         hosts = max(s.compute_hosts, (workers or 0) + 1)
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
