@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import params
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -110,3 +111,32 @@ def validate_cli(*args):
                           cwd=REPO)
     assert 'Traceback' not in done.stderr + done.stdout
     return done
+
+
+UD = 'additionalParams.lcm-operation-user-data'
+UDC = 'additionalParams.lcm-operation-user-data-class'
+
+
+def sample(flavour='complex'):
+    return load_json(os.path.join(SAMPLES, flavour + '.json'))
+
+
+def changed(body, path, value):
+    """A copy of ``body`` with the dotted ``path`` (list indexes as
+    numbers) set to ``value``, or removed when ``value`` is DELETE."""
+    body = copy.deepcopy(body)
+    keys = [int(k) if k.isdigit() else k for k in path.split('|')]
+    target = body
+    for key in keys[:-1]:
+        target = target[key]
+    if value is DELETE:
+        del target[keys[-1]]
+    else:
+        target[keys[-1]] = value
+    return body
+
+
+def lines(body, **kwargs):
+    """The problems of ``body`` as printed ``path: message`` lines."""
+    problems = problems_of(params.load_request, body, **kwargs)
+    return ['%s: %s' % problem for problem in problems]
