@@ -12,9 +12,11 @@ import dataclasses
 import ipaddress
 import os
 import posixpath
+import re
 import typing
 
 from k8s_mgmt import conf
+from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import shipped
 from k8s_mgmt import ssh
@@ -69,12 +71,29 @@ class ScriptCall:
                            *argv)
 
     def stdin(self):
-        """The secrets as one Secret of KEY=VALUE lines, or None."""
+        """The secrets as one Secret of KEY=VALUE lines, or None.
+
+        A key that is not a plain name, or a value holding a newline or
+        any other control character, is refused whatever the caller
+        checked: one such character would add a line, and so a key, of the
+        sender's choosing. The error names the key, never the value.
+        """
         if not self.stdin_secrets:
             return None
-        return secrets.Secret(''.join(
-            '%s=%s\n' % (key, secrets.reveal(value))
-            for key, value in self.stdin_secrets))
+        lines = []
+        for key, value in self.stdin_secrets:
+            text = secrets.reveal(value)
+            if not _STDIN_KEY.fullmatch(key) or _CONTROL.search(text):
+                raise exceptions.ValidationError(problems=[(
+                    '%s stdin of %s' % (self.script, self.node),
+                    'secret %r is not a plain name or holds a control '
+                    'character (newline, tab, ...)' % key)])
+            lines.append('%s=%s\n' % (key, text))
+        return secrets.Secret(''.join(lines))
+
+
+_STDIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+_CONTROL = re.compile(r'[\x00-\x1f\x7f]')
 
 
 @dataclasses.dataclass(frozen=True)

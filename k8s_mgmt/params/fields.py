@@ -25,6 +25,10 @@ _K8S_VERSION = re.compile(r'^v?(1\.\d{1,3}(?:\.\d{1,3})?)$')
 _PEM_KEY = re.compile(r'-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.+'
                       r'-----END ([A-Z0-9]+ )*PRIVATE KEY-----', re.S)
 _NO_PROXY_ENTRY = re.compile(r'^[A-Za-z0-9_.:*/\[\]-]+$')
+# In a proxy URL: whitespace and control characters (urllib drops newlines
+# silently, so "http://p:3128/\ntoken=..." would split into two stdin
+# lines), quotes and backslashes (no proxy URL needs them; a shell would).
+_PROXY_URL_FORBIDDEN = re.compile(r'[\x00-\x20\x7f"\'`\\]')
 
 
 class Report(object):
@@ -220,6 +224,11 @@ def proxy_url(report, path, value):
     """
     url = secret(report, path, value, what='proxy URL')
     if url is None:
+        return None
+    if _PROXY_URL_FORBIDDEN.search(url.reveal()):
+        # The value may hold a password: name the rule, not the value.
+        report.problem(path, 'proxy URL holds whitespace, a control '
+                             'character, a quote or a backslash')
         return None
     try:
         parts = urllib.parse.urlsplit(url.reveal())

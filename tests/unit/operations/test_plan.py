@@ -3,6 +3,7 @@ with which arguments and which secrets on stdin (no SSH)."""
 
 import pytest
 
+from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt.operations import scripts
 
@@ -192,3 +193,29 @@ def test_package_script_preferred_then_shipped_copy(tmp_path):
     assert not found.from_package
     assert found.origin.endswith('/scripts/configure_lb.sh')
     assert found.data.startswith(b'#!')
+
+
+@pytest.mark.parametrize('value', [
+    'http://p:3128/\ntoken=abcdef.0123456789abcdef',
+    'pass\rword', 'pass\tword', 'nul\x00', 'del\x7f'])
+def test_stdin_refuses_a_value_that_could_add_a_line(value):
+    call = scripts.ScriptCall(node='worker-1', script=scripts.INSTALL,
+                              argv=('join',),
+                              stdin_secrets=(('http_proxy',
+                                              secrets.Secret(value)),))
+    with pytest.raises(exceptions.ValidationError) as caught:
+        call.stdin()
+    text = str(caught.value)
+    assert "'http_proxy'" in text and 'worker-1' in text
+    assert value.split('\n')[0] not in text and 'token=' not in text
+
+
+def test_stdin_refuses_a_key_that_is_not_a_plain_name():
+    call = scripts.ScriptCall(node='m', script=scripts.INSTALL,
+                              argv=('init',),
+                              stdin_secrets=(('to ken', 'x'),))
+    with pytest.raises(exceptions.ValidationError):
+        call.stdin()
+    ok = scripts.ScriptCall(node='m', script=scripts.INSTALL, argv=('init',),
+                            stdin_secrets=(('token', 'a b=c:/d'),))
+    assert ok.stdin().reveal() == 'token=a b=c:/d\n'

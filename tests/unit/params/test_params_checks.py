@@ -77,6 +77,15 @@ def test_base_params_are_valid_and_typed():
      'https_proxy', 'no host'),
     ('proxy.no_proxy', 'a b,c', 'k8s_cluster_installation_param.proxy.'
      'no_proxy', 'not a host, domain'),
+    ('proxy.http_proxy', 'http://p:3128/\ntoken=abcdef.0123456789abcdef',
+     'k8s_cluster_installation_param.proxy.http_proxy',
+     'holds whitespace, a control character'),
+    ('proxy.http_proxy', 'http://u:p w@p:3128', 'k8s_cluster_installation_'
+     'param.proxy.http_proxy', 'holds whitespace'),
+    ('proxy.https_proxy', 'http://p:3128/"x', 'k8s_cluster_installation_'
+     'param.proxy.https_proxy', 'a quote'),
+    ('proxy.https_proxy', 'http://p\\q:3128', 'k8s_cluster_installation_'
+     'param.proxy.https_proxy', 'a backslash'),
     ('proxy', 'http://p:3128', 'k8s_cluster_installation_param.proxy',
      'expected an object, got a string'),
 ])
