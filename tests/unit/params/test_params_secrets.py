@@ -5,6 +5,7 @@ import logging
 
 import pytest
 
+from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.secrets import Secret
 
@@ -79,7 +80,7 @@ def test_problems_and_warnings_never_hold_secrets():
     root['worker_node']['ssh_private_key'] = 'not a key KeyBody'
     root['master_node']['password'] = [h.PASSWORD]
     root['master_node']['username'] = h.PASSWORD + ' x'  # not a secret field
-    with pytest.raises(Exception) as info:
+    with pytest.raises(exceptions.ValidationError) as info:
         params.load_cluster_params(additional, flavour='simple')
     error = info.value
     text = str(error) + repr(error.problems) + repr(error.warnings)
