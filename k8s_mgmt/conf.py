@@ -28,18 +28,45 @@ ssh_opts = [
     cfg.FloatOpt('command_timeout', default=1800.0, min=1.0,
                  help='Default seconds a remote command may run before it is '
                       'treated as failed. Steps may set shorter limits.'),
-    cfg.StrOpt('host_key_policy', default='pin',
-               choices=[('pin', 'Pin each VM\'s host key on first contact, '
-                                'keyed by its Nova server id; refuse a '
-                                'changed key for the same server id; a new '
-                                'server id (a healed VM) gets a fresh pin.'),
+    cfg.StrOpt('host_key_policy', default='console',
+               choices=[('console', 'Before the first SSH connection to a '
+                                    'VM, compare the host key it offers with '
+                                    'the fingerprints cloud-init printed to '
+                                    'its console (read through the compute '
+                                    'API) and pin it only when they match. '
+                                    'Where the cloud offers no console '
+                                    'output, fall back to tofu with a '
+                                    'WARNING naming the VM.'),
+                        ('tofu', 'Trust on first use: pin the key a new VM '
+                                 'offers and log it at WARNING.'),
                         ('strict', 'Accept only host keys already present in '
-                                   'the pin file; never pin automatically.')],
-               help='How SSH host keys of the cluster VMs are verified. '
-                    'There is no policy that accepts keys silently.'),
+                                   'the pin file (see "k8s-mgmt hostkeys"); '
+                                   'never pin automatically.')],
+               help='How the SSH host key of a VM seen for the first time is '
+                    'verified. Pins are keyed by the Nova server id: a '
+                    'changed key for a pinned server is always refused, a '
+                    'new server id (a healed or added VM) is first contact. '
+                    'There is no policy that accepts keys without pinning '
+                    'them.'),
+    cfg.FloatOpt('console_key_deadline', default=600.0, min=1.0,
+                 help='Seconds to keep reading a new VM\'s console output '
+                      'for the host key fingerprints cloud-init prints at '
+                      'the end of its boot (host_key_policy = console). '
+                      'Polled with backoff.'),
     cfg.StrOpt('host_key_file', default=None,
                help='JSON file holding pinned host keys. Defaults to '
                     '<state_dir>/host_keys.json.'),
+]
+
+api_opts = [
+    cfg.FloatOpt('api_timeout', default=60.0, min=1.0,
+                 help='Seconds one OpenStack API request (Keystone, Heat, '
+                      'Nova) may take before it fails with an error naming '
+                      'the service and the call. An endpoint that accepts '
+                      'the connection and never answers ends here.'),
+    cfg.FloatOpt('kube_api_timeout', default=30.0, min=1.0,
+                 help='Seconds one Kubernetes API request may take (connect '
+                      'plus read) before it fails.'),
 ]
 
 runtime_opts = [
@@ -80,7 +107,7 @@ runtime_opts = [
                       'pods.'),
 ]
 
-ALL_OPTS = ssh_opts + runtime_opts
+ALL_OPTS = ssh_opts + api_opts + runtime_opts
 
 
 def register_opts(conf):

@@ -29,9 +29,10 @@ from k8s_mgmt import exceptions
 
 LOG = logging.getLogger(__name__)
 
-POLICY_PIN = 'pin'
+POLICY_CONSOLE = 'console'
+POLICY_TOFU = 'tofu'
 POLICY_STRICT = 'strict'
-POLICIES = (POLICY_PIN, POLICY_STRICT)
+POLICIES = (POLICY_CONSOLE, POLICY_TOFU, POLICY_STRICT)
 
 _FORMAT_VERSION = 1
 _locks = {}
@@ -122,7 +123,7 @@ class HostKeyStore(object):
         with self._locked():
             return self._read()
 
-    def check(self, key_id, key, node, policy=POLICY_PIN, address=None):
+    def check(self, key_id, key, node, policy=POLICY_TOFU, address=None):
         """Accept ``key`` for ``key_id`` or raise; pin it when policy allows.
 
         Returns True when a new pin was written.
@@ -187,7 +188,7 @@ class PinningPolicy(paramiko.MissingHostKeyPolicy):
     policy about every connection, before any credential is sent.
     """
 
-    def __init__(self, store, key_id, node, policy=POLICY_PIN, address=None):
+    def __init__(self, store, key_id, node, policy=POLICY_TOFU, address=None):
         self.store = store
         self.key_id = key_id
         self.node = node

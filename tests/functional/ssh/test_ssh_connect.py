@@ -187,7 +187,7 @@ def test_strict_policy_accepts_only_pinned_keys(ssh_server, pin_store,
     assert 'not pinned' in str(info.value) and 'strict' in str(info.value)
     assert ssh_server.auth_attempts == []
     assert pin_store.all() == {}
-    _connect(ssh_server, pin_store, make_target, policy='pin')
+    _connect(ssh_server, pin_store, make_target, policy='tofu')
     assert _connect(ssh_server, pin_store, make_target,
                     policy='strict') == 'ok\n'
 
