@@ -4,6 +4,11 @@ One nested resource listing, then only the resources whose attributes the
 builder needs, fetched concurrently. Inside Tacker the keystoneauth session
 comes from the VIM Tacker resolved for the instance (:func:`session_for_vim`);
 standalone from explicit settings (:func:`session_from_settings`).
+
+Every request (Keystone and Heat alike) is bounded by ``[k8s_mgmt]
+api_timeout``: an endpoint that accepts the connection and never answers
+ends in a :class:`~k8s_mgmt.exceptions.TopologyError` naming the service
+and the call, not in a hung operation.
 """
 
 import concurrent.futures
@@ -16,6 +21,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
+from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt.topology import builder
@@ -38,11 +44,20 @@ def _truthy(value, default=True):
     return bool(value)
 
 
+def api_timeout():
+    """Seconds one OpenStack API request may take (``api_timeout``)."""
+    return conf.CONF.k8s_mgmt.api_timeout
+
+
 def session_from_settings(auth_url, username, password, project_name,
                           user_domain_name='Default',
                           project_domain_name='Default', verify=True,
-                          project_id=None):
-    """A keystoneauth session from explicit Keystone v3 password settings."""
+                          project_id=None, timeout=None):
+    """A keystoneauth session from explicit Keystone v3 password settings.
+
+    Every request through it, the token request included, gives up after
+    ``timeout`` seconds (default ``[k8s_mgmt] api_timeout``).
+    """
     auth = v3.Password(auth_url=auth_url, username=username,
                        password=secrets.reveal(password),
                        project_name=None if project_id else project_name,
@@ -50,7 +65,31 @@ def session_from_settings(auth_url, username, password, project_name,
                        user_domain_name=user_domain_name,
                        project_domain_name=(None if project_id
                                             else project_domain_name))
-    return ks_session.Session(auth=auth, verify=verify)
+    return ks_session.Session(auth=auth, verify=verify,
+                              timeout=timeout or api_timeout())
+
+
+def bound_session(session):
+    """``session`` with a request timeout: its own, else ``api_timeout``.
+
+    A session made elsewhere (by a caller, or one day handed over by Tacker)
+    may have none, and keystoneauth then waits for an answer forever.
+    """
+    if getattr(session, 'timeout', None) is None:
+        session.timeout = float(api_timeout())
+    return session
+
+
+def failure(service, call, err, timeout=None):
+    """A TopologyError naming the service and the call that failed."""
+    if isinstance(err, ks_exc.ConnectTimeout):
+        # keystoneauth raises ConnectTimeout for connect and read timeouts.
+        detail = 'no answer within %.0f s (%s)' % (timeout or api_timeout(),
+                                                   err)
+    else:
+        detail = '%s: %s' % (type(err).__name__, err)
+    return exceptions.TopologyError(reason='%s: %s: %s'
+                                    % (service, call, detail))
 
 
 def _vim_auth(vim_info):
@@ -171,6 +210,7 @@ class HeatReader(object):
     def __init__(self, session, region_name=None, endpoint_override=None,
                  nested_depth=DEFAULT_NESTED_DEPTH,
                  max_concurrency=DEFAULT_MAX_CONCURRENCY):
+        self._session = bound_session(session)
         kwargs = {'session': session}
         if region_name:
             kwargs['region_name'] = region_name
@@ -180,15 +220,26 @@ class HeatReader(object):
         self._nested_depth = nested_depth
         self._max_concurrency = max_concurrency
 
+    def authenticate(self):
+        """Get the Keystone token now, so a failure names Keystone."""
+        auth = getattr(self._session, 'auth', None)
+        if auth is None:
+            return
+        try:
+            self._session.get_token()
+        except ks_exc.ClientException as err:
+            raise failure('Keystone', 'authenticate at %s'
+                          % getattr(auth, 'auth_url', '?'), err,
+                          self._session.timeout)
+
     def list_resources(self, stack_id):
         """The one nested listing, as plain dicts."""
         try:
             items = self._client.resources.list(
                 stack_id, nested_depth=self._nested_depth)
         except _CLIENT_ERRORS as err:
-            raise exceptions.TopologyError(
-                reason='listing resources of stack %s failed: %s: %s'
-                       % (stack_id, type(err).__name__, err))
+            raise failure('Heat', 'list resources of stack %s' % stack_id,
+                          err, self._session.timeout)
         return [item.to_dict() for item in items]
 
     def show_resources(self, keys, refs):
@@ -201,14 +252,17 @@ class HeatReader(object):
         results = run_bounded(show, keys, self._max_concurrency)
         failures = []
         for (stack_id, name), result in zip(keys, results):
-            if isinstance(result, _CLIENT_ERRORS):
+            if isinstance(result, ks_exc.ConnectTimeout):
+                failures.append('%s in stack %s: no answer within %.0f s' % (
+                    name, stack_id, self._session.timeout))
+            elif isinstance(result, _CLIENT_ERRORS):
                 failures.append('%s in stack %s: %s: %s' % (
                     name, stack_id, type(result).__name__, result))
             elif isinstance(result, Exception):
                 raise result
         if failures:
             raise exceptions.TopologyError(
-                reason='showing %d resource(s) failed: %s'
+                reason='Heat: show %d resource(s) failed: %s'
                        % (len(failures), '; '.join(failures)))
         return dict(zip(keys, results))
 
@@ -216,6 +270,7 @@ class HeatReader(object):
         """The topology of stack ``stack_id`` (a bare id, as Tacker stores
         it, or ``name/id``, which spares Heat's lookup redirect)."""
         stack_ref, stack_id = stack_id, stack_id.rstrip('/').rsplit('/', 1)[-1]
+        self.authenticate()
         resources = self.list_resources(stack_ref)
         keys = builder.needed_details(spec, stack_id, resources)
         LOG.debug('Stack %s: %d resources listed, showing %d',

@@ -19,8 +19,11 @@ TOKEN = 'gAAAAAB-test-token-0123456789'
 
 
 class FakeHeat(object):
-    def __init__(self, fixture, password='devstack', hold_shows=0):
+    def __init__(self, fixture, password='devstack', hold_shows=0,
+                 heat_base=None):
         self.fixture = fixture
+        # Where the catalog sends Heat requests (default: this server).
+        self.heat_base = heat_base
         self.password = password
         self.requests = []          # (method, path, query dict)
         self.auth_bodies = []
@@ -76,7 +79,7 @@ class FakeHeat(object):
         return self.url + '/identity/v3'
 
     def heat_url(self):
-        return '%s/heat/v1/%s' % (self.url, PROJECT_ID)
+        return '%s/heat/v1/%s' % (self.heat_base or self.url, PROJECT_ID)
 
     def __enter__(self):
         self.thread.start()
