@@ -26,6 +26,11 @@ readonly APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 readonly APT_SOURCE=/etc/apt/sources.list.d/kubernetes.list
 readonly SUPPORTED_MINORS="30 31 32 33 34 35 36 37"
 readonly DEFAULT_CNI_URL=https://raw.githubusercontent.com/projectcalico/calico/v3.30.0/manifests/calico.yaml
+# Bounds on every network call, so a silent endpoint fails the step instead
+# of hanging it: one kubectl call, one download (curl), apt's fetches.
+readonly KUBECTL_SECONDS=30
+readonly CURL_OPTS=(--connect-timeout 15 --max-time 120 --retry 5 --retry-max-time 300)
+readonly APT_FETCH_SECONDS=30
 
 MODE=""
 K8S_MINOR=1.35
@@ -45,6 +50,7 @@ HA=false
 RENDER_DIR=""
 DRY_RUN=false
 WAIT_SECONDS=300
+WAIT_DEADLINE_MS=""
 SA_NAME=k8s-mgmt-vim
 CURRENT_STEP="arguments"
 
@@ -187,18 +193,32 @@ json_string() {
 }
 
 # Poll CMD... until it succeeds, backing off from 0.2 s to 5 s, until the
-# deadline (-w) passes.
+# deadline (-w) passes. The deadline binds inside an attempt too: while
+# WAIT_DEADLINE_MS is set, every kubectl call is cut at it (call_seconds).
 poll_until() {
-    local what=$1 delay_ms=200 deadline_ms left_ms
+    local what=$1 delay_ms=200 left_ms
     shift
-    deadline_ms=$(($(now_ms) + WAIT_SECONDS * 1000))
+    WAIT_DEADLINE_MS=$(($(now_ms) + WAIT_SECONDS * 1000))
     until "$@"; do
-        left_ms=$((deadline_ms - $(now_ms)))
+        left_ms=$((WAIT_DEADLINE_MS - $(now_ms)))
         ((left_ms > 0)) || die "timed out after ${WAIT_SECONDS}s waiting for $what"
         ((delay_ms < left_ms)) || delay_ms=$left_ms
         sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
         delay_ms=$((delay_ms * 2 > 5000 ? 5000 : delay_ms * 2))
     done
+    WAIT_DEADLINE_MS=""
+}
+
+# Whole seconds one call may take: CAP, or what is left of the current
+# wait's deadline when that is less (at least 1).
+call_seconds() {
+    local cap=$1 left_ms
+    if [[ -n $WAIT_DEADLINE_MS ]]; then
+        left_ms=$((WAIT_DEADLINE_MS - $(now_ms)))
+        ((left_ms >= cap * 1000)) || cap=$(((left_ms + 999) / 1000))
+    fi
+    ((cap >= 1)) || cap=1
+    printf '%s\n' "$cap"
 }
 
 # Milliseconds of the wall clock (bash 5; digits only, whatever the locale).
@@ -562,16 +582,25 @@ render_into_dir() {
 
 # ------------------------------------------------------- external effects
 
+# A silent mirror fails a fetch after APT_FETCH_SECONDS; a dpkg lock held by
+# someone else (unattended-upgrades on a fresh VM) is waited for until -w.
 apt_get() {
-    run env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold "$@"
+    run env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+        -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
+        -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$WAIT_SECONDS" "$@"
 }
 
 systemctl_do() {
     run systemctl "$@"
 }
 
+# kubectl as the cluster admin, each call bounded twice: the API server is
+# asked to answer in time (--request-timeout) and the process is cut at the
+# same moment (timeout), which also holds inside a wait's deadline.
 admin_kubectl() {
-    kubectl --kubeconfig "$ADMIN_CONF" "$@"
+    local seconds
+    seconds=$(call_seconds "$KUBECTL_SECONDS")
+    timeout -k 5 "$seconds" kubectl --kubeconfig "$ADMIN_CONF" --request-timeout="${seconds}s" "$@"
 }
 
 installed_version() {
@@ -685,9 +714,9 @@ add_k8s_apt_repo() {
         apt_get install ca-certificates curl gpg
         run mkdir -p -m 0755 /etc/apt/keyrings
         if "$DRY_RUN"; then
-            run curl -fsSL "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key"
+            run curl -fsSL "${CURL_OPTS[@]}" "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key"
         else
-            curl -fsSL --retry 5 "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key" |
+            curl -fsSL "${CURL_OPTS[@]}" "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key" |
                 gpg --dearmor --batch --yes -o "$APT_KEYRING" || die "cannot fetch the pkgs.k8s.io signing key"
             chmod 0644 "$APT_KEYRING"
         fi
@@ -756,8 +785,11 @@ kubeadm_init() {
         resume_init "$config"
     else
         reset_leftovers
-        local -a flags=(--config "$config")
-        "$HA" && flags+=(--upload-certs)
+        # Its output goes to stderr, which the driver may show: the token
+        # and the certificate key stay out of it (print-join hands out join
+        # data as JSON on stdout).
+        local -a flags=(--config "$config" --skip-token-print)
+        "$HA" && flags+=(--upload-certs --skip-certificate-key-print)
         run kubeadm init "${flags[@]}" >&2
     fi
     mark_done "$marker"
@@ -768,9 +800,13 @@ kubeadm_init() {
 resume_init() {
     local config=$1 phase
     log "continuing an interrupted kubeadm init"
+    local -a skip
     for phase in "upload-config all" mark-control-plane bootstrap-token "kubelet-finalize all" "addon all"; do
+        skip=()
+        # This phase prints the token it makes unless told not to.
+        [[ $phase == bootstrap-token ]] && skip=(--skip-token-print)
         # shellcheck disable=SC2086 # phase names are fixed words
-        run kubeadm init phase $phase --config "$config" >&2
+        run kubeadm init phase $phase --config "$config" "${skip[@]}" >&2
     done
 }
 
@@ -823,7 +859,7 @@ fetch_cni_manifest() {
     if [[ $CNI_MANIFEST == /* ]]; then
         cp -- "$CNI_MANIFEST" "$dest" || die "cannot read CNI manifest $CNI_MANIFEST"
     else
-        curl -fsSL --retry 5 -o "$dest" "$CNI_MANIFEST" || die "cannot download CNI manifest $CNI_MANIFEST"
+        curl -fsSL "${CURL_OPTS[@]}" -o "$dest" "$CNI_MANIFEST" || die "cannot download CNI manifest $CNI_MANIFEST"
     fi
     if [[ -n $CNI_SHA256 ]]; then
         [[ $(sha256sum "$dest" | cut -d' ' -f1) == "$CNI_SHA256" ]] || die "CNI manifest SHA-256 mismatch"
@@ -873,7 +909,7 @@ upload_certs() {
     config=$(mktemp "$RUN_DIR"/k8s-mgmt-upload-certs.XXXXXX)
     TEMP_FILES+=("$config")
     render_upload_certs_config >"$config"
-    kubeadm init phase upload-certs --upload-certs --config "$config" >/dev/null ||
+    kubeadm init phase upload-certs --upload-certs --config "$config" --skip-certificate-key-print >/dev/null ||
         die "kubeadm init phase upload-certs failed"
 }
 
@@ -882,7 +918,8 @@ print_join() {
     require_master
     if "$DRY_RUN"; then
         run kubeadm token create --ttl 2h
-        "$HA" && run kubeadm init phase upload-certs --upload-certs --config "$RUN_DIR/k8s-mgmt-upload-certs.yaml"
+        "$HA" && run kubeadm init phase upload-certs --upload-certs --config "$RUN_DIR/k8s-mgmt-upload-certs.yaml" \
+            --skip-certificate-key-print
         return 0
     fi
     token=$(kubeadm token create --ttl 2h) || die "kubeadm token create failed"

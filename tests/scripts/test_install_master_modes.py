@@ -24,6 +24,10 @@ SA_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ2aW0ifQ.c2lnbmF0dXJl'
 
 @pytest.fixture
 def master(tmp_path):
+    return make_master(tmp_path)
+
+
+def make_master(tmp_path):
     """A fake /etc/kubernetes with a real CA, and kubeadm/kubectl stand-ins."""
     k8s = tmp_path / 'etc-kubernetes'
     (k8s / 'pki').mkdir(parents=True)
@@ -67,7 +71,7 @@ def write_fake_kubeadm(bin_dir, state):
 def write_fake_kubectl(bin_dir, state, ca_path):
     write_tool(bin_dir, 'kubectl', '''
         echo "$*" >> %(state)s/argv.log
-        shift 2  # --kubeconfig FILE
+        shift 3  # --kubeconfig FILE --request-timeout=Ns
         case "$*" in
             "get --raw=/readyz") [ "$FAKE_API" = up ] ;;
             "apply -f "*) cp "$3" %(state)s/applied.yaml ;;
