@@ -9,6 +9,18 @@ remote command's argv).
 Every Secret's value is also remembered in a process-wide registry so that
 :func:`redact` can scrub it from any text that was built from it: remote
 command lines in logs, stderr tails in exceptions, error details.
+
+Secrets made on the VMs (a bootstrap token kubeadm created, a certificate
+key) are not known here until the driver parses them; :func:`redact` also
+masks anything shaped like them, as a second line of defence behind the
+scripts keeping them off stderr:
+
+* a bootstrap token ``[a-z0-9]{6}.[a-z0-9]{16}`` keeps its public token id
+  and loses its secret half: ``abcdef.***``;
+* a run of exactly 64 hex digits (kubeadm's certificate key) becomes
+  ``***``, except right after ``sha256:``: that is a public-key pin such
+  as ``--discovery-token-ca-cert-hash sha256:<64 hex>`` or an image digest,
+  which is public and which operators need to read.
 """
 
 import re
@@ -29,6 +41,15 @@ _known = weakref.WeakValueDictionary()
 # never wrapped in a Secret.
 _URL_USERINFO = re.compile(r'(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)'
                            r'(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@')
+
+
+# Shapes of secrets made on the VMs (see the module docstring). The
+# lookarounds keep longer words and hex runs (hashes printed without a
+# prefix are longer or shorter than 64 digits) out.
+_BOOTSTRAP_TOKEN = re.compile(
+    r'(?<![A-Za-z0-9])(?P<id>[a-z0-9]{6})\.[a-z0-9]{16}(?![A-Za-z0-9])')
+_CERTIFICATE_KEY = re.compile(
+    r'(?<![0-9A-Za-z])(?<!sha256:)[0-9a-fA-F]{64}(?![0-9A-Za-z])')
 
 
 class Secret(object):
@@ -98,7 +119,8 @@ def known_values():
 
 
 def redact(text, extra=()):
-    """Return ``text`` with every known secret value replaced by ``***``.
+    """Return ``text`` with every known secret value replaced by ``***``,
+    and anything shaped like a bootstrap token or a certificate key masked.
 
     ``extra`` adds values (Secrets or strings) that must be scrubbed too, e.g.
     a token that was read from a remote command's output.
@@ -115,6 +137,9 @@ def redact(text, extra=()):
     for value in sorted(set(values), key=len, reverse=True):
         if value in text:
             text = text.replace(value, MASK)
-    return _URL_USERINFO.sub(lambda m: '%s%s:%s@' % (m.group('scheme'),
+    text = _URL_USERINFO.sub(lambda m: '%s%s:%s@' % (m.group('scheme'),
                                                      m.group('user'), MASK),
                              text)
+    text = _BOOTSTRAP_TOKEN.sub(lambda m: '%s.%s' % (m.group('id'), MASK),
+                                text)
+    return _CERTIFICATE_KEY.sub(MASK, text)

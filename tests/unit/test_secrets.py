@@ -80,3 +80,47 @@ def test_secret_survives_copy_without_leaving_the_type():
     for dup in (copy.copy(s), copy.deepcopy({'pw': s})['pw']):
         assert isinstance(dup, Secret) and dup.reveal() == 'hunter2-token'
         assert 'hunter2' not in repr(dup)
+
+
+# Secrets made on the VMs: unknown to the driver, masked by their shape.
+KUBEADM_OUTPUT = '''\
+[bootstrap-token] Using token: 9vr73a.a8uxyaju799qwdjv
+[upload-certs] Using certificate key:
+f8902e114ef118304e561c3ecd4d0b543adc226b7a07f675f56564185ffe0c07
+  kubeadm join 10.0.0.100:16443 --token 9vr73a.a8uxyaju799qwdjv \\
+\t--discovery-token-ca-cert-hash \
+sha256:7c2e69131a36ae2a042a339b33381c6d0d43887e2de83720eff5359e26aec866 \\
+\t--control-plane --certificate-key \
+f8902e114ef118304e561c3ecd4d0b543adc226b7a07f675f56564185ffe0c07
+'''
+
+
+def test_redact_masks_what_looks_like_a_bootstrap_token_or_key():
+    text = secrets.redact(KUBEADM_OUTPUT)
+    assert 'a8uxyaju799qwdjv' not in text
+    assert 'f8902e114ef1' not in text
+    # The token id is public (it names the Secret); the secret half goes.
+    assert 'Using token: 9vr73a.***' in text
+    assert '--certificate-key ***' in text
+    # A CA public-key pin is public and operators need it: kept.
+    assert ('sha256:7c2e69131a36ae2a042a339b33381c6d0d43887e2de83720eff53'
+            '59e26aec866') in text
+
+
+def test_redact_shapes_leave_lookalikes_alone():
+    kept = ['node master-1.example.org', 'v1.35.2',
+            'abcdef.0123456789abcdef0',           # 17 after the dot
+            'ABCDEF.0123456789ABCDEF',            # upper case: no token
+            'commit ' + 'ab' * 20,                # 40 hex digits
+            'digest ' + 'cd' * 33,                # 66 hex digits
+            'image@sha256:' + 'ef' * 32]
+    for text in kept:
+        assert secrets.redact(text) == text
+
+
+def test_exception_text_is_scrubbed_of_vm_made_secrets():
+    err = exceptions.RemoteCommandError(
+        node='master-1', step='init', status=1,
+        stderr=KUBEADM_OUTPUT)
+    assert 'a8uxyaju799qwdjv' not in str(err)
+    assert 'f8902e114ef1' not in str(err)
