@@ -135,10 +135,10 @@ class HealRun(run_mod.OperationRun):
         self.ends = scripts.endpoints(self.topology, self.params, first)
         call = scripts.token_secret_call(master, self.params)
         result = self.run_script(master, call)
-        data = instantiate.parse_json_output(master.name, call.mode, result)
-        self.api = kube.ClusterAPI(self.ends.api_url,
-                                   secrets.Secret(data['token']),
-                                   data['ca_cert'])
+        creds = scripts.VimCredentials.from_output(master.name, call.mode,
+                                                   result.stdout)
+        self.api = kube.ClusterAPI(self.ends.api_url, creds.token,
+                                   creds.ca_cert)
         return self.api
 
     def join_data(self, master):
@@ -146,8 +146,9 @@ class HealRun(run_mod.OperationRun):
         certificate key: the certificates are uploaded again)."""
         call = scripts.print_join_call(master, self.params)
         result = self.run_script(master, call)
-        return scripts.JoinData.from_json(
-            instantiate.parse_json_output(master.name, call.mode, result))
+        return scripts.JoinData.from_output(master.name, call.mode,
+                                            result.stdout,
+                                            need_key=self.params.is_ha)
 
     def vip_prefix(self, master):
         return instantiate.vip_prefix(self.session(master.name), self.params,

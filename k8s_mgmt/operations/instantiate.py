@@ -27,7 +27,6 @@ from oslo_log import log as logging
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
-from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.operations import labels as labels_mod
@@ -93,14 +92,9 @@ def run_script(session, call, remote_dir=scripts.REMOTE_DIR):
 
 
 def parse_json_output(node, step, result):
-    """A script's JSON stdout; the error never shows the (secret) output."""
-    try:
-        return json.loads(result.stdout)
-    except ValueError:
-        raise exceptions.SSHError(
-            node=node, step=step,
-            reason='the script printed no JSON (%d characters on stdout)'
-                   % len(result.stdout))
+    """A script's JSON object on stdout; the error never shows the (secret)
+    output."""
+    return scripts.json_object(node, step, result.stdout)
 
 
 def vip_prefix(session, params, topology, master):
@@ -204,14 +198,15 @@ class _Run(run_mod.OperationRun):
     def vim_token(self, first):
         call = scripts.token_secret_call(first, self.params)
         result = self.run_on(first, call)
-        data = parse_json_output(first.name, call.mode, result)
-        token = secrets.Secret(data['token'])
-        self.api = kube.ClusterAPI(self.ends.api_url, token, data['ca_cert'])
+        creds = scripts.VimCredentials.from_output(first.name, call.mode,
+                                                   result.stdout)
+        self.api = kube.ClusterAPI(self.ends.api_url, creds.token,
+                                   creds.ca_cert)
         return vim_mod.VimRecord(
             name=(self.params.vim_name or
                   vim_mod.default_vim_name(self.ctx.vnf_instance_id)),
-            endpoint=self.ends.api_url, bearer_token=token,
-            ssl_ca_cert=data['ca_cert'])
+            endpoint=self.ends.api_url, bearer_token=creds.token,
+            ssl_ca_cert=creds.ca_cert)
 
     def join_missing(self, first, states):
         ready = {name for name, s in states.items() if s.ready}
@@ -237,8 +232,9 @@ class _Run(run_mod.OperationRun):
     def join_data(self, first):
         call = scripts.print_join_call(first, self.params)
         result = self.run_on(first, call)
-        return scripts.JoinData.from_json(
-            parse_json_output(first.name, call.mode, result))
+        return scripts.JoinData.from_output(first.name, call.mode,
+                                            result.stdout,
+                                            need_key=self.params.is_ha)
 
     def join_workers(self, workers, join):
         calls = {w.name: scripts.join_call(w, self.params, self.ends, join)

@@ -34,7 +34,6 @@ from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import parallel
-from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt.kube import drain
 from k8s_mgmt.operations import instantiate
@@ -208,17 +207,16 @@ class _ScaleRun(run_mod.OperationRun):
 
     def _cluster_api(self, topology, master):
         call = scripts.token_secret_call(master, self.params)
-        data = instantiate.parse_json_output(master.name, call.mode,
-                                             self._run(master, call))
+        creds = scripts.VimCredentials.from_output(
+            master.name, call.mode, self._run(master, call).stdout)
         ends = scripts.endpoints(topology, self.params, master)
-        return kube.ClusterAPI(ends.api_url, secrets.Secret(data['token']),
-                               data['ca_cert'])
+        return kube.ClusterAPI(ends.api_url, creds.token, creds.ca_cert)
 
     def _join_data(self, master):
         call = scripts.print_join_call(master, self.params)
-        data = instantiate.parse_json_output(master.name, call.mode,
-                                             self._run(master, call))
-        return scripts.JoinData.from_json(data)
+        return scripts.JoinData.from_output(
+            master.name, call.mode, self._run(master, call).stdout,
+            need_key=self.params.is_ha)
 
     def _join(self, workers, ends, join):
         calls = {w.name: scripts.join_call(w, self.params, ends, join)
