@@ -7,6 +7,8 @@ writes the sample file.
 
 from oslo_config import cfg
 
+from k8s_mgmt.params import accepted
+
 GROUP = 'k8s_mgmt'
 
 DEFAULT_K8S_VERSION = '1.35'
@@ -77,10 +79,12 @@ runtime_opts = [
                help='Directory for per-instance state: pinned host keys, '
                     'kubeconfig and VIM files written outside Tacker.'),
     cfg.StrOpt('kubernetes_version', default=DEFAULT_K8S_VERSION,
-               regex=r'^1\.\d{1,3}(\.\d{1,3})?$',
+               regex=accepted.VERSION_OPTION_REGEX,
                help='Kubernetes minor version (e.g. 1.35) installed when the '
-                    'request does not pin one. Packages come from the '
-                    'pkgs.k8s.io repository of that minor version.'),
+                    'request does not pin one: one the install script '
+                    'supports (%s), in ASCII digits. Packages come from the '
+                    'pkgs.k8s.io repository of that minor version.'
+                    % accepted.supported_range()),
     cfg.FloatOpt('node_ready_timeout', default=900.0, min=1.0,
                  help='Seconds to wait for every node to report Ready.'),
     cfg.StrOpt('cni_manifest', default=None,

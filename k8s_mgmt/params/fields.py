@@ -6,12 +6,11 @@ path of the value and the raw JSON value; it returns the normalised value, or
 and no message ever contains a secret: secrets are described, not shown.
 """
 
-import ipaddress
 import os
 import posixpath
 import re
-import urllib.parse
 
+from k8s_mgmt.params import accepted
 from k8s_mgmt.secrets import Secret
 
 _SHOWN_CHARS = 60
@@ -21,14 +20,10 @@ _CONTROL = re.compile(r'[\x00-\x1f\x7f]')
 _USERNAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$')
 # Tacker VIM names end up in file names and log lines; keep them plain.
 _VIM_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$')
-_K8S_VERSION = re.compile(r'^v?(1\.\d{1,3}(?:\.\d{1,3})?)$')
 _PEM_KEY = re.compile(r'-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.+'
                       r'-----END ([A-Z0-9]+ )*PRIVATE KEY-----', re.S)
-_NO_PROXY_ENTRY = re.compile(r'^[A-Za-z0-9_.:*/\[\]-]+$')
-# In a proxy URL: whitespace and control characters (urllib drops newlines
-# silently, so "http://p:3128/\ntoken=..." would split into two stdin
-# lines), quotes and backslashes (no proxy URL needs them; a shell would).
-_PROXY_URL_FORBIDDEN = re.compile(r'[\x00-\x20\x7f"\'`\\]')
+# What the install script's -x list takes (no IPv6 brackets, no quoting).
+_NO_PROXY_ENTRY = re.compile(r'[A-Za-z0-9_.:*/-]+')
 
 
 class Report(object):
@@ -129,16 +124,13 @@ def private_key(report, path, value):
 
 
 def cidr(report, path, value):
-    """An IP network; host bits are accepted, cleared and warned about."""
+    """An IPv4 network; host bits are accepted, cleared and warned about."""
     value = string(report, path, value, what='a CIDR string')
     if value is None:
         return None
-    try:
-        if '/' not in value:
-            raise ValueError('no prefix length')
-        interface = ipaddress.ip_interface(value.strip())
-    except ValueError:
-        report.problem(path, 'not a CIDR: %s' % show(value))
+    interface, reason = accepted.ipv4_network(value)
+    if reason is not None:
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
     network = interface.network
     if interface.ip != network.network_address:
@@ -151,24 +143,28 @@ def ip_address(report, path, value):
     value = string(report, path, value, what='an IP address string')
     if value is None:
         return None
-    try:
-        return str(ipaddress.ip_address(value.strip()))
-    except ValueError:
-        report.problem(path, 'not an IP address: %s' % show(value))
+    address, reason = accepted.ipv4_address(value)
+    if reason is not None:
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
+    return str(address)
 
 
 def ip_or_network(report, path, value):
     value = string(report, path, value, what='an IP address or network')
     if value is None:
         return None
-    try:
-        if '/' in value:
-            return str(ipaddress.ip_network(value.strip(), strict=False))
-        return str(ipaddress.ip_address(value.strip()))
-    except ValueError:
-        report.problem(path, 'not an IP address or network: %s' % show(value))
+    if '/' in value:
+        found, reason = accepted.ipv4_network(value)
+        found = found.network if found is not None else None
+    else:
+        found, reason = accepted.ipv4_address(value)
+    if reason is not None:
+        report.problem(path, '%s: %s' % (
+            reason.replace('not an IP address', 'not an IP address or '
+                           'network'), show(value)))
         return None
+    return str(found)
 
 
 def package_path(report, path, value, package_dir=None):
@@ -203,50 +199,29 @@ def package_path(report, path, value, package_dir=None):
 
 
 def vm_path(report, path, value):
-    """An absolute directory path on a VM, without '..' components."""
+    """An absolute path on a VM (see :func:`accepted.vm_path`)."""
     value = string(report, path, value, what='a path string')
     if value is None:
         return None
-    if not value.startswith('/'):
-        report.problem(path, 'not an absolute path: %s' % show(value))
-        return None
-    if '..' in value.split('/'):
-        report.problem(path, 'contains "..": %s' % show(value))
+    reason = accepted.vm_path(value)
+    if reason is not None:
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
     return posixpath.normpath(value)
 
 
 def proxy_url(report, path, value):
-    """An http(s) proxy URL, held as a Secret (it may carry a password).
-
-    Only what ``urllib`` can split is required: scheme http/https and a host.
-    A non-numeric port (the seeds' ``host1:port1`` placeholder) is a warning.
-    """
+    """An http(s) proxy URL (see :func:`accepted.proxy_url`), held as a
+    Secret: it may carry a password, so messages name the rule only. The
+    seeds' placeholder port (``host1:port1``) is an error: the VMs would
+    fail on it."""
     url = secret(report, path, value, what='proxy URL')
     if url is None:
         return None
-    if _PROXY_URL_FORBIDDEN.search(url.reveal()):
-        # The value may hold a password: name the rule, not the value.
-        report.problem(path, 'proxy URL holds whitespace, a control '
-                             'character, a quote or a backslash')
+    reason = accepted.proxy_url(url.reveal())
+    if reason is not None:
+        report.problem(path, 'proxy URL ' + reason)
         return None
-    try:
-        parts = urllib.parse.urlsplit(url.reveal())
-        host = parts.hostname
-    except ValueError:
-        report.problem(path, 'not a URL')
-        return None
-    if parts.scheme not in ('http', 'https'):
-        report.problem(path, 'proxy URL scheme must be http or https, got %s'
-                       % show(parts.scheme))
-        return None
-    if not host:
-        report.problem(path, 'proxy URL has no host')
-        return None
-    try:
-        parts.port
-    except ValueError:
-        report.warn(path, 'proxy URL port is not a number (a placeholder?)')
     return url
 
 
@@ -257,7 +232,7 @@ def no_proxy(report, path, value):
         return None
     entries = [entry.strip() for entry in value.split(',')]
     bad = [entry for entry in entries
-           if entry and not _NO_PROXY_ENTRY.match(entry)]
+           if entry and not _NO_PROXY_ENTRY.fullmatch(entry)]
     if bad:
         report.problem(path, 'entries that are not a host, domain, address or '
                              'network: %s' % ', '.join(show(b) for b in bad))
@@ -269,12 +244,11 @@ def kubernetes_version(report, path, value):
     value = string(report, path, value, what='a version string')
     if value is None:
         return None
-    match = _K8S_VERSION.match(value.strip())
-    if not match:
-        report.problem(path, 'not a Kubernetes version (want 1.MINOR or '
-                             '1.MINOR.PATCH, e.g. "1.35"): %s' % show(value))
+    version, reason = accepted.kubernetes_version(value.strip())
+    if reason is not None:
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
-    return match.group(1)
+    return version
 
 
 def vim_name(report, path, value):

@@ -6,16 +6,18 @@ them. Paths are snake_case and relative to ``additionalParams``
 (``k8s_cluster_installation_param.master_node.pod_cidr``), whichever casing
 the input used.
 
-Leniencies, each with a warning, so that the seeds' sample requests pass:
+What the node scripts accept (Kubernetes minors, IPv4 only, the proxy URL
+grammar, paths on a VM) is defined in :mod:`k8s_mgmt.params.accepted`.
+The seeds' placeholders that would fail on the VMs (a proxy port
+``port1``) are problems. Leniencies, each with a warning:
 
 * CIDRs with host bits set (``192.168.3.0/16``) are normalised to their
-  network.
-* Proxy URLs only need scheme http/https and a host; a non-numeric port
-  (``host1:port1``) is a placeholder warning.
-* In the kubespray (``ansible``) mode the install script is not used, so
-  ``script_path`` is not required and an empty one is ignored; an empty
+  network (the scripts get the network).
+* In the kubespray (``ansible``) mode, which is not built (nothing acts on
+  its parameters), the install script is not used, so ``script_path`` is
+  not required and an empty one is ignored; an empty
   ``kubespray_root_path``/``transferring_inventory_path`` or the unspecified
-  address ``0.0.0.0`` are recorded in ``AnsibleParams.placeholders`` and the
+  address ``0.0.0.0`` are recorded in ``AnsibleParams.placeholders``: a
   kubespray operation must refuse to run while any remain.
 """
 
@@ -291,7 +293,7 @@ class ClusterValidator(SectionReader):
                     placeholders.append(where)
                     return ''
                 result = check(report, where, value)
-                if result in ('0.0.0.0', '::'):
+                if result == '0.0.0.0':
                     placeholders.append(where)
                 return result
             return checked
@@ -299,9 +301,9 @@ class ClusterValidator(SectionReader):
         spec = {'ip_address': maybe_placeholder(fields.ip_address),
                 'username': fields.username, 'password': fields.secret,
                 'ssh_private_key': fields.private_key,
-                'kubespray_root_path': maybe_placeholder(fields.string),
+                'kubespray_root_path': maybe_placeholder(fields.vm_path),
                 'transferring_inventory_path':
-                    maybe_placeholder(fields.string)}
+                    maybe_placeholder(fields.vm_path)}
         section = self.section(path, raw, spec)
         if section is None:
             return None

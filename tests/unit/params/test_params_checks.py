@@ -38,7 +38,7 @@ def test_base_params_are_valid_and_typed():
     ('master_node.pod_cidr', '300.1.0.0/16', M + '.pod_cidr',
      "not a CIDR: '300.1.0.0/16'"),
     ('master_node.pod_cidr', '10.0.0.1', M + '.pod_cidr',
-     "not a CIDR: '10.0.0.1'"),
+     "not a CIDR (no /PREFIX): '10.0.0.1'"),
     ('master_node.cluster_cidr', 17, M + '.cluster_cidr',
      'expected a CIDR string, got a number'),
     ('master_node', ['a'], M, 'expected an object, got a list'),
@@ -72,7 +72,8 @@ def test_base_params_are_valid_and_typed():
     ('vim_name', '../vim', 'k8s_cluster_installation_param.vim_name',
      'cannot be a VIM name'),
     ('proxy.http_proxy', 'ftp://proxy:3128',
-     'k8s_cluster_installation_param.proxy.http_proxy', 'scheme must be http'),
+     'k8s_cluster_installation_param.proxy.http_proxy',
+     'must start with http:// or https://'),
     ('proxy.https_proxy', 'http://', 'k8s_cluster_installation_param.proxy.'
      'https_proxy', 'no host'),
     ('proxy.no_proxy', 'a b,c', 'k8s_cluster_installation_param.proxy.'

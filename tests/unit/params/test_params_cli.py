@@ -22,8 +22,19 @@ def write(tmp_path, content, name='request.json'):
     return str(path)
 
 
-def test_seed_request_is_valid():
+def test_seed_request_is_refused_for_its_placeholder_ports():
     done = validate(SEED_SIMPLE)
+    assert done.returncode == 2
+    assert [line.split(':')[0] for line in done.stdout.splitlines()] == [
+        'k8s_cluster_installation_param.proxy.http_proxy',
+        'k8s_cluster_installation_param.proxy.https_proxy']
+    assert '2 problem(s)' in done.stderr
+    assert 'port is not a number from 1 to 65535' in done.stdout
+    assert 'password1' not in done.stdout + done.stderr   # proxy credentials
+
+
+def test_seed_request_with_real_ports_is_valid(tmp_path):
+    done = validate(write(tmp_path, json.dumps(h.load_seed(SEED_SIMPLE))))
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert len(lines) == 1
