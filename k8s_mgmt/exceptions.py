@@ -57,9 +57,13 @@ class SSHAuthError(SSHError):
 
 class HostKeyMismatch(SSHError):
     message = ('%(node)s: %(step)s: host key for server %(server_id)s '
-               'changed (pinned %(pinned)s, offered %(offered)s); refusing '
-               'to connect. If this VM was legitimately rebuilt, remove its '
-               'pin from %(pin_file)s')
+               'changed: %(change)s (pinned %(pinned)s, offered %(offered)s); '
+               'refusing to connect. If the change is legitimate (a rebuilt '
+               'VM, a planned key rotation), check the new key out of band, '
+               'then run "k8s-mgmt hostkeys add %(server_id)s --key '
+               '\'<type> <base64>\' --replace --file %(pin_file)s", or '
+               '"k8s-mgmt hostkeys remove %(server_id)s --file %(pin_file)s" '
+               'to verify it again on the next connection')
 
 
 class RemoteCommandError(SSHError):

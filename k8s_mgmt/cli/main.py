@@ -14,7 +14,8 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.lab import LabError
 
 COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab',
-            'k8s_mgmt.cli.package', 'k8s_mgmt.cli.demo')
+            'k8s_mgmt.cli.package', 'k8s_mgmt.cli.demo',
+            'k8s_mgmt.cli.hostkeys')
 
 
 def build_parser():

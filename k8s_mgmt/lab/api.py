@@ -1,4 +1,4 @@
-"""The lab's Keystone v3 and Heat v1 REST APIs, served on loopback.
+"""The lab's Keystone v3, Heat v1 and Nova REST APIs, served on loopback.
 
 Only what python-heatclient (through a keystoneauth1 session) and Tacker's
 OpenStack infra driver use: a password token endpoint with a service catalog,
@@ -6,6 +6,9 @@ stack show (lookups by name or id answer 302 to ``/stacks/<name>/<id>`` as
 real Heat does), stack update and delete, template, resource list with
 ``nested_depth``, resource show with ``attributes``, mark-unhealthy, metadata
 and scaling-policy signals. Response bodies follow real Heat's field names.
+Of Nova, only the server action ``os-getConsoleOutput``: the console of a
+lab VM, with the host key blocks cloud-init prints (see ``LabCloud.
+console_output``).
 
 Every Heat call needs a token this server issued (401 otherwise).
 """
@@ -60,6 +63,10 @@ class LabAPIServer(http.server.ThreadingHTTPServer):
     @property
     def heat_url(self):
         return '%s/heat/v1/%s' % (self.base_url, self.cloud.project_id)
+
+    @property
+    def compute_url(self):
+        return self.base_url + '/v2.1'
 
     def issue_token(self):
         token = pysecrets.token_hex(16)
@@ -151,6 +158,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = self._read_body()
             if parts[:1] == ['v3'] or not parts:
                 status, payload, headers = _keystone(self, method, parts, body)
+            elif parts[:1] == ['v2.1']:
+                if not self.server.token_valid(
+                        self.headers.get('X-Auth-Token')):
+                    raise _unauthorized()
+                status, payload, headers = _nova(self, method, parts[1:],
+                                                 body)
             elif parts[:2] == ['heat', 'v1'] and len(parts) >= 3:
                 token = self.headers.get('X-Auth-Token')
                 if not self.server.token_valid(token):
@@ -272,7 +285,44 @@ def _token_body(server, expires):
         'roles': [{'id': uuid.uuid5(uuid.NAMESPACE_URL, 'admin').hex,
                    'name': 'admin'}],
         'catalog': [service('identity', 'keystone', server.auth_url),
-                    service('orchestration', 'heat', server.heat_url)]}}
+                    service('orchestration', 'heat', server.heat_url),
+                    service('compute', 'nova', server.compute_url)]}}
+
+
+# ---------------------------------------------------------------------- Nova
+def nova_error(status, kind, message):
+    return HTTPError(status, {kind: {'code': status, 'message': message}})
+
+
+def _nova(handler, method, parts, body):
+    """Nova's server action os-getConsoleOutput; nothing else."""
+    if len(parts) != 3 or parts[0] != 'servers' or parts[2] != 'action' \
+            or method != 'POST':
+        raise nova_error(404, 'itemNotFound', 'the lab serves only POST '
+                         '/v2.1/servers/{server_id}/action')
+    server_id = parts[1]
+    if not isinstance(body, dict) or 'os-getConsoleOutput' not in body:
+        raise nova_error(400, 'badRequest', 'the lab supports only the '
+                         'os-getConsoleOutput action')
+    options = body['os-getConsoleOutput'] or {}
+    length = options.get('length') if isinstance(options, dict) else None
+    try:
+        length = None if length is None else int(length)
+    except (TypeError, ValueError):
+        length = -2
+    if length is not None and length < -1:
+        raise nova_error(400, 'badRequest', "Invalid input for field/"
+                         "attribute length. Value: %s." % options['length'])
+    try:
+        text = handler.server.cloud.console_output(server_id)
+    except lab_cloud.LabCloudError:
+        raise nova_error(404, 'itemNotFound',
+                         'Instance %s could not be found.' % server_id)
+    if length not in (None, -1):
+        # Nova keeps the last ``length`` lines.
+        lines = text.splitlines(True)
+        text = ''.join(lines[-length:]) if length else ''
+    return 200, {'output': text}, {}
 
 
 # ---------------------------------------------------------------------- Heat

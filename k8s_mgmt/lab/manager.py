@@ -73,6 +73,9 @@ class VMProvisioner(object):
         for server_id in server_ids:
             self.vms.destroy(server_id)
 
+    def console_output(self, server_id):
+        return self.vms.console_output(server_id)
+
 
 class Lab(object):
     """One lab on this machine, identified by its state directory."""

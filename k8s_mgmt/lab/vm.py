@@ -251,13 +251,44 @@ class VMManager(object):
                 for name in sorted(os.listdir(ssh_dir))
                 if name.startswith('ssh_host_') and name.endswith('.pub')]
 
+    def console_output(self, vm_id):
+        """The VM's serial console as Nova returns it: a short boot log
+        ending in the host key blocks cloud-init's keys-to-console module
+        prints (through ``logger -t ec2``), made from the VM's real sshd
+        host keys with ssh-keygen, as cloud-init does."""
+        record = self._record(vm_id)
+        ssh_dir = os.path.join(record['vm_dir'], 'upper', 'etc', 'ssh')
+        pubs = [os.path.join(ssh_dir, name)
+                for name in sorted(os.listdir(ssh_dir))
+                if name.startswith('ssh_host_') and name.endswith('.pub')]
+        prints = [run(['ssh-keygen', '-l', '-f', pub]).stdout.strip()
+                  for pub in pubs]
+        keys = []
+        for pub in pubs:
+            with open(pub) as handle:
+                keys.append(handle.read().strip())
+        stamp = time.strftime('%b %d %H:%M:%S', time.gmtime())
+        tag = '<14>%s ec2: ' % stamp
+        lines = ['[    0.000000] lab VM %s (%s): console of a network '
+                 'namespace, not a kernel' % (record['hostname'], vm_id),
+                 'Cloud-init v. lab running \'modules:final\'', tag,
+                 tag + '#' * 61,
+                 tag + '-----BEGIN SSH HOST KEY FINGERPRINTS-----']
+        lines += [tag + line for line in prints]
+        lines += [tag + '-----END SSH HOST KEY FINGERPRINTS-----',
+                  tag + '#' * 61,
+                  tag + '-----BEGIN SSH HOST KEY KEYS-----']
+        lines += [tag + key for key in keys]
+        lines += [tag + '-----END SSH HOST KEY KEYS-----',
+                  'Cloud-init v. lab finished. Datasource DataSourceLab.']
+        return '\n'.join(lines) + '\n'
+
     def exec(self, vm_id, argv, check=True, input=None, timeout=60.0):
         """Run argv as root inside the running VM (for the lab's own use)."""
         record = self._record(vm_id)
         if record['status'] != 'running' or not record.get('init_pid'):
             raise LabError('lab VM %s is not running' % record['hostname'])
-        cmd = ['nsenter', '--target', str(record['init_pid']), '--mount',
-               '--uts', '--pid', '--net', '--root', '--wd', '--'] + list(argv)
+        cmd = nsenter_argv(record['init_pid'], argv)
         proc = subprocess.run(cmd, input=input, capture_output=True,
                               text=not isinstance(input, bytes), env=VM_ENV,
                               timeout=timeout)
@@ -266,6 +297,13 @@ class VMManager(object):
                 record['hostname'], ' '.join(argv), proc.returncode,
                 str(proc.stderr).strip()[-500:]))
         return proc
+
+
+def nsenter_argv(init_pid, argv):
+    """The host command running ``argv`` as root inside the VM whose PID 1
+    is ``init_pid``: its mounts and root, hostname, processes, network."""
+    return ['nsenter', '--target', str(init_pid), '--mount', '--uts',
+            '--pid', '--net', '--root', '--wd', '--'] + list(argv)
 
 
 def _boot_failure(vm_dir, what):

@@ -33,7 +33,8 @@ class HealRun(run_mod.OperationRun):
         super().__init__(ctx, label)
         # Short-deadline sessions to tell a dead VM from a slow one.
         self.probes = nodes_mod.Sessions(label, self.store,
-                                         connect_deadline=PROBE_DEADLINE)
+                                         connect_deadline=PROBE_DEADLINE,
+                                         first_contact=self.first_contact)
         self.topology = None
         self.ends = None
 

@@ -79,11 +79,12 @@ have() {
     command -v "$1" >/dev/null 2>&1
 }
 
+# IPv4 only, no leading zeros (as install_k8s_cluster.sh and the driver).
 is_ipv4() {
     local part
-    [[ $1 =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || return 1
+    [[ $1 =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1
     for part in "${BASH_REMATCH[@]:1}"; do
-        ((10#$part <= 255)) || return 1
+        ((part <= 255)) || return 1
     done
 }
 

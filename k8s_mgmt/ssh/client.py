@@ -60,7 +60,8 @@ class SSHSession(object):
     """One connection to one node, used as a context manager."""
 
     def __init__(self, target, store=None, policy=None, connect_deadline=None,
-                 connect_timeout=None, command_timeout=None):
+                 connect_timeout=None, command_timeout=None,
+                 first_contact=None):
         opts = conf.CONF.k8s_mgmt
         self.target = target
         self.store = store if store is not None else hostkeys.HostKeyStore()
@@ -70,6 +71,9 @@ class SSHSession(object):
         self.command_timeout = command_timeout or opts.command_timeout
         self.pin_id = hostkeys.pin_id(target.server_id, target.host,
                                       target.port)
+        # console_keys.FirstContactVerifier (policy console), or None.
+        self.first_contact = first_contact
+        self._verify = None
         self._client = None
         self._sftp = None
         self.attempts = 0
@@ -91,6 +95,7 @@ class SSHSession(object):
         """Connect, retrying transient failures until the deadline."""
         if self._client is not None:
             return
+        self._verify = self._first_contact_check()
         deadline = time.monotonic() + self.connect_deadline
         delays = backoff_delays()
         self.attempts = 0
@@ -131,7 +136,7 @@ class SSHSession(object):
         # for every key, before any credential is sent.
         client.set_missing_host_key_policy(hostkeys.PinningPolicy(
             self.store, self.pin_id, self.node, self.policy,
-            self.target.address))
+            self.target.address, verify=self._verify))
         pkey = None
         if self.target.private_key:
             pkey = load_private_key(self.target.private_key, self.node)
@@ -142,11 +147,14 @@ class SSHSession(object):
                            pkey=pkey, timeout=timeout, banner_timeout=timeout,
                            auth_timeout=timeout, look_for_keys=False,
                            allow_agent=False)
-            # Verify the key the transport actually negotiated, whatever
-            # path paramiko took to accept it.
+            # Verify the key the transport holds now, whatever path
+            # paramiko took to accept it: paramiko takes any host key a
+            # server signs with in a re-exchange (e.g. one started during
+            # authentication) without asking the policy again.
             negotiated = client.get_transport().get_remote_server_key()
             self.store.check(self.pin_id, negotiated, self.node,
-                             policy=self.policy, address=self.target.address)
+                             policy=self.policy, address=self.target.address,
+                             verify=self._verify)
         except BaseException:
             client.close()
             raise
@@ -154,6 +162,15 @@ class SSHSession(object):
                   {'node': self.node, 'addr': self.target.address,
                    'user': self.target.username})
         return client
+
+    def _first_contact_check(self):
+        """``verify(key)`` for a server without a pin (policy console),
+        its console read before connecting; else None."""
+        if (self.first_contact is None or
+                self.policy != hostkeys.POLICY_CONSOLE or
+                self.store.get(self.pin_id) is not None):
+            return None
+        return self.first_contact.checker(self.target.server_id, self.node)
 
     def _transport(self, step):
         transport = self._client and self._client.get_transport()

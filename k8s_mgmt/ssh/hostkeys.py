@@ -34,9 +34,71 @@ POLICY_TOFU = 'tofu'
 POLICY_STRICT = 'strict'
 POLICIES = (POLICY_CONSOLE, POLICY_TOFU, POLICY_STRICT)
 
+# How a pin came to be, recorded in its entry as ``verified``.
+VERIFIED_CONSOLE = 'console'    # matched the console's fingerprints
+VERIFIED_TOFU = 'tofu'          # accepted on first use
+VERIFIED_MANUAL = 'manual'      # added by an operator (k8s-mgmt hostkeys)
+
 _FORMAT_VERSION = 1
+_REQUIRED_FIELDS = ('key_type', 'key')
 _locks = {}
 _locks_guard = threading.Lock()
+
+
+class HostKeyFileError(exceptions.MgmtDriverError):
+    message = ('host key file %(path)s %(problem)s; fix it or move it away '
+               '(every pin in it is then lost: first contact is verified '
+               'again)')
+
+
+class PinExists(exceptions.MgmtDriverError):
+    message = ('%(path)s already pins another key for server %(server_id)s '
+               '(%(key_type)s %(fingerprint)s); add --replace to replace it')
+
+
+class HostKeyNotPinned(exceptions.SSHError):
+    message = ('%(node)s: %(step)s: host key %(offered)s of server '
+               '%(server_id)s is not pinned in %(pin_file)s and '
+               'host_key_policy is strict; refusing to connect. Pre-load it '
+               'after checking it out of band: k8s-mgmt hostkeys add '
+               '%(server_id)s --key \'<type> <base64>\' --file %(pin_file)s')
+
+
+def validate_document(data, path):
+    """The ``keys`` dict of a parsed pin file, or HostKeyFileError."""
+    def bad(problem):
+        return HostKeyFileError(path=path, problem=problem)
+
+    if not isinstance(data, dict):
+        raise bad('holds a JSON %s, not an object with "version" and "keys"'
+                  % type(data).__name__)
+    keys = data.get('keys')
+    if not isinstance(keys, dict):
+        raise bad('has "keys" of type %s; it must be an object of server id '
+                  '-> pin' % type(keys).__name__)
+    if data.get('version') != _FORMAT_VERSION:
+        raise bad('has version %r; this k8s-mgmt reads version %d'
+                  % (data.get('version'), _FORMAT_VERSION))
+    for key_id, entry in keys.items():
+        if not isinstance(entry, dict):
+            raise bad('has pin %r of type %s, not an object'
+                      % (key_id, type(entry).__name__))
+        missing = [f for f in _REQUIRED_FIELDS
+                   if not isinstance(entry.get(f), str) or not entry.get(f)]
+        if missing:
+            raise bad('has pin %r without %s' % (key_id, ' and '.join(
+                '"%s"' % f for f in missing)))
+        try:
+            base64.b64decode(entry['key'], validate=True)
+        except ValueError:
+            raise bad('has pin %r whose "key" is not base64' % key_id)
+    return dict(keys)
+
+
+def entry_fingerprint(entry):
+    """``SHA256:...`` of a pin entry, computed from its key."""
+    digest = hashlib.sha256(base64.b64decode(entry['key'])).digest()
+    return 'SHA256:' + base64.b64encode(digest).decode('ascii').rstrip('=')
 
 
 def fingerprint(key):
@@ -87,16 +149,20 @@ class HostKeyStore(object):
     def _read(self):
         try:
             with open(self.path, encoding='utf-8') as f:
-                data = json.load(f)
+                text = f.read()
         except FileNotFoundError:
             return {}
+        except (OSError, UnicodeDecodeError) as err:
+            raise HostKeyFileError(path=self.path,
+                                   problem='cannot be read (%s)' % err)
+        # A damaged pin file must never read as "no pins": that would
+        # accept any key. Refuse until an operator fixes it.
+        try:
+            data = json.loads(text)
         except ValueError as err:
-            # A corrupt pin file must not be treated as "no pins": that
-            # would accept any key. Refuse until an operator fixes it.
-            raise exceptions.MgmtDriverError(
-                error_message='host key file %s is not valid JSON (%s); '
-                              'fix or remove it' % (self.path, err))
-        return dict(data.get('keys', {}))
+            raise HostKeyFileError(path=self.path,
+                                   problem='is not valid JSON (%s)' % err)
+        return validate_document(data, self.path)
 
     def _write(self, keys):
         directory = os.path.dirname(self.path)
@@ -123,10 +189,38 @@ class HostKeyStore(object):
         with self._locked():
             return self._read()
 
-    def check(self, key_id, key, node, policy=POLICY_TOFU, address=None):
+    def add(self, key_id, key_type, key_base64, node=None, address=None,
+            replace=False, verified=VERIFIED_MANUAL):
+        """Pin a key an operator checked out of band (``hostkeys add``).
+
+        Refuses to overwrite a different existing pin unless ``replace``.
+        Returns the new entry.
+        """
+        entry = _entry(node, address, key_type, key_base64, verified)
+        with self._locked():
+            keys = self._read()
+            old = keys.get(key_id)
+            if old is not None and not replace and not (
+                    old['key_type'] == key_type and
+                    old['key'] == key_base64):
+                raise PinExists(path=self.path, server_id=key_id,
+                                key_type=old['key_type'],
+                                fingerprint=entry_fingerprint(old))
+            if old is not None and node is None:
+                entry['node'] = old.get('node')
+                entry['address'] = entry['address'] or old.get('address')
+            keys[key_id] = entry
+            self._write(keys)
+        return entry
+
+    def check(self, key_id, key, node, policy=POLICY_TOFU, address=None,
+              verify=None):
         """Accept ``key`` for ``key_id`` or raise; pin it when policy allows.
 
-        Returns True when a new pin was written.
+        ``verify(key)`` (policy console) checks a first-contact key against
+        the console's fingerprints: it returns how the key was verified
+        (``console``, or ``tofu`` when the cloud offered no console output)
+        or raises. Returns True when a new pin was written.
         """
         if policy not in POLICIES:
             raise ValueError('unknown host key policy %r' % policy)
@@ -135,32 +229,54 @@ class HostKeyStore(object):
             keys = self._read()
             entry = keys.get(key_id)
             if entry is not None:
-                if (entry['key_type'] == key.get_name()
-                        and entry['key'] == key.get_base64()):
-                    return False
-                raise exceptions.HostKeyMismatch(
-                    node=node, step='connect', server_id=key_id,
-                    pinned=entry.get('fingerprint'), offered=offered,
-                    pin_file=self.path)
+                return self._same_or_refuse(key_id, entry, key, node)
             if policy == POLICY_STRICT:
-                raise exceptions.SSHError(
-                    node=node, step='connect',
-                    reason='host key %s of server %s is not pinned in %s and '
-                           'host_key_policy is strict; refusing to connect'
-                           % (offered, key_id, self.path))
-            keys[key_id] = {
-                'node': node,
-                'address': address,
-                'key_type': key.get_name(),
-                'key': key.get_base64(),
-                'fingerprint': offered,
-                'pinned_at': datetime.datetime.now(
-                    datetime.timezone.utc).isoformat(timespec='seconds'),
-            }
+                raise HostKeyNotPinned(node=node, step='connect',
+                                       offered=offered, server_id=key_id,
+                                       pin_file=self.path)
+        # The verifier only compares with fingerprints it already holds
+        # (fetched before connecting): no I/O while the file is locked.
+        verified = VERIFIED_TOFU
+        if policy == POLICY_CONSOLE and verify is not None:
+            verified = verify(key)
+        elif policy == POLICY_CONSOLE:
+            LOG.warning('%(node)s: no compute API to read the console of '
+                        'server %(id)s from; trusting its host key on first '
+                        'use', {'node': node, 'id': key_id})
+        with self._locked():
+            keys = self._read()
+            if key_id in keys:
+                # Pinned meanwhile (another session): compare with that.
+                return self._same_or_refuse(key_id, keys[key_id], key,
+                                            node)
+            keys[key_id] = _entry(node, address, key.get_name(),
+                                  key.get_base64(), verified)
             self._write(keys)
-        LOG.info('%(node)s: pinned host key %(fp)s for server %(id)s',
-                 {'node': node, 'fp': offered, 'id': key_id})
+        if verified == VERIFIED_CONSOLE:
+            LOG.info('%(node)s: pinned host key %(fp)s of server %(id)s, '
+                     'verified against its console output',
+                     {'node': node, 'fp': offered, 'id': key_id})
+        else:
+            LOG.warning('%(node)s: pinned host key %(fp)s of server %(id)s '
+                        'on first use, unverified (host_key_policy %(p)s)',
+                        {'node': node, 'fp': offered, 'id': key_id,
+                         'p': policy})
         return True
+
+    def _same_or_refuse(self, key_id, entry, key, node):
+        """False when ``key`` is the pinned one, else HostKeyMismatch."""
+        if (entry['key_type'] == key.get_name()
+                and entry['key'] == key.get_base64()):
+            return False
+        if entry['key_type'] != key.get_name():
+            change = ('the VM now offers a %s key where a %s key is pinned'
+                      % (key.get_name(), entry['key_type']))
+        else:
+            change = 'the VM offers a different %s key' % key.get_name()
+        raise exceptions.HostKeyMismatch(
+            node=node, step='connect', server_id=key_id, change=change,
+            pinned=entry_fingerprint(entry), offered=fingerprint(key),
+            pin_file=self.path)
 
     def forget(self, server_id):
         """Drop the pin of one server (it was terminated or healed)."""
@@ -181,6 +297,19 @@ class HostKeyStore(object):
         return len(gone)
 
 
+def _entry(node, address, key_type, key_base64, verified):
+    return {
+        'node': node,
+        'address': address,
+        'key_type': key_type,
+        'key': key_base64,
+        'fingerprint': entry_fingerprint({'key': key_base64}),
+        'verified': verified,
+        'pinned_at': datetime.datetime.now(
+            datetime.timezone.utc).isoformat(timespec='seconds'),
+    }
+
+
 class PinningPolicy(paramiko.MissingHostKeyPolicy):
     """paramiko policy that checks every offered key against the store.
 
@@ -188,13 +317,15 @@ class PinningPolicy(paramiko.MissingHostKeyPolicy):
     policy about every connection, before any credential is sent.
     """
 
-    def __init__(self, store, key_id, node, policy=POLICY_TOFU, address=None):
+    def __init__(self, store, key_id, node, policy=POLICY_TOFU, address=None,
+                 verify=None):
         self.store = store
         self.key_id = key_id
         self.node = node
         self.policy = policy
         self.address = address
+        self.verify = verify
 
     def missing_host_key(self, client, hostname, key):
         self.store.check(self.key_id, key, self.node, policy=self.policy,
-                         address=self.address)
+                         address=self.address, verify=self.verify)

@@ -1,0 +1,290 @@
+"""First contact with a VM, verified against its console output.
+
+Real parts: the paramiko SSH test server (a real SSH handshake and host
+key), the lab's Keystone and Nova APIs on loopback (a real keystoneauth
+session, a real os-getConsoleOutput over HTTP). The console text of each
+"server" is set by the test: that is the point under test.
+"""
+
+import logging
+import os
+import threading
+
+import paramiko
+import pytest
+from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
+
+from k8s_mgmt import exceptions
+from k8s_mgmt.lab import api
+from k8s_mgmt.lab import cloud as lab_cloud
+from k8s_mgmt.ssh import client
+from k8s_mgmt.ssh import console_keys
+from k8s_mgmt.ssh import hostkeys
+from k8s_mgmt.ssh.command import Command
+from tests.lab_cloud import nfv_params
+
+import ssh_test_server
+
+PACKAGE = os.path.abspath(os.path.join(
+    os.path.dirname(__file__), '..', '..', '..', 'k8s_mgmt', 'samples',
+    'vnf_package'))
+API_PASSWORD = 'nova-lab-pw-71'
+
+
+def cloud_init_console(keys, host='node-1'):
+    """Console text shaped like cloud-init's keys-to-console output."""
+    tag = '<14>Nov 23 11:02:03 ec2: '
+    lines = ['[    2.104411] random: crng init done',
+             tag + '#' * 61,
+             tag + '-----BEGIN SSH HOST KEY FINGERPRINTS-----']
+    lines += [tag + '%d %s root@%s (%s)' % (
+        key.get_bits(), hostkeys.fingerprint(key), host,
+        key.get_name().split('-')[0].upper()) for key in keys]
+    lines += [tag + '-----END SSH HOST KEY FINGERPRINTS-----',
+              tag + '#' * 61]
+    return '\n'.join(lines) + '\n'
+
+
+@pytest.fixture
+def nova():
+    """(cloud, server ids, keystoneauth session) of a lab API."""
+    cloud = lab_cloud.LabCloud(PACKAGE)
+    stack_id = cloud.create_stack('simple', nfv_params.sample_parameters(
+        PACKAGE, 'simple', workers=2))
+    server_ids = [s['server_id'] for s in cloud.servers(stack_id)]
+    server, base_url = api.serve(cloud, password=API_PASSWORD)
+    auth = v3.Password(auth_url=base_url + '/v3', username='admin',
+                       password=API_PASSWORD, project_name='admin',
+                       user_domain_name='Default',
+                       project_domain_name='Default')
+    yield cloud, server_ids, ks_session.Session(auth=auth)
+    server.stop()
+
+
+def _verifier(session, region=None, **kwargs):
+    return console_keys.FirstContactVerifier(lambda: (session, region),
+                                             **kwargs)
+
+
+def _session(target, store, verifier, policy='console'):
+    return client.SSHSession(target, store=store, policy=policy,
+                             first_contact=verifier)
+
+
+def test_key_listed_on_console_is_pinned_as_console_verified(
+        ssh_server, pin_store, make_target, nova, caplog):
+    cloud, ids, session = nova
+    cloud.console_overrides[ids[0]] = cloud_init_console(
+        [paramiko.RSAKey.generate(1024), ssh_server.host_key])
+    caplog.set_level(logging.INFO)
+    target = make_target(ssh_server, server_id=ids[0])
+    with _session(target, pin_store, _verifier(session)) as ssh:
+        assert ssh.run(Command('echo', 'ok')).stdout == 'ok\n'
+    entry = pin_store.get(ids[0])
+    assert entry['verified'] == 'console'
+    assert entry['fingerprint'] == ssh_server.fingerprint
+    assert 'verified against its console output' in caplog.text
+    assert 'WARNING' not in caplog.text
+
+
+def test_key_missing_from_console_is_refused_before_credentials(
+        ssh_server, pin_store, make_target, nova):
+    cloud, ids, session = nova
+    listed = paramiko.ECDSAKey.generate()
+    cloud.console_overrides[ids[0]] = cloud_init_console([listed])
+    target = make_target(ssh_server, server_id=ids[0])
+    with pytest.raises(console_keys.ConsoleKeyMismatch) as info:
+        _session(target, pin_store, _verifier(session)).connect()
+    text = str(info.value)
+    for part in ('node-1', ids[0], ssh_server.fingerprint,
+                 hostkeys.fingerprint(listed), 'man-in-the-middle'):
+        assert part in text
+    assert ssh_server.auth_attempts == []
+    assert pin_store.all() == {}
+
+
+def test_console_is_polled_until_cloud_init_prints_the_block(
+        ssh_server, pin_store, make_target, nova):
+    cloud, ids, session = nova
+    cloud.console_overrides[ids[0]] = '[    0.0] booting\n'
+    reads = []
+
+    def sleep(seconds):
+        # The console gets the block after the third read: the verifier
+        # must keep polling (and back off) until it does.
+        reads.append(seconds)
+        if len(reads) == 3:
+            cloud.console_overrides[ids[0]] = cloud_init_console(
+                [ssh_server.host_key])
+
+    verifier = _verifier(session, sleep=sleep)
+    target = make_target(ssh_server, server_id=ids[0])
+    with _session(target, pin_store, verifier):
+        pass
+    assert len(reads) == 3 and reads[0] < reads[1] < reads[2]
+    assert pin_store.get(ids[0])['verified'] == 'console'
+
+
+def test_no_fingerprints_by_the_deadline_is_a_clear_error(
+        ssh_server, pin_store, make_target, nova):
+    cloud, ids, session = nova
+    cloud.console_overrides[ids[0]] = ('-----BEGIN SSH HOST KEY '
+                                       'FINGERPRINTS-----\n256 SHA256:')
+    verifier = _verifier(session, deadline=0.3)
+    target = make_target(ssh_server, server_id=ids[0])
+    with pytest.raises(console_keys.ConsoleKeysMissing) as info:
+        _session(target, pin_store, verifier).connect()
+    text = str(info.value)
+    assert 'no host key fingerprints on the console of server %s within' \
+        % ids[0] in text and 'host_key_policy = tofu' in text
+    assert ssh_server.connections == 0
+    assert pin_store.all() == {}
+
+
+def test_unknown_server_falls_back_to_tofu_with_a_warning(
+        ssh_server, pin_store, make_target, nova, caplog):
+    _, _, session = nova
+    target = make_target(ssh_server, server_id='not-a-nova-server')
+    with _session(target, pin_store, _verifier(session)):
+        pass
+    assert pin_store.get('not-a-nova-server')['verified'] == 'tofu'
+    warnings = [r.getMessage() for r in caplog.records
+                if r.levelno == logging.WARNING]
+    assert any('node-1: cannot verify the host key of server '
+               'not-a-nova-server' in w and '404' in w for w in warnings)
+
+
+def test_no_compute_endpoint_falls_back_to_tofu_with_a_warning(
+        ssh_server, pin_store, make_target, nova, caplog):
+    cloud, ids, session = nova
+    target = make_target(ssh_server, server_id=ids[0])
+    verifier = _verifier(session, region='NoSuchRegion')
+    with _session(target, pin_store, verifier):
+        pass
+    assert pin_store.get(ids[0])['verified'] == 'tofu'
+    assert 'the service catalog has no compute endpoint' in caplog.text
+
+
+def test_pinned_server_never_reads_the_console(ssh_server, pin_store,
+                                               make_target):
+    target = make_target(ssh_server)
+    with _session(target, pin_store, None, policy='tofu'):
+        pass
+
+    def no_console():
+        raise AssertionError('the console was read for a pinned server')
+
+    verifier = console_keys.FirstContactVerifier(no_console)
+    with _session(target, pin_store, verifier):
+        pass
+    assert pin_store.get('srv-1')['verified'] == 'tofu'
+
+
+def test_nodes_are_verified_in_parallel_one_read_each(fast_conf, pin_store,
+                                                      nova):
+    cloud, ids, session = nova
+    servers = [ssh_test_server.SSHTestServer(users={'tester': 'pw-1'})
+               .start() for _ in ids]
+    for server_id, server in zip(ids, servers):
+        cloud.console_overrides[server_id] = cloud_init_console(
+            [server.host_key])
+    verifier = _verifier(session)
+    errors = []
+
+    def connect(server_id, server):
+        target = client.SSHTarget('n-' + server_id[:4], '127.0.0.1',
+                                  'tester', password='pw-1',
+                                  port=server.port, server_id=server_id)
+        try:
+            with _session(target, pin_store, verifier):
+                pass
+        except Exception as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=connect, args=pair)
+               for pair in zip(ids, servers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        for server in servers:
+            server.stop()
+    assert errors == []
+    pins = pin_store.all()
+    assert sorted(pins) == sorted(ids)
+    assert {p['verified'] for p in pins.values()} == {'console'}
+
+
+# The re-check after connect ----------------------------------------------
+
+class _SwapKeyDuringAuth(paramiko.Transport):
+    """A server that, once the password is accepted, re-exchanges keys
+    signed with another host key and only then says "auth succeeded".
+
+    paramiko's client takes the new host key of a re-exchange without
+    asking the host key policy (it only checks the signature), so only the
+    session's re-check of the negotiated key after connect can see it.
+    """
+
+    def __init__(self, sock, other_key):
+        super().__init__(sock)
+        self.other_key = other_key
+        self.held = None
+
+    def _send_message(self, data):
+        first = data.asbytes()[:1] if hasattr(data, 'asbytes') else b''
+        if (self.other_key is not None and
+                first == paramiko.common.cMSG_USERAUTH_SUCCESS):
+            self.add_server_key(self.other_key)
+            self.other_key = None
+            self.held = data
+            self._send_kex_init()
+            return
+        super()._send_message(data)
+
+    def _parse_newkeys(self, m):
+        super()._parse_newkeys(m)
+        if self.held is not None:
+            held, self.held = self.held, None
+            super()._send_message(held)
+
+
+class _KeySwappingServer(ssh_test_server.SSHTestServer):
+    def __init__(self, other_key, **kwargs):
+        super().__init__(**kwargs)
+        self.other_key = other_key
+
+    def _serve(self, sock):
+        transport = _SwapKeyDuringAuth(sock, self.other_key)
+        with self._lock:
+            self._transports.append(transport)
+        transport.add_server_key(self.host_key)
+        try:
+            transport.start_server(server=ssh_test_server._Interface(self))
+        except (paramiko.SSHException, EOFError, OSError):
+            transport.close()
+
+
+def test_host_key_changed_in_a_re_exchange_is_refused(fast_conf, pin_store,
+                                                      make_target):
+    other = paramiko.ECDSAKey.generate()
+    server = _KeySwappingServer(other, users={'tester': 'pw-Kq9-secret-Zr4'})
+    server.start()
+    try:
+        session = client.SSHSession(make_target(server), store=pin_store,
+                                    policy='tofu')
+        with pytest.raises(exceptions.HostKeyMismatch) as info:
+            session.connect()
+        text = str(info.value)
+        assert server.fingerprint in text
+        assert hostkeys.fingerprint(other) in text
+        # The policy saw (and pinned) the first key: the re-exchange
+        # really happened after it, during authentication.
+        assert pin_store.get('srv-1')['fingerprint'] == server.fingerprint
+        assert server.auth_attempts == [('tester', 'password', True)]
+        assert session._client is None
+    finally:
+        server.stop()
