@@ -35,17 +35,18 @@ IPV6_UNSUPPORTED = 'IPv6 is not supported by the install scripts'
 _MINORS_LINE = re.compile(r'^readonly SUPPORTED_MINORS="([0-9 ]+)"$', re.M)
 
 
-def _script_minors():
-    text = shipped.script(shipped.INSTALL_SCRIPT).read_text(encoding='utf-8')
+def minors_of_script(text, name=shipped.INSTALL_SCRIPT):
+    """The sorted minors of a script's ``SUPPORTED_MINORS`` line."""
     match = _MINORS_LINE.search(text)
-    if match is None:
+    if match is None or not match.group(1).split():
         raise RuntimeError('%s has no readonly SUPPORTED_MINORS="..." line'
-                           % shipped.INSTALL_SCRIPT)
+                           % name)
     return tuple(sorted(int(minor) for minor in match.group(1).split()))
 
 
 # Kubernetes 1.x minors the install script can install (pkgs.k8s.io).
-SUPPORTED_MINORS = _script_minors()
+SUPPORTED_MINORS = minors_of_script(
+    shipped.script(shipped.INSTALL_SCRIPT).read_text(encoding='utf-8'))
 
 _NUMBER = r'(?:0|[1-9][0-9]{0,2})'
 _VERSION = re.compile(r'v?1\.(%s)(?:\.%s)?' % (_NUMBER, _NUMBER))

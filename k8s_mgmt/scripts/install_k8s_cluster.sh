@@ -148,11 +148,13 @@ have() {
     command -v "$1" >/dev/null 2>&1
 }
 
+# IPv4 only (IPv6 is not supported); no leading zeros, which some tools read
+# as octal. k8s_mgmt/params/accepted.py holds the same rules for the driver.
 is_ipv4() {
     local ip=$1 part
-    [[ $ip =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || return 1
+    [[ $ip =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1
     for part in "${BASH_REMATCH[@]:1}"; do
-        ((10#$part <= 255)) || return 1
+        ((part <= 255)) || return 1
     done
 }
 
@@ -329,8 +331,25 @@ check_secret_file() {
     (((8#$mode & 8#077) == 0)) || usage_error "secrets file $file has mode $mode; want 0600 or stricter"
 }
 
+# http(s)://[USERINFO@]HOST[:PORT][/]: HOST a name or an IPv4 address,
+# PORT 1-65535, USERINFO of RFC 3986 characters or %XX.
 is_proxy_url() {
-    [[ $1 =~ ^https?://[^[:space:]\"\'\\]+$ ]]
+    local authority hostport host port
+    local userinfo_re='^([A-Za-z0-9._~!$&()*+,;=:-]|%[0-9A-Fa-f]{2})*$'
+    local name_re='^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$'
+    [[ $1 =~ ^https?://([^/?#]*)/?$ ]] || return 1
+    authority=${BASH_REMATCH[1]}
+    hostport=${authority##*@}
+    [[ $authority != *@* || ${authority%@*} =~ $userinfo_re ]] || return 1
+    host=${hostport%%:*}
+    if [[ $host =~ ^[0-9.]+$ ]]; then
+        is_ipv4 "$host" || return 1
+    else
+        [[ ${#host} -le 253 && $host =~ $name_re ]] || return 1
+    fi
+    [[ $hostport == *:* ]] || return 0
+    port=${hostport#*:}
+    [[ $port =~ ^[0-9]{1,5}$ ]] && ((10#$port >= 1 && 10#$port <= 65535))
 }
 
 # Values are checked by shape; messages name the key, never the value.
