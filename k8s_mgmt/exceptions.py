@@ -71,7 +71,13 @@ class RemoteCommandError(SSHError):
                'lines:\n%(stderr)s')
 
 
-class CommandTimeout(SSHError):
+class SSHTimeout(SSHError):
+    """The SSH server did not answer a request (``what``) in time."""
+
+    message = '%(node)s: %(step)s: %(what)s: no answer within %(timeout).1f s'
+
+
+class CommandTimeout(SSHTimeout):
     message = '%(node)s: %(step)s: no exit after %(timeout).1f s'
 
 

@@ -12,6 +12,7 @@ import os
 import random
 import select
 import socket
+import threading
 import time
 import uuid
 
@@ -38,6 +39,9 @@ _BACKOFF_MAX = 10.0
 # (no EOF) is noticed.
 _CHANNEL_WAIT_MAX = 1.0
 _RETRYABLE = (OSError, EOFError, paramiko.SSHException)
+# One SFTP write request carries at most this much (paramiko's own limit).
+_SFTP_CHUNK = 32768
+_SFTP_ERRORS = (IOError, OSError, EOFError, paramiko.SSHException)
 
 
 def stderr_tail(text, extra=(), lines=STDERR_TAIL_LINES):
@@ -208,15 +212,9 @@ class SSHSession(object):
                   {'node': self.node, 'step': step, 'cmd': cmd.display()})
         started = time.monotonic()
         deadline = started + timeout
-        transport = self._transport(step)
+        channel = self._open_channel(step, deadline, 'channel open')
         try:
-            channel = transport.open_session(
-                timeout=min(timeout, self.connect_timeout))
-        except (paramiko.SSHException, OSError, EOFError) as err:
-            raise exceptions.SSHError(node=self.node, step=step,
-                                      reason='cannot open a channel: %s' % err)
-        try:
-            channel.exec_command(cmd.render())
+            self._exec(channel, cmd.render(), step, deadline)
             self._send_stdin(channel, stdin, deadline, step, timeout)
             out, err, status = self._collect(channel, deadline, step,
                                              timeout)
@@ -233,7 +231,7 @@ class SSHSession(object):
         LOG.debug('%(node)s %(step)s: exit status %(status)d in %(secs).1f s',
                   {'node': self.node, 'step': step, 'status': status,
                    'secs': result.seconds})
-        if status == -1 and not transport.is_active():
+        if status == -1 and not channel.get_transport().is_active():
             raise exceptions.SSHError(
                 node=self.node, step=step,
                 reason='connection lost while running %s' % cmd.display())
@@ -244,6 +242,41 @@ class SSHSession(object):
             error.result = result
             raise error
         return result
+
+    def _answer_limit(self, deadline):
+        """Seconds to wait for the server to answer one protocol request
+        (channel open, exec, subsystem): it answers at once when alive."""
+        return max(min(self.connect_timeout, deadline - time.monotonic()),
+                   0.01)
+
+    def _open_channel(self, step, deadline, what):
+        transport = self._transport(step)
+        limit = self._answer_limit(deadline)
+        asked = time.monotonic()
+        try:
+            return transport.open_session(timeout=limit)
+        except (paramiko.SSHException, OSError, EOFError) as err:
+            if time.monotonic() - asked >= limit:
+                raise exceptions.SSHTimeout(node=self.node, step=step,
+                                            what=what, timeout=limit)
+            raise exceptions.SSHError(node=self.node, step=step,
+                                      reason='cannot open a channel: %s' % err)
+
+    def _exec(self, channel, command, step, deadline):
+        """Send the exec request; paramiko waits for its reply unbounded."""
+        limit = self._answer_limit(deadline)
+        with _Watchdog(channel, limit) as watchdog:
+            try:
+                channel.exec_command(command)
+            except (paramiko.SSHException, OSError, EOFError) as err:
+                if not watchdog.fired:
+                    raise exceptions.SSHError(
+                        node=self.node, step=step,
+                        reason='exec request refused: %s' % err)
+        if watchdog.fired:
+            raise exceptions.SSHTimeout(
+                node=self.node, step=step, timeout=limit,
+                what='exec request (the server never started the command)')
 
     def _send_stdin(self, channel, stdin, deadline, step, timeout):
         if stdin is not None:
@@ -299,28 +332,79 @@ class SSHSession(object):
 
     # Uploading -------------------------------------------------------------
 
-    def _sftp_client(self, step):
+    def _sftp_client(self, step, deadline):
         if self._sftp is None:
-            transport = self._transport(step)
-            try:
-                self._sftp = paramiko.SFTPClient.from_transport(transport)
-            except (paramiko.SSHException, OSError, EOFError) as err:
-                raise exceptions.SSHError(
-                    node=self.node, step=step,
-                    reason='cannot start SFTP: %s' % err)
-            self._sftp.get_channel().settimeout(self.command_timeout)
+            self._sftp = self._start_sftp(step, deadline)
         return self._sftp
 
+    def _start_sftp(self, step, deadline):
+        """Channel, "sftp" subsystem request and version exchange, all
+        bounded: paramiko's own SFTPClient.from_transport waits for the
+        subsystem reply without a limit."""
+        limit = self._answer_limit(deadline)
+        start_deadline = time.monotonic() + limit
+        channel = self._open_channel(step, start_deadline,
+                                     'SFTP channel open')
+        what = 'SFTP subsystem request'
+        try:
+            with _Watchdog(channel, self._answer_limit(start_deadline)) as dog:
+                try:
+                    channel.invoke_subsystem('sftp')
+                except _SFTP_ERRORS as err:
+                    if not dog.fired:
+                        raise exceptions.SSHError(
+                            node=self.node, step=step,
+                            reason='cannot start SFTP: %s' % err)
+            if dog.fired:
+                raise exceptions.SSHTimeout(node=self.node, step=step,
+                                            what=what, timeout=limit)
+            what = 'SFTP version exchange'
+            channel.settimeout(self._answer_limit(start_deadline))
+            return paramiko.SFTPClient(channel)
+        except socket.timeout:
+            channel.close()
+            raise exceptions.SSHTimeout(node=self.node, step=step, what=what,
+                                        timeout=limit)
+        except _SFTP_ERRORS as err:
+            channel.close()
+            raise exceptions.SSHError(node=self.node, step=step,
+                                      reason='cannot start SFTP: %s' % err)
+        except BaseException:
+            channel.close()
+            raise
+
+    def _sftp_call(self, sftp, step, deadline, what, call, *args):
+        """One SFTP request, waiting for its answer until ``deadline``."""
+        limit = max(deadline - time.monotonic(), 0.01)
+        sftp.get_channel().settimeout(limit)
+        try:
+            return call(*args)
+        except socket.timeout:
+            # The answer may still come and would be read as the answer to
+            # the next request: this SFTP channel cannot be used again.
+            self._drop_sftp()
+            raise exceptions.SSHTimeout(node=self.node, step=step, what=what,
+                                        timeout=limit)
+
+    def _drop_sftp(self):
+        if self._sftp is not None:
+            self._sftp.close()
+            self._sftp = None
+
     def put(self, source, remote_path, mode=0o644, step='upload',
-            sudo=False):
+            sudo=False, timeout=None):
         """Upload bytes, a Secret, or a local file (path) to ``remote_path``.
 
         The file is written to a temporary name beside the target, given
         ``mode`` before any content is written, then renamed into place. With
         ``sudo`` the content goes to a private temp file first and root
-        installs it (for targets the login user cannot write).
+        installs it (for targets the login user cannot write). The whole
+        upload ends within ``timeout`` seconds (default command_timeout):
+        SFTP start and each SFTP request wait no longer than that deadline.
         """
         data = _read_source(source)
+        timeout = timeout or self.command_timeout
+        deadline = time.monotonic() + timeout
         LOG.debug('%(node)s %(step)s: upload %(n)d bytes to %(path)s '
                   '(mode %(mode)04o%(sudo)s)',
                   {'node': self.node, 'step': step, 'n': len(data),
@@ -329,39 +413,100 @@ class SSHSession(object):
         suffix = '.k8s-mgmt-%s' % uuid.uuid4().hex[:12]
         if not sudo:
             self._write_and_rename(data, remote_path, remote_path + suffix,
-                                   mode, step)
+                                   mode, step, deadline)
             return
         staging = '/tmp/%s' % suffix.lstrip('.')
-        self._write_and_rename(data, staging, staging + '.part', 0o600, step)
+        self._write_and_rename(data, staging, staging + '.part', 0o600, step,
+                               deadline)
         target_tmp = remote_path + suffix
         install = command_mod.Command(
             'install', '-m', '%04o' % mode, staging, target_tmp).and_then(
             command_mod.Command('mv', '-f', target_tmp, remote_path)).sudo()
         try:
-            self.run(install, step=step)
+            self.run(install, step=step,
+                     timeout=max(deadline - time.monotonic(), 0.01))
         finally:
+            # Cleanup gets a short grace even when the deadline has passed.
             self.run(command_mod.Command('rm', '-f', staging), step=step,
-                     check=False)
+                     check=False, timeout=max(deadline - time.monotonic(),
+                                              self.connect_timeout))
 
-    def _write_and_rename(self, data, remote_path, tmp_path, mode, step):
-        sftp = self._sftp_client(step)
+    def _write_and_rename(self, data, remote_path, tmp_path, mode, step,
+                          deadline):
+        sftp = self._sftp_client(step, deadline)
+
+        def call(what, fn, *args):
+            return self._sftp_call(sftp, step, deadline, what, fn, *args)
+
         try:
-            with sftp.open(tmp_path, 'wb') as remote_file:
-                remote_file.chmod(mode)
-                remote_file.write(data)
+            remote_file = call('SFTP open of %s' % tmp_path, sftp.open,
+                               tmp_path, 'wb')
             try:
-                sftp.posix_rename(tmp_path, remote_path)
+                call('SFTP chmod of %s' % tmp_path, remote_file.chmod, mode)
+                for offset in range(0, len(data), _SFTP_CHUNK):
+                    call('SFTP write to %s' % tmp_path, remote_file.write,
+                         data[offset:offset + _SFTP_CHUNK])
+            finally:
+                _close_quietly(remote_file)
+            try:
+                call('SFTP rename to %s' % remote_path, sftp.posix_rename,
+                     tmp_path, remote_path)
             except IOError:
                 # Server without the posix-rename extension.
-                sftp.rename(tmp_path, remote_path)
-        except (IOError, OSError, paramiko.SSHException) as err:
+                call('SFTP rename to %s' % remote_path, sftp.rename,
+                     tmp_path, remote_path)
+        except _SFTP_ERRORS as err:
             try:
-                sftp.remove(tmp_path)
-            except (IOError, OSError, paramiko.SSHException):
+                call('SFTP remove of %s' % tmp_path, sftp.remove, tmp_path)
+            except (exceptions.SSHTimeout,) + _SFTP_ERRORS:
                 pass
             raise exceptions.SSHError(
                 node=self.node, step=step,
                 reason='upload to %s failed: %s' % (remote_path, err))
+
+
+class _Watchdog(object):
+    """Closes ``channel`` if the block it guards lasts ``seconds``.
+
+    For paramiko calls that wait for the server's reply without a limit
+    (exec and subsystem requests): closing the channel wakes them with an
+    error, and ``fired`` tells that error from a real refusal.
+    """
+
+    def __init__(self, channel, seconds):
+        self.channel = channel
+        self.fired = False
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self):
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+        try:
+            self.channel.close()  # marks it closed before it sends
+        except (paramiko.SSHException, OSError, EOFError):
+            pass  # the connection is gone, which wakes the waiter too
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+
+
+def _close_quietly(remote_file):
+    """Close an SFTP file whose channel may be gone (after a timeout)."""
+    try:
+        remote_file.close()
+    except _SFTP_ERRORS:
+        pass
 
 
 def _signal_remote(channel, name):

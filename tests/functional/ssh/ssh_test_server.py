@@ -11,6 +11,11 @@ Other test packages can reuse it::
     server.stop()           # kills running commands, closes every socket
 
 ``auth_attempts`` lists every password/public-key attempt the server saw.
+``hang`` names requests the server accepts and then never answers, the way
+a wedged sshd does (each waits until ``stop()``): ``'open'`` (a channel
+open), ``'exec'`` (an exec request), ``'sftp'`` (the "sftp" subsystem
+request), ``'sftp-version'`` (SFTP starts, its version never comes),
+``'sftp-write'`` (an SFTP write).
 Run it in a process that is not monkey-patched by eventlet (its subprocess
 pumps need real threads); a green client may talk to it from another process.
 """
@@ -51,16 +56,41 @@ class _Interface(paramiko.ServerInterface):
         return paramiko.AUTH_SUCCESSFUL if ok else paramiko.AUTH_FAILED
 
     def check_channel_request(self, kind, chanid):
+        self.server.hold('open')
         if kind == 'session':
             return paramiko.OPEN_SUCCEEDED
         return paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
+    def check_channel_subsystem_request(self, channel, name):
+        self.server.hold('sftp')
+        return super().check_channel_subsystem_request(channel, name)
+
     def check_channel_exec_request(self, channel, command):
+        if self.server.hold('exec'):
+            return False
         self.server.spawn(self.server.execute, channel, command)
         return True
 
 
+class _MuteSubsystem(paramiko.SubsystemHandler):
+    """Accepts the subsystem and never says a word (hang 'sftp-version')."""
+
+    def __init__(self, channel, name, server, test_server=None):
+        super().__init__(channel, name, server)
+        self.test_server = test_server
+
+    def start_subsystem(self, name, transport, channel):
+        self.test_server.hold('sftp-version')
+
+
 class _Handle(paramiko.SFTPHandle):
+    server = None
+
+    def write(self, offset, data):
+        if self.server is not None:
+            self.server.hold('sftp-write')
+        return super().write(offset, data)
+
     def stat(self):
         return paramiko.SFTPAttributes.from_stat(
             os.fstat(self.readfile.fileno()))
@@ -88,6 +118,7 @@ class _LocalSFTP(paramiko.SFTPServerInterface):
     def __init__(self, server, *args, root=None, **kwargs):
         super().__init__(server, *args, **kwargs)
         self.root = root
+        self.test_server = server.server
 
     def _real(self, path):
         path = os.path.normpath('/' + path)
@@ -105,6 +136,7 @@ class _LocalSFTP(paramiko.SFTPServerInterface):
         else:
             fmode = 'rb'
         handle = _Handle(flags)
+        handle.server = self.test_server
         handle.filename = real
         handle.readfile = handle.writefile = os.fdopen(fd, fmode)
         return handle
@@ -166,8 +198,10 @@ class SSHTestServer(object):
     """An SSH server on 127.0.0.1:``port`` that really runs commands."""
 
     def __init__(self, users=None, authorized_keys=None, host_key=None,
-                 port=None, sftp_root=None):
+                 port=None, sftp_root=None, hang=()):
         self.users = dict(users or {})
+        self.hang = frozenset(hang)
+        self.held = []
         self.authorized_keys = dict(authorized_keys or {})
         self.host_key = host_key or paramiko.ECDSAKey.generate()
         self.port = port or free_port()
@@ -186,6 +220,15 @@ class SSHTestServer(object):
     def fingerprint(self):
         from k8s_mgmt.ssh import hostkeys
         return hostkeys.fingerprint(self.host_key)
+
+    def hold(self, request):
+        """Wait until stop() when told to hang on ``request``."""
+        if request not in self.hang:
+            return False
+        with self._lock:
+            self.held.append(request)
+        self._stopping.wait()
+        return True
 
     def record_auth(self, username, method, ok):
         with self._lock:
@@ -236,9 +279,13 @@ class SSHTestServer(object):
         with self._lock:
             self._transports.append(transport)
         transport.add_server_key(self.host_key)
-        transport.set_subsystem_handler('sftp', paramiko.SFTPServer,
-                                        sftp_si=_LocalSFTP,
-                                        root=self.sftp_root)
+        if 'sftp-version' in self.hang:
+            transport.set_subsystem_handler('sftp', _MuteSubsystem,
+                                            test_server=self)
+        else:
+            transport.set_subsystem_handler('sftp', paramiko.SFTPServer,
+                                            sftp_si=_LocalSFTP,
+                                            root=self.sftp_root)
         try:
             transport.start_server(server=_Interface(self))
         except (paramiko.SSHException, EOFError, OSError):
