@@ -110,12 +110,17 @@ def parse_public_key(text, source):
     key_type, blob = fields[0], fields[1]
     try:
         data = base64.b64decode(blob, validate=True)
-        key = paramiko.PKey.from_type_string(key_type, data)
     except (binascii.Error, ValueError):
         raise UserError('%s: the key is not base64' % source)
-    except (paramiko.SSHException, TypeError, IndexError) as err:
-        raise UserError('%s: not a usable %s public key (%s)'
-                        % (source, key_type, err or 'unknown type'))
+    try:
+        key = paramiko.PKey.from_type_string(key_type, data)
+    except paramiko.pkey.UnknownKeyType:
+        raise UserError('%s: not a usable %s public key (unknown type)'
+                        % (source, key_type))
+    except (paramiko.SSHException, TypeError, ValueError,
+            IndexError) as err:
+        raise UserError('%s: not a usable %s public key: %s'
+                        % (source, key_type, err or type(err).__name__))
     if key.get_name() != key_type:
         raise UserError('%s: the key data is a %s key, not %s'
                         % (source, key.get_name(), key_type))
