@@ -2,8 +2,8 @@
 # configure_lb.sh: HAProxy + keepalived on one master of an HA Kubernetes
 # cluster. HAProxy listens on a port of its own (default 16443) and forwards
 # TCP to every master's API server (6443), health-checked on /readyz;
-# keepalived holds the VIP on the master with the highest priority whose
-# HAProxy and local API server both answer.
+# keepalived keeps the VIP on a master whose HAProxy runs and whose local API
+# server answers, and moves it within 3 s of HAProxy dying there.
 #
 # Usage: configure_lb.sh -v VIP/PREFIX -b BACKENDS -P PRIORITY -s FILE|- [options]
 # The VRRP password comes as "auth_pass=..." on stdin (-s -) or in a file
@@ -253,13 +253,26 @@ EOF
 render_check_script() {
     cat <<EOF
 #!/bin/sh
-# Written by $PROG: keepalived drops the VIP when this fails, i.e. when the
-# local API server or the local HAProxy does not answer.
+# Written by $PROG. keepalived runs "check_apiserver.sh haproxy" every
+# second and "check_apiserver.sh apiserver" every 3 s, and gives the VIP up
+# (FAULT) when either keeps failing. Without an argument: both checks.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
 fail() { echo "check_apiserver: \$*" >&2; exit 1; }
-curl --silent --fail --insecure --max-time 3 --output /dev/null \\
-    https://127.0.0.1:$APISERVER_PORT/readyz || fail "local API server down"
-curl --silent --fail --insecure --max-time 3 --output /dev/null \\
-    https://127.0.0.1:$FRONTEND_PORT/readyz || fail "HAProxy on port $FRONTEND_PORT down"
+haproxy_up() {
+    # A process check: a few ms, and no connection that HAProxy would
+    # forward to an API server, as a TCP probe of port $FRONTEND_PORT would.
+    pidof haproxy >/dev/null || fail "HAProxy not running"
+}
+apiserver_up() {
+    curl --silent --fail --insecure --max-time 3 --output /dev/null \\
+        https://127.0.0.1:$APISERVER_PORT/readyz || fail "local API server down"
+}
+case \${1:-all} in
+    haproxy) haproxy_up ;;
+    apiserver) apiserver_up ;;
+    all) haproxy_up; apiserver_up ;;
+    *) fail "unknown check '\$1' (haproxy, apiserver, or none for both)" ;;
+esac
 EOF
 }
 
@@ -282,17 +295,37 @@ global_defs {
     enable_script_security
 }
 
+# HAProxy dead on the VIP holder: the 2nd failed check, at most 2 s after
+# the death, puts this instance into FAULT (weight 0: a weight would only
+# lower the priority, which nopreempt backups ignore). Leaving MASTER it
+# sends a priority-0 advert; a backup then waits only its skew time,
+# (256 - priority) / 256 * advert_int (0.42 s at priority 149), and takes
+# the VIP: within 2.5 s. See "VIP failover timing" in doc/source/scripts.rst.
+vrrp_script check_haproxy {
+    script "/etc/keepalived/check_apiserver.sh haproxy"
+    interval 1
+    timeout 1
+    fall 2
+    rise 2
+    weight 0
+}
+
+# The local API server: slower, as HAProxy routes around a dead one anyway.
 vrrp_script check_apiserver {
-    script "/etc/keepalived/check_apiserver.sh"
+    script "/etc/keepalived/check_apiserver.sh apiserver"
     interval 3
-    timeout 5
+    timeout 4
     fall 3
     rise 2
+    weight 0
 }
 
 vrrp_instance k8s_api_vip {
-    # All start as BACKUP; the highest priority whose check passes wins.
+    # All start as BACKUP; the highest priority whose checks pass wins the
+    # first election. nopreempt: a master whose HAProxy is back does not
+    # take the VIP back, which would cut every connection a second time.
     state BACKUP
+    nopreempt
     interface $INTERFACE
     virtual_router_id $ROUTER_ID
     priority $PRIORITY
@@ -308,6 +341,7 @@ EOF
         $VIP dev $INTERFACE
     }
     track_script {
+        check_haproxy
         check_apiserver
     }
 }

@@ -3,6 +3,7 @@ and the keepalived check script run against real HTTPS servers on loopback.
 """
 
 import http.server
+import os
 import re
 import ssl
 import stat
@@ -11,6 +12,7 @@ import threading
 
 import pytest
 
+from k8s_mgmt.operations import scripts
 from tests.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
                                           secret_file)
 
@@ -97,8 +99,10 @@ def test_keepalived_config_vip_priority_auth(tmp_path):
     assert re.search(
         r'authentication \{\s+auth_type PASS\s+auth_pass %s\s+\}' % AUTH,
         text)
-    assert 'script "/etc/keepalived/check_apiserver.sh"' in text
-    assert re.search(r'track_script \{\s+check_apiserver\s+\}', text)
+    assert 'script "/etc/keepalived/check_apiserver.sh haproxy"' in text
+    assert 'script "/etc/keepalived/check_apiserver.sh apiserver"' in text
+    assert re.search(
+        r'track_script \{\s+check_haproxy\s+check_apiserver\s+\}', text)
     peers = re.search(r'unicast_peer \{([^}]*)\}', text).group(1).split()
     assert peers == ['10.0.0.11', '10.0.0.13']  # every master but itself
     assert 'unicast_src_ip 10.0.0.12' in text
@@ -211,25 +215,114 @@ class ReadyServer(object):
         self.thread.join()
 
 
+def _check(script, *mode, wrap=()):
+    return subprocess.run(list(wrap) + [str(script)] + list(mode),
+                          capture_output=True, text=True, timeout=20,
+                          check=False)
+
+
 @needs('curl')
-def test_check_script_fails_when_apiserver_or_haproxy_is_down(tmp_path,
-                                                              tls_context):
-    apiserver, haproxy = ReadyServer(tls_context), ReadyServer(tls_context)
+def test_check_script_apiserver_mode_fails_when_it_is_down(tmp_path,
+                                                           tls_context):
+    apiserver = ReadyServer(tls_context)
     try:
-        report(configure(tmp_path, '-a', str(apiserver.port),
-                         '-p', str(haproxy.port)))
+        report(configure(tmp_path, '-a', str(apiserver.port)))
         script = tmp_path / 'etc' / 'keepalived' / 'check_apiserver.sh'
         assert stat.S_IMODE(script.stat().st_mode) == 0o755
-
-        def check():
-            return subprocess.run([str(script)], capture_output=True,
-                                  text=True, timeout=20, check=False)
-
-        assert check().returncode == 0
-        haproxy.stop()
-        down = check()
-        assert down.returncode != 0 and 'HAProxy' in down.stderr
+        assert _check(script, 'apiserver').returncode == 0
     finally:
         apiserver.stop()
-    result = check()
-    assert result.returncode != 0 and 'API server down' in result.stderr
+    down = _check(script, 'apiserver')
+    assert down.returncode != 0 and 'API server down' in down.stderr
+    bad = _check(script, 'haproxyy')
+    assert bad.returncode != 0 and "unknown check 'haproxyy'" in bad.stderr
+
+
+# A private PID namespace (own /proc) and network namespace: pidof there
+# sees only the haproxy this test starts, and port 16443 is its own.
+NAMESPACE_HAPROXY = r"""
+set -u
+ip link set lo up
+haproxy -W -db -f "$1/etc/haproxy/haproxy.cfg" >/dev/null 2>&1 &
+for _ in $(seq 100); do pidof haproxy >/dev/null && break; sleep 0.05; done
+"$2" haproxy; echo "running: $?"
+"$2"; echo "running, both checks: $?"
+kill -KILL $(pidof haproxy)
+wait
+"$2" haproxy; echo "killed: $?"
+"""
+
+
+@needs('haproxy')
+@needs('unshare')
+@pytest.mark.skipif(os.geteuid() != 0, reason='namespaces need root')
+def test_check_script_haproxy_mode_follows_the_haproxy_process(tmp_path):
+    # Real HAProxy with the rendered config; the local API server part of
+    # "both checks" has nothing to answer here, so that run must fail too.
+    report(configure(tmp_path))
+    script = tmp_path / 'etc' / 'keepalived' / 'check_apiserver.sh'
+    run = subprocess.run(
+        ['unshare', '--pid', '--fork', '--mount-proc', '--net', 'bash', '-c',
+         NAMESPACE_HAPROXY, 'ns', str(tmp_path), str(script)],
+        capture_output=True, text=True, timeout=60, check=False)
+    lines = dict(line.split(': ', 1) for line in run.stdout.splitlines())
+    assert lines == {'running': '0', 'running, both checks': '1',
+                     'killed': '1'}, run.stdout + run.stderr
+    assert 'HAProxy not running' in run.stderr
+
+
+# ------------------------------------------- failover timing, from the file
+
+def _block(text, head):
+    found = re.search(r'^%s \{\n(.*?)^\}' % re.escape(head), text,
+                      re.M | re.S)
+    assert found, head
+    return dict(re.findall(r'^\s+(\w+) (\S+)$', found.group(1), re.M))
+
+
+def test_haproxy_death_is_covered_within_3_s_for_the_drivers_priorities(
+        tmp_path):
+    """The arithmetic of doc/source/scripts.rst, on the rendered file: the
+    second failed check 1 s apart, then the backup's skew time after the
+    priority-0 advert, leave at least 0.5 s of the 3 s for the check's own
+    run, the gratuitous ARP and scheduling."""
+    count = 3
+    priorities = [scripts.TOP_VRRP_PRIORITY - i for i in range(count)]
+    for priority in priorities:
+        report(configure(tmp_path / str(priority), '-P', str(priority)))
+        text = keepalived_conf(tmp_path / str(priority)).read_text()
+        check = _block(text, 'vrrp_script check_haproxy')
+        instance = _block(text, 'vrrp_instance k8s_api_vip')
+        # FAULT, not a lower priority: weight 0 on every tracked script.
+        for name in ('check_haproxy', 'check_apiserver'):
+            assert _block(text, 'vrrp_script ' + name)['weight'] == '0'
+        assert re.search(r'^\s+nopreempt$', text, re.M)
+        assert instance['state'] == 'BACKUP'
+        interval, fall = int(check['interval']), int(check['fall'])
+        assert int(check['timeout']) <= interval   # a hung check fails too
+        advert = float(instance['advert_int'])
+        skew = (256 - int(instance['priority'])) / 256 * advert
+        detection = interval * fall
+        assert detection + skew <= 2.5, (detection, skew)
+        assert fall >= 2   # one slow check alone does not move the VIP
+
+
+@needs('keepalived')
+@needs('unshare')
+@pytest.mark.skipif(os.geteuid() != 0, reason='namespaces need root')
+def test_rendered_keepalived_config_passes_keepalived_t(tmp_path):
+    # keepalived -t wants the interface and the check script to exist: a
+    # veth in a private network namespace, the script where it was written.
+    report(configure(tmp_path, '-P', '149', '-l', '10.0.0.12'))
+    script = tmp_path / 'etc' / 'keepalived' / 'check_apiserver.sh'
+    conf = keepalived_conf(tmp_path)
+    conf.write_text(conf.read_text().replace(
+        '/etc/keepalived/check_apiserver.sh', str(script)))
+    result_file = tmp_path / 'keepalived-t.txt'
+    run = subprocess.run(
+        ['unshare', '--net', 'sh', '-c',
+         'ip link add eth0 type veth peer name eth1 && ip link set eth0 up '
+         '&& keepalived -t"$1" -f "$2"', 'ns', str(result_file), str(conf)],
+        capture_output=True, text=True, timeout=30, check=False)
+    report_text = result_file.read_text() if result_file.exists() else ''
+    assert run.returncode == 0, run.stderr + report_text
