@@ -51,6 +51,7 @@ def test_supported_versions_pass(value, normalised):
     ('١.٣٥', 'in ASCII digits'),
     ('1.３５', 'in ASCII digits'),              # fullwidth digits
     ('1.35.٢', 'in ASCII digits'),
+    ('1.3٥', 'in ASCII digits'),
     ('1.35.', 'not a Kubernetes version'),
     ('V1.35', 'not a Kubernetes version'),
 ])
