@@ -4,6 +4,12 @@ Responses are read as JSON (``_preload_content=False``) and reduced to plain
 :class:`NodeState` values: the driver never parses kubectl text, and a
 stand-in API that omits optional fields does not trip the client's models.
 Waiting is polling with jittered backoff against a deadline.
+
+Every request is bounded by ``[k8s_mgmt] kube_api_timeout`` (connect plus
+read), cut to what is left of the caller's deadline, and is tried once:
+urllib3's default retries would repeat a timed-out GET three more times.
+An API that accepts the connection and never answers ends in a
+:class:`~k8s_mgmt.exceptions.KubernetesAPIError` naming the call.
 """
 
 import dataclasses
@@ -13,6 +19,7 @@ import time
 
 from kubernetes import client as k8s_client
 from oslo_log import log as logging
+from urllib3 import exceptions as urllib3_exc
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
@@ -20,7 +27,8 @@ from k8s_mgmt import secrets
 
 LOG = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT = 10.0
+# The least a request cut short by a deadline is still given.
+MIN_REQUEST_TIMEOUT = 0.1
 _FIRST_DELAY = 0.5
 _MAX_DELAY = 5.0
 
@@ -41,6 +49,40 @@ def _delays():
     while True:
         yield delay / 2 + random.uniform(0, delay / 2)
         delay = min(delay * 2, _MAX_DELAY)
+
+
+def request_timeout(deadline=None):
+    """Seconds the next request may take: ``kube_api_timeout``, or less
+    when ``deadline`` (a ``time.monotonic()`` value) is nearer."""
+    limit = conf.CONF.k8s_mgmt.kube_api_timeout
+    if deadline is not None:
+        limit = min(limit, max(deadline - time.monotonic(),
+                               MIN_REQUEST_TIMEOUT))
+    return limit
+
+
+def is_timeout(err):
+    """True for a request that got no answer in time."""
+    if isinstance(err, urllib3_exc.MaxRetryError):
+        err = err.reason
+    return isinstance(err, (urllib3_exc.TimeoutError, TimeoutError))
+
+
+def failure_reason(err, limit):
+    """The reason of a request that raised ``err`` (not an HTTP status)."""
+    if is_timeout(err):
+        return 'no answer within %.1f s' % limit
+    return '%s: %s' % (type(err).__name__, err)
+
+
+def request(fn, *args, deadline=None, **kwargs):
+    """``fn(*args, **kwargs)`` of the generated client, JSON not parsed,
+    bounded by :func:`request_timeout`. Returns ``(response, limit)``."""
+    limit = request_timeout(deadline)
+    # One number: urllib3 bounds connect plus read by it (a (connect,
+    # read) pair would allow their sum).
+    return fn(*args, _preload_content=False, _request_timeout=limit,
+              **kwargs), limit
 
 
 def node_state(item):
@@ -66,6 +108,7 @@ class ClusterAPI(object):
         config.api_key_prefix = {'authorization': 'Bearer'}
         config.ca_cert_data = ca_cert
         config.verify_ssl = True
+        config.retries = False  # the callers' polling loops retry
         self._api = k8s_client.ApiClient(config)
         self._core = k8s_client.CoreV1Api(self._api)
 
@@ -87,21 +130,23 @@ class ClusterAPI(object):
                                                           'replace')))
         return json.loads(response.data)
 
-    def _call(self, what, fn, *args, **kwargs):
+    def _call(self, what, fn, *args, deadline=None, **kwargs):
+        limit = request_timeout(deadline)
         try:
-            response = fn(*args, _preload_content=False,
-                          _request_timeout=REQUEST_TIMEOUT, **kwargs)
+            response, limit = request(fn, *args, deadline=deadline,
+                                      **kwargs)
         except k8s_client.ApiException as err:
             raise APIError(endpoint=self.endpoint, what=what,
                            reason='HTTP %s %s' % (err.status, err.reason))
         except Exception as err:  # urllib3/ssl/socket: one message for all
             raise APIError(endpoint=self.endpoint, what=what,
-                           reason='%s: %s' % (type(err).__name__, err))
+                           reason=failure_reason(err, limit))
         return self._json(what, response)
 
-    def nodes(self):
+    def nodes(self, deadline=None):
         """{name: NodeState} of every node the API knows."""
-        data = self._call('list nodes', self._core.list_node)
+        data = self._call('list nodes', self._core.list_node,
+                          deadline=deadline)
         states = [node_state(item) for item in data.get('items') or ()]
         return {s.name: s for s in states}
 
@@ -128,7 +173,7 @@ class ClusterAPI(object):
         last_error, states, reported = None, {}, None
         while True:
             try:
-                states = self.nodes()
+                states = self.nodes(deadline=deadline)
                 last_error = None
             except APIError as err:
                 last_error = err
