@@ -1,0 +1,96 @@
+"""First contact on the lab: host keys verified against Nova console output.
+
+Real parts: each lab VM's own sshd and host key, the lab's Keystone and
+Nova APIs (os-getConsoleOutput carries ssh-keygen's fingerprint lines of the
+VM's real host key files), the driver's SSH sessions, the default
+host_key_policy (console). The lying console is a file the test writes
+beside the lab's cloud state, read by the lab's Nova in place of the VM's.
+"""
+
+import json
+import logging
+import os
+
+import paramiko
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt.lab import lcm
+from k8s_mgmt.lab import manager
+from k8s_mgmt.lab import status as lab_status
+from k8s_mgmt.ssh import hostkeys
+
+STATE_DIR = '/var/lib/k8s-mgmt-lab-test-firstcontact'
+SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.211.0/24',
+                               bridge='k8slabfc', tag='k8f', compute_hosts=2)
+
+
+@pytest.fixture
+def lab(make_lab):
+    return make_lab(SETTINGS)
+
+
+def _lying_console(server_id):
+    other = paramiko.ECDSAKey.generate()
+    folder = os.path.join(STATE_DIR, 'console')
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, server_id)
+    with open(path, 'w') as handle:
+        handle.write('ec2: -----BEGIN SSH HOST KEY FINGERPRINTS-----\n'
+                     'ec2: 256 %s root@impostor (ECDSA)\n'
+                     'ec2: -----END SSH HOST KEY FINGERPRINTS-----\n'
+                     % hostkeys.fingerprint(other))
+    return path, hostkeys.fingerprint(other)
+
+
+def _pins():
+    record = manager.read_record(SETTINGS)
+    path = os.path.join(lcm.driver_state_dir(SETTINGS),
+                        lcm.instance_id(SETTINGS, record), 'host_keys.json')
+    with open(path) as handle:
+        return json.load(handle)['keys']
+
+
+def _sshd_log(lab, server_id):
+    return lab.vms.exec(server_id, ['cat', '/run/sshd.log']).stdout
+
+
+def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
+    caplog.set_level(logging.INFO)
+    record = lab.up('simple', workers=1)
+    topology = lab_status.read_topology(record)
+    [master], [worker] = topology.masters, topology.workers
+    lie, lying_fp = _lying_console(worker.server_id)
+
+    with pytest.raises(exceptions.MgmtDriverError) as info:
+        lcm.instantiate(SETTINGS)
+    text = str(info.value)
+    assert 'possible man-in-the-middle' in text
+    assert worker.server_id in text and worker.name in text
+    assert lying_fp in text
+    [real_fp] = lab.vms.host_key_fingerprints(worker.server_id)
+    assert real_fp in text
+    # Refused in the handshake: the worker's sshd saw a connection end
+    # before authentication, and never a password.
+    log = _sshd_log(lab, worker.server_id)
+    assert '[preauth]' in log and 'password' not in log.lower(), log
+    pins = _pins()
+    assert worker.server_id not in pins
+    assert pins[master.server_id]['verified'] == 'console'
+
+    os.unlink(lie)
+    caplog.clear()
+    lcm.instantiate(SETTINGS)
+    pins = _pins()
+    assert sorted(pins) == sorted([master.server_id, worker.server_id])
+    for node in (master, worker):
+        pin = pins[node.server_id]
+        assert pin['verified'] == 'console'
+        assert [pin['fingerprint']] == lab.vms.host_key_fingerprints(
+            node.server_id)
+    assert ('%s: pinned host key %s of server %s, verified against its '
+            'console output' % (worker.name, real_fp, worker.server_id)
+            in caplog.text)
+    assert 'unverified' not in caplog.text
+    assert 'Accepted password for ubuntu' in _sshd_log(lab,
+                                                       worker.server_id)
