@@ -10,6 +10,7 @@ import time
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt.cli import lab_lcm
+from k8s_mgmt.cli import lab_tools
 from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
@@ -68,6 +69,7 @@ def register(subparsers):
     down = verbs.add_parser('down', help='remove everything the lab made')
     down.set_defaults(func=cmd_down)
     lab_lcm.register(verbs)
+    lab_tools.register(verbs)       # fault and exec
     lab.set_defaults(func=lambda args: lab.print_help() or 2)
 
 

@@ -5,6 +5,13 @@ certificate-key``, ``init phase upload-certs``, the resume phases,
 ``reset -f`` and ``version``. The cluster it builds is real where the lab
 allows: a real CA, a real etcd cluster; the API server and kubelet are
 stand-ins. ``init_delay``/``join_delay`` model the real durations.
+
+Like kubeadm, ``init`` prints the bootstrap token it made and (with
+``--upload-certs``) the certificate key, in kubeadm's own lines and join
+commands, unless ``--skip-token-print`` / ``--skip-certificate-key-print``
+are given; so do the ``bootstrap-token`` and ``upload-certs`` phases.
+Bootstrap tokens live as ``bootstrap-token-<id>`` Secrets of type
+``bootstrap.kubernetes.io/token`` in kube-system, as kubeadm keeps them.
 """
 
 import base64
@@ -20,6 +27,7 @@ import time
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
 from k8s_mgmt.lab.standins import controlplane as cp
+from k8s_mgmt.lab.standins import faults
 from k8s_mgmt.lab.standins import pki
 from k8s_mgmt.lab.standins import store as store_mod
 from k8s_mgmt.lab.standins import systemctl
@@ -27,7 +35,11 @@ from k8s_mgmt.lab.standins import systemctl
 PROG = 'kubeadm'
 CERTS_SECRET = '/api/v1/namespaces/kube-system/secrets'
 CERTS_TTL = datetime.timedelta(hours=2)
+TOKEN_TTL = datetime.timedelta(hours=24)
 ENDPOINT_WAIT = 240.0
+WITHHELD = '<value withheld>'
+SKIP_TOKEN = '--skip-token-print'
+SKIP_KEY = '--skip-certificate-key-print'
 
 
 def parse_duration(text):
@@ -124,6 +136,57 @@ def seed_cluster(store, endpoint, cluster_config):
          'data': {'ClusterConfiguration': yaml.safe_dump(cluster_config)}})
 
 
+def print_token(args, token):
+    if SKIP_TOKEN not in args:
+        print('[bootstrap-token] Using token: %s' % token)
+    print('[bootstrap-token] Configuring bootstrap tokens, cluster-info '
+          'ConfigMap, RBAC Roles')
+
+
+def print_certificate_key(args, key):
+    if SKIP_KEY not in args:
+        print('[upload-certs] Using certificate key:\n%s' % key)
+
+
+def join_commands(args, endpoint, token, key, upload_certs, control_plane):
+    """kubeadm's closing text: the join commands, secrets withheld when
+    asked."""
+    token = WITHHELD if SKIP_TOKEN in args else token
+    key = WITHHELD if SKIP_KEY in args else key
+    worker = ('kubeadm join %s --token %s \\\n\t--discovery-token-ca-cert-'
+              'hash %s' % (endpoint, token, pki.ca_cert_hash(pki.read_ca())))
+    text = ['\nYour Kubernetes control-plane has initialized successfully!\n',
+            'To start using your cluster, you need to run the following as '
+            'a regular user:\n', '  mkdir -p $HOME/.kube',
+            '  sudo cp -i %s $HOME/.kube/config' % standins.ADMIN_CONF,
+            '  sudo chown $(id -u):$(id -g) $HOME/.kube/config\n',
+            '(kubeadm lab stand-in)\n']
+    if control_plane and upload_certs:
+        text += ['You can now join any number of control-plane nodes '
+                 'running the following command on each as root:\n',
+                 '  %s \\\n\t--control-plane --certificate-key %s\n'
+                 % (worker, key),
+                 'Please note that the certificate-key gives access to '
+                 'cluster sensitive data, keep it secret!\n']
+    text += ['Then you can join any number of worker nodes by running the '
+             'following on each as root:\n', worker]
+    print('\n'.join(text))
+
+
+def fail_wait_control_plane():
+    """An injected kubeadm-init fault: the CA and a manifest are left
+    behind, as a real init that gave up waiting leaves them."""
+    cp._manifest('kube-apiserver', ['kube-apiserver'])
+    print('[wait-control-plane] Waiting for the kubelet to boot up the '
+          'control plane as static Pods from directory "%s"'
+          % standins.MANIFESTS_DIR)
+    print('[kubelet-check] The kubelet is not healthy after 4m0s')
+    sys.stdout.flush()
+    faults.note('kubeadm-init')
+    raise cp.Failure('wait-control-plane: failed while waiting for the '
+                     'kubelet: kubelet is not healthy after 4m0s')
+
+
 def preflight_init():
     manifests = glob.glob(os.path.join(standins.MANIFESTS_DIR, '*.yaml'))
     if manifests:
@@ -155,6 +218,8 @@ def init(args):
     cert_pem, key_pem = pki.make_ca()
     pki.write_ca(cert_pem, key_pem)
     print('[certs] Generated "ca" certificate and key')
+    if faults.active('kubeadm-init'):
+        fail_wait_control_plane()
     store = cp.start_etcd(name, ip, '%s=http://%s:%d' % (
         name, ip, standins.ETCD_PEER_PORT), 'new')
     print('[etcd] etcd member %s started (http://%s:%d)'
@@ -171,19 +236,21 @@ def init(args):
     if not api.wait_ready(time.monotonic() + ENDPOINT_WAIT):
         raise cp.Failure('the control-plane endpoint %s did not answer in '
                          '%.0fs' % (server, ENDPOINT_WAIT))
-    create_token(api, datetime.timedelta(hours=24))
+    join_token = create_token(api, TOKEN_TTL)
+    print_token(args, join_token)
+    key = None
     if '--upload-certs' in args:
         key = init_cfg.get('certificateKey') or secrets.token_hex(32)
         upload_certs(api, key)
-        print('[upload-certs] Uploaded the certificates to Secret '
-              'kube-system/kubeadm-certs (key withheld from this output)')
+        print('[upload-certs] Storing the certificates in Secret '
+              '"kubeadm-certs" in the "kube-system" Namespace')
+        print_certificate_key(args, key)
     token = cp.node_token_from_store(store, name)
     cp.start_kubelet('https://%s:%d' % (ip, standins.API_PORT), token,
                      name, ip, control_plane=True)
     cp.model_duration('init')
-    print('\nYour Kubernetes control-plane has initialized successfully!\n'
-          '(kubeadm lab stand-in; join tokens are not printed: use '
-          '"kubeadm token create")')
+    join_commands(args, endpoint, join_token, key, key is not None,
+                  bool(cluster.get('controlPlaneEndpoint')))
     return 0
 
 
@@ -240,8 +307,12 @@ def run(args):
         if not key:
             raise cp.Failure('upload-certs needs certificateKey in --config')
         upload_certs(admin_api(), key)
-        print('[upload-certs] Uploaded the certificates to Secret '
-              'kube-system/kubeadm-certs')
+        print('[upload-certs] Storing the certificates in Secret '
+              '"kubeadm-certs" in the "kube-system" Namespace')
+        print_certificate_key(args, key)
+        return 0
+    if verb == 'init' and words[1:3] == ['phase', 'bootstrap-token']:
+        print_token(args, create_token(admin_api(), TOKEN_TTL))
         return 0
     if verb == 'init' and words[1:2] == ['phase']:
         admin_api().call('GET', '/readyz')
@@ -270,7 +341,9 @@ def main(argv=None):
         return run(list(sys.argv[1:] if argv is None else argv))
     except (cp.Failure, client_mod.APIFailure, store_mod.StoreError,
             OSError) as err:
-        sys.stderr.write('error execution phase: %s\n' % err)
+        sys.stderr.write('error execution phase %s\nTo see the stack trace '
+                         'of this error execute with --v=5 or higher\n'
+                         % err)
         return 1
 
 

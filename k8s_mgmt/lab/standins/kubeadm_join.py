@@ -9,6 +9,7 @@ import subprocess
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
 from k8s_mgmt.lab.standins import controlplane as cp
+from k8s_mgmt.lab.standins import faults
 from k8s_mgmt.lab.standins import pki
 
 PREFLIGHT = 'preflight: couldn\'t validate the identity of the API Server: '
@@ -127,6 +128,17 @@ def join_control_plane(api, cfg, name, ip, server):
     return store
 
 
+def fail_kubelet_start():
+    """An injected kubeadm-join fault: after discovery (the CA is on disk,
+    a leftover a re-run must reset), the kubelet never comes up."""
+    print('[kubelet-start] Writing kubelet configuration to file '
+          '"/var/lib/kubelet/config.yaml"')
+    print('[kubelet-start] Starting the kubelet')
+    print('[kubelet-check] The kubelet is not healthy after 4m0s')
+    faults.note('kubeadm-join')
+    raise cp.Failure('kubelet-start: timed out waiting for the condition')
+
+
 def join(args, config_path):
     if not config_path:
         raise cp.Failure('join needs --config FILE')
@@ -161,6 +173,8 @@ def join(args, config_path):
     standins.write_file(pki.CA_CERT, ca_pem, 0o644)
     print('[preflight] Discovered the cluster at %s; CA pinned, token '
           'accepted' % endpoint)
+    if faults.active('kubeadm-join'):
+        fail_kubelet_start()
     if control:
         store = join_control_plane(api, cfg, name, ip, server)
         node_token = cp.node_token_from_store(store, name)

@@ -111,9 +111,33 @@ def show(obj, output):
         sys.stdout.write(jsonpath(obj, output[len('jsonpath='):]))
     else:
         items = obj.get('items', [obj])
+        if items and all(i.get('kind', 'Node') == 'Node' and
+                         'nodeInfo' in (i.get('status') or {})
+                         for i in items):
+            node_table(items)
+            return
         print('NAME')
         for item in items:
             print(item['metadata']['name'])
+
+
+def node_table(nodes):
+    """``kubectl get nodes`` as kubectl prints it (AGE left out)."""
+    rows = [('NAME', 'STATUS', 'ROLES', 'VERSION')]
+    for node in nodes:
+        ready = [c for c in node['status'].get('conditions') or ()
+                 if c.get('type') == 'Ready']
+        status = 'Ready' if ready and ready[0].get('status') == 'True' \
+            else 'NotReady'
+        roles = sorted(k.split('/', 1)[1] for k in
+                       node['metadata'].get('labels') or {}
+                       if k.startswith('node-role.kubernetes.io/'))
+        rows.append((node['metadata']['name'], status,
+                     ','.join(roles) or '<none>',
+                     node['status']['nodeInfo'].get('kubeletVersion', '')))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        print('   '.join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
 def load_documents(source):

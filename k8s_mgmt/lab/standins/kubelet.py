@@ -15,6 +15,7 @@ import time
 
 from k8s_mgmt.lab import standins
 from k8s_mgmt.lab.standins import client as client_mod
+from k8s_mgmt.lab.standins import faults
 
 MERGE = 'application/merge-patch+json'
 
@@ -92,9 +93,24 @@ def register(api, state):
                  ok=(201, 409))
 
 
+def exit_if_faulted():
+    """An injected kubelet fault: exit as a kubelet that cannot reach its
+    container runtime does (systemd would report the unit failed)."""
+    if faults.active('kubelet'):
+        faults.note('kubelet')
+        sys.stderr.write(
+            'E0000 00:00:00.000000 run.go:72] "command failed" err="failed '
+            'to run Kubelet: validate service connection: validate CRI v1 '
+            'runtime API for endpoint \\"unix:///run/containerd/'
+            'containerd.sock\\": rpc error: code = Unavailable"\n')
+        sys.stderr.flush()
+        sys.exit(1)
+
+
 def heartbeat_forever(api, state, interval):
     registered = False
     while True:
+        exit_if_faulted()
         started = time.monotonic()
         try:
             if not registered:
@@ -116,6 +132,7 @@ def main(argv=None):
     if '--version' in args:
         print(version_line())
         return 0
+    exit_if_faulted()
     wait_for_files([standins.KUBELET_CONF, standins.KUBELET_STATE])
     state = standins.read_json(standins.KUBELET_STATE)
     api = client_mod.Client.from_kubeconfig(standins.KUBELET_CONF, 5.0,

@@ -15,6 +15,7 @@ import shlex
 import sys
 
 from k8s_mgmt.lab import standins
+from k8s_mgmt.lab.standins import faults
 
 TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
          'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
@@ -24,9 +25,33 @@ CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # k8s_mgmt/lab/standins/{module}.py
-PYTHONPATH={python_path}
+{guard}PYTHONPATH={python_path}
 export PYTHONPATH
 exec {argv} "$@"
+"""
+# Packaged tools vanish under the "apt" fault (a fresh VM whose mirror is
+# unreachable), so the install script takes its apt-get path.
+PACKAGED = ('kubeadm', 'kubelet', 'kubectl')
+NOT_INSTALLED = """if [ -e {fault} ]; then
+    echo "sh: 1: {tool}: not found" >&2
+    exit 127
+fi
+"""
+# apt-get as the real one, unless the "apt" fault is set: then it fails as
+# apt does when its mirror cannot be reached.
+APT_GET = """#!/bin/sh
+# k8s-mgmt lab: the real apt-get, or a failing one under the "apt" fault
+# (k8s_mgmt/lab/standins/faults.py)
+if [ -e {fault} ]; then
+    echo "[k8s-mgmt lab] fault \\"apt\\" is set on this VM; clear it with \\
+\\"k8s-mgmt lab fault VM apt --clear\\"" >&2
+    echo "E: Failed to fetch https://pkgs.k8s.io/core:/stable:/InRelease \\
+ Temporary failure resolving 'pkgs.k8s.io'" >&2
+    echo "E: Unable to fetch some archives, maybe run apt-get update or try \\
+with --fix-missing?" >&2
+    exit 100
+fi
+exec /usr/bin/apt-get "$@"
 """
 
 # Recorded by the API server like any manifest; no pod network is made.
@@ -64,13 +89,19 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                 node_grace=None, kubernetes_version=None):
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
+    apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
     for rel, module in TOOLS.items():
         path = os.path.join(directory, rel)
+        tool = os.path.basename(rel)
+        guard = NOT_INSTALLED.format(fault=apt_fault, tool=tool) \
+            if tool in PACKAGED else ''
         standins.write_file(path, WRAPPER.format(
-            tool=os.path.basename(rel), module=module,
+            tool=tool, module=module, guard=guard,
             python_path=shlex.quote(standins.python_path()),
             argv=shlex.join(standins.python_argv(module, python=python))),
             0o755)
+    standins.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),
+                        APT_GET.format(fault=apt_fault), 0o755)
     values = dict(standins.DEFAULTS, init_delay=float(init_delay),
                   join_delay=float(join_delay))
     if node_grace is not None:
