@@ -55,9 +55,11 @@ VERSION_OPTION_REGEX = r'\A1\.(?:%s)(?:\.%s)?\Z' % (
     '|'.join(str(minor) for minor in SUPPORTED_MINORS), _NUMBER)
 
 
-def supported_range():
-    """'1.30 to 1.37', for messages and help texts."""
-    return '1.%d to 1.%d' % (SUPPORTED_MINORS[0], SUPPORTED_MINORS[-1])
+def supported_range(minors=SUPPORTED_MINORS):
+    """'1.30 to 1.37' (or '1.30, 1.32' with gaps), for messages and help."""
+    if minors == tuple(range(minors[0], minors[-1] + 1)):
+        return '1.%d to 1.%d' % (minors[0], minors[-1])
+    return ', '.join('1.%d' % minor for minor in minors)
 
 
 def kubernetes_version(text):

@@ -160,9 +160,9 @@ def ip_or_network(report, path, value):
     else:
         found, reason = accepted.ipv4_address(value)
     if reason is not None:
-        report.problem(path, '%s: %s' % (
-            reason.replace('not an IP address', 'not an IP address or '
-                           'network'), show(value)))
+        if reason != accepted.IPV6_UNSUPPORTED:
+            reason = 'not an IP address or network'
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
     return str(found)
 

@@ -66,6 +66,8 @@ def test_supported_minors_come_from_the_install_script():
     assert accepted.SUPPORTED_MINORS == tuple(range(30, 38))
     assert accepted.minors_of_script(
         'x\nreadonly SUPPORTED_MINORS="34 33"\n') == (33, 34)
+    assert accepted.supported_range() == '1.30 to 1.37'
+    assert accepted.supported_range((30, 32)) == '1.30, 1.32'
     for text in ('SUPPORTED_MINORS="33"', 'readonly SUPPORTED_MINORS=""'):
         with pytest.raises(RuntimeError, match='SUPPORTED_MINORS'):
             accepted.minors_of_script(text)
@@ -116,6 +118,10 @@ def test_storage_export_to_is_ipv4():
     exports[0]['export_to'] = 'xx.xx.xx.xx'
     assert only_problem(additional)[1] == (
         "not an IP address or network: 'xx.xx.xx.xx'")
+    for bad in ('10.254.0.0/33', '١٠.254.0.7'):
+        exports[0]['export_to'] = bad
+        assert only_problem(additional)[1] == (
+            'not an IP address or network: %r' % bad)
     exports[0]['export_to'] = '10.254.0.7'
     assert load(additional).storage_server.nfs_server_setup_params[
         0].export_to == '10.254.0.7'
