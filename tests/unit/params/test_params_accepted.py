@@ -6,6 +6,8 @@ from oslo_config import cfg
 import pytest
 
 from k8s_mgmt import conf
+from k8s_mgmt import driver
+from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.params import accepted
 
@@ -261,3 +263,27 @@ def test_no_proxy_entries(value, good):
     else:
         where, text = only_problem(additional)
         assert where == P + '.no_proxy' and 'not a host, domain' in text
+
+
+# -- where the driver runs it -------------------------------------------
+
+@pytest.mark.parametrize('field, value, message', [
+    ('proxy|http_proxy', 'http://user1:S3cretPw@host1:port1',
+     'proxy URL port is not a number'),
+    ('kubernetes_version', '1.999', 'Kubernetes 1.999 is not supported'),
+    ('master_node|pod_cidr', 'fd00::/64', 'IPv6 is not supported'),
+])
+def test_instantiate_start_refuses_before_any_vm(field, value, message,
+                                                 built_package):
+    # instantiate_start runs before Heat creates a VM; Tacker's request
+    # object is a dict here (context.field reads both).
+    body = h.sample('simple')
+    additional = h.changed(body['additionalParams'], R + '|' + field, value)
+    request = {'flavour_id': 'simple', 'additional_params': additional}
+    with pytest.raises(exceptions.ValidationError) as info:
+        driver.KubernetesMgmtDriver().instantiate_start(
+            None, {'id': 'vnf-1'}, request, None, None,
+            vnf_package_path=built_package)
+    [(where, text)] = info.value.problems
+    assert where == R + '.' + field.replace('|', '.')
+    assert message in text and 'S3cret' not in str(info.value)
