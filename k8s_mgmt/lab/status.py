@@ -16,6 +16,7 @@ from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import manager
 from k8s_mgmt.lab.standins import report as standins_report
+from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.topology import heat as topology_heat
 from k8s_mgmt.topology.from_params import spec_from_params
 
@@ -23,19 +24,24 @@ SSH_PROBE_DEADLINE = 5.0
 
 # Parts of the lab that stand in for something real, named for the report.
 STAND_INS = {
-    'openstack': 'Keystone v3 and Heat v1 APIs served by the lab from the '
-                 'sample package\'s BaseHOT (stand-in)',
+    'openstack': 'Keystone v3, Heat v1 and Nova console-output APIs served '
+                 'by the lab from the sample package\'s BaseHOT (stand-in)',
     'vms': 'network namespaces with an overlay root filesystem and a real '
            'OpenSSH server (stand-in for Nova VMs)',
     'kubernetes': standins_report.STAND_INS,
 }
 
 
-def read_topology(record):
+def lab_session(record):
+    """A keystoneauth session on the lab's Keystone (Heat and Nova)."""
     heat = record['heat']
-    session = topology_heat.session_from_settings(
+    return topology_heat.session_from_settings(
         heat['auth_url'], heat['username'], secrets.Secret(heat['password']),
         heat['project_name'])
+
+
+def read_topology(record):
+    session = lab_session(record)
     cluster = params.load_request(manager.lab_request(record))
     reader = topology_heat.HeatReader(session)
     return reader.read_topology(spec_from_params(cluster), record['stack_id'],
@@ -47,13 +53,17 @@ def probe_ssh(settings, record, nodes):
     store = ssh.HostKeyStore(os.path.join(settings.state_dir,
                                           'host_keys.json'))
     password = secrets.Secret(record.get('vm_password', settings.password))
+    # First contact verified as the driver does: the lab's Nova console.
+    first_contact = console_keys.FirstContactVerifier(
+        lambda: (lab_session(record), None))
 
     def probe(node):
         target = ssh.SSHTarget(name=node.name, host=node.ssh_ip,
                                username='ubuntu', password=password,
                                server_id=node.server_id)
         with ssh.SSHSession(target, store=store,
-                            connect_deadline=SSH_PROBE_DEADLINE) as session:
+                            connect_deadline=SSH_PROBE_DEADLINE,
+                            first_contact=first_contact) as session:
             session.run(ssh.Command('true'), step='probe', timeout=10)
         return True
 

@@ -94,3 +94,10 @@ def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
     assert 'unverified' not in caplog.text
     assert 'Accepted password for ubuntu' in _sshd_log(lab,
                                                        worker.server_id)
+
+    # "lab status" reaches the VMs the same way, with its own pin file.
+    report = lab_status.lab_status(SETTINGS)
+    assert [vm['ssh_ok'] for vm in report['vms']] == [True, True]
+    with open(os.path.join(STATE_DIR, 'host_keys.json')) as handle:
+        status_pins = json.load(handle)['keys']
+    assert {p['verified'] for p in status_pins.values()} == {'console'}
