@@ -16,6 +16,12 @@ the Node lets the controllers reschedule them.
 Every step is decided from what the API reports, so a second call on a node
 that is already gone is a no-op, and a call after a half-finished drain
 carries on where it stopped.
+
+``timeout`` bounds the whole drain, not only the waits between rounds:
+every request (read, cordon, list, evict) is cut to what is left of it, and
+the deadline is checked before each eviction. Only deleting the drained
+Node gets a request timeout of its own, so a drain ends within ``timeout``
+plus one ``kube_api_timeout``.
 """
 
 import dataclasses
@@ -57,6 +63,10 @@ class DrainError(exceptions.KubernetesAPIError):
                             for pod in self.pods)
         super().__init__(endpoint=endpoint, node=node, timeout=timeout,
                          count=len(blocked), details=details)
+
+
+class _OutOfTime(exceptions.KubernetesAPIError):
+    """A request cut short by the drain's deadline got no answer."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,22 +135,35 @@ class _Calls(object):
     returned, not raised: 404 and 429 are ordinary outcomes of a drain.
     """
 
-    def __init__(self, api):
+    # Timing slack when telling "cut by the deadline" from "slow API".
+    _SLACK = 0.05
+
+    def __init__(self, api, deadline=None):
         self.api = api
         self.core = k8s_client.CoreV1Api(api._api)
+        # time.monotonic() value every request is cut to; None: no cut.
+        self.deadline = deadline
+
+    def out_of_time(self):
+        return (self.deadline is not None and
+                time.monotonic() >= self.deadline - self._SLACK)
 
     def _do(self, what, fn, *args, **kwargs):
+        limit = client_mod.request_timeout(self.deadline)
         try:
-            response = fn(*args, _preload_content=False,
-                          _request_timeout=client_mod.REQUEST_TIMEOUT,
-                          **kwargs)
+            response, limit = client_mod.request(
+                fn, *args, deadline=self.deadline, **kwargs)
             status, raw = response.status, response.data
         except k8s_client.ApiException as err:
             status, raw = err.status, err.body
         except Exception as err:  # urllib3/ssl/socket
+            if client_mod.is_timeout(err) and self.out_of_time():
+                raise _OutOfTime(endpoint=self.api.endpoint, what=what,
+                                 reason='no answer before the drain '
+                                        'deadline')
             raise client_mod.APIError(endpoint=self.api.endpoint, what=what,
-                                      reason='%s: %s'
-                                      % (type(err).__name__, err))
+                                      reason=client_mod.failure_reason(
+                                          err, limit))
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -210,7 +233,7 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     """
     timeout = timeout or conf.CONF.k8s_mgmt.drain_timeout
     started = time.monotonic()
-    calls = _Calls(api)
+    calls = _Calls(api, deadline=started + timeout)
     report = DrainReport(node=node_name)
     node = calls.node(node_name)
     if node is None:
@@ -227,6 +250,9 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
                  else 'not Ready')
     else:
         _drain(calls, node_name, timeout, force, report, prefix)
+    # Drained (or not drainable): removing the Node may take one full
+    # request even when the drain used up its deadline.
+    calls.deadline = None
     report.node_deleted = calls.delete_node(node_name)
     report.seconds = time.monotonic() - started
     LOG.info('%s %s: removed in %.1f s (%d evicted, %d deleted, %d left to '
@@ -237,29 +263,46 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
 
 
 def _drain(calls, node_name, timeout, force, report, prefix):
-    deadline = time.monotonic() + timeout
     delays = _delays()
-    blocked = {}
+    reasons = {}       # pod -> why it is still on the node, as last seen
     while True:
-        pods = calls.pods_on(node_name)
+        try:
+            pods = calls.pods_on(node_name)
+        except _OutOfTime:
+            if not reasons:
+                raise  # no pod known yet: the listing itself is the error
+            raise DrainError(calls.api.endpoint, node_name, timeout, reasons)
         report.skipped = sorted(p.ref for p in pods if p.stays)
         remaining = [p for p in pods if not p.stays]
         if not remaining:
             return
-        blocked = {}
-        for pod in remaining:
-            reason = _evict_one(calls, pod, force, report)
-            if reason:
-                blocked[pod.ref] = reason
-        if blocked:
-            LOG.info('%s %s: waiting on %d pod(s): %s', prefix, node_name,
-                     len(blocked), ', '.join(sorted(blocked)))
-        left = deadline - time.monotonic()
-        if left <= 0:
+        reasons = {p.ref: reasons.get(p.ref, 'still on the node')
+                   for p in remaining}
+        _evict_round(calls, remaining, force, report, reasons)
+        if calls.out_of_time():
             raise DrainError(calls.api.endpoint, node_name, timeout,
-                             blocked or {p.ref: 'still on the node'
+                             reasons or {p.ref: 'still on the node'
                                          for p in remaining})
-        time.sleep(min(next(delays), left))
+        if reasons:
+            LOG.info('%s %s: waiting on %d pod(s): %s', prefix, node_name,
+                     len(reasons), ', '.join(sorted(reasons)))
+        time.sleep(max(min(next(delays),
+                           calls.deadline - time.monotonic()), 0))
+
+
+def _evict_round(calls, pods, force, report, reasons):
+    """Try each pod once, updating ``reasons``; stop at the deadline."""
+    for pod in pods:
+        if calls.out_of_time():
+            return
+        try:
+            reason = _evict_one(calls, pod, force, report)
+        except _OutOfTime:
+            return
+        if reason:
+            reasons[pod.ref] = reason
+        else:
+            reasons.pop(pod.ref, None)
 
 
 def _evict_one(calls, pod, force, report):

@@ -3,7 +3,9 @@
 Real parts: a real etcd (Debian etcd-server) on loopback holding the objects,
 the stand-in's HTTPS server with its own CA and a bearer token, its Eviction
 API checking PodDisruptionBudgets, and the official ``kubernetes`` client
-under :class:`k8s_mgmt.kube.ClusterAPI`. Nothing is mocked.
+under :class:`k8s_mgmt.kube.ClusterAPI`. Nothing is mocked. For the
+deadline tests a TCP relay (:class:`SlowRelay`) sits between them: it
+passes the TLS bytes on late, or stops passing them on at all.
 """
 
 import shutil
@@ -26,6 +28,52 @@ TOKEN = 'drain-test-admin-token-0123456789abcdef'
 ETCD = shutil.which('etcd')
 
 pytestmark = pytest.mark.skipif(ETCD is None, reason='needs etcd-server')
+
+
+class SlowRelay(object):
+    """127.0.0.1 relay to ``port`` that delays each chunk the client sends
+    by ``delay`` seconds and, once ``hold`` is set, sends nothing more (a
+    wedged API server or load balancer). Each request is one chunk or a
+    few, so every API call costs at least ``delay``."""
+
+    def __init__(self, port, delay=0.0):
+        self.port, self.delay = port, delay
+        self.hold = threading.Event()
+        self._stop = threading.Event()
+        self._listener = socket.create_server(('127.0.0.1', 0))
+        self.url = 'https://127.0.0.1:%d' % self._listener.getsockname()[1]
+        self._socks = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(('127.0.0.1', self.port))
+            self._socks += [client, upstream]
+            for src, dst, slow in ((client, upstream, True),
+                                   (upstream, client, False)):
+                threading.Thread(target=self._pump, args=(src, dst, slow),
+                                 daemon=True).start()
+
+    def _pump(self, src, dst, slow):
+        try:
+            for chunk in iter(lambda: src.recv(65536), b''):
+                if slow and (self._stop.wait(self.delay) or
+                             self.hold.is_set()):
+                    self._stop.wait()
+                    return
+                dst.sendall(chunk)
+        except OSError:
+            return
+
+    def close(self):
+        self._stop.set()
+        self._listener.close()
+        for sock in self._socks:
+            sock.close()
 
 
 def _free_port():
@@ -189,7 +237,7 @@ def test_budget_blocked_drain_fails_naming_pods_and_keeps_node_cordoned(
     with pytest.raises(drain.DrainError) as caught:
         drain.drain_and_delete(api, node, timeout=2)
     took = time.monotonic() - started
-    assert 2 <= took < 10
+    assert 1.9 <= took < 2.5
     assert caught.value.pods == [db]
     text = str(caught.value)
     assert db in text and node in text and pdb in text
@@ -199,6 +247,71 @@ def test_budget_blocked_drain_fails_naming_pods_and_keeps_node_cordoned(
     assert cluster.pods_on(node) == [db]
     assert free not in cluster.pods_on(node)
     assert cluster.node_obj(node)['spec']['unschedulable'] is True
+
+
+@pytest.fixture
+def relay(server):
+    relays = []
+
+    def make(delay=0.0):
+        relays.append(SlowRelay(server.server_address[1], delay))
+        return relays[-1]
+
+    yield make
+    for item in relays:
+        item.close()
+
+
+def _blocked_node(cluster, pods):
+    node = cluster.node('slow')
+    label = {'app': 's-' + cluster.tag}
+    refs = [cluster.pod(node, 'db%d' % i, labels=label) for i in range(pods)]
+    cluster.pdb('db', label, pods)
+    return node, refs
+
+
+def test_slow_api_drain_ends_at_its_deadline_not_after_the_round(
+        cluster, server, relay):
+    # Twenty refused evictions at >= 0.15 s each make one round of 3 s: the
+    # deadline must be checked between evictions, not only between rounds.
+    node, refs = _blocked_node(cluster, 20)
+    slow = relay(delay=0.15)
+    with kube.ClusterAPI(slow.url, TOKEN, server.ca_pem) as api:
+        started = time.monotonic()
+        with pytest.raises(drain.DrainError) as caught:
+            drain.drain_and_delete(api, node, timeout=2)
+        took = time.monotonic() - started
+    assert 1.9 <= took < 2.5, 'took %.2f s' % took
+    assert caught.value.pods == sorted(refs)
+    text = str(caught.value)
+    assert 'eviction refused (HTTP 429)' in text and node in text
+    assert cluster.node_obj(node)['spec']['unschedulable'] is True
+
+
+def test_api_wedged_mid_drain_ends_at_the_deadline(cluster, server, relay):
+    # kube_api_timeout is 30 s: a request in flight at the deadline must be
+    # cut to it, and the error must still name the pods.
+    from oslo_config import fixture as cfg_fixture
+    from k8s_mgmt import conf
+    fix = cfg_fixture.Config(conf.CONF)
+    fix.setUp()
+    node, refs = _blocked_node(cluster, 3)
+    wedge = relay()
+    stuck = threading.Timer(1.0, wedge.hold.set)
+    try:
+        fix.config(kube_api_timeout=30.0, group='k8s_mgmt')
+        with kube.ClusterAPI(wedge.url, TOKEN, server.ca_pem) as api:
+            stuck.start()
+            started = time.monotonic()
+            with pytest.raises(drain.DrainError) as caught:
+                drain.drain_and_delete(api, node, timeout=2)
+            took = time.monotonic() - started
+    finally:
+        stuck.cancel()
+        fix.cleanUp()
+    assert wedge.hold.is_set()
+    assert 1.9 <= took < 2.5, 'took %.2f s' % took
+    assert caught.value.pods == sorted(refs)
 
 
 def test_force_deletes_the_pods_a_budget_protects(cluster, api):
