@@ -8,6 +8,11 @@ session must end each wait itself, with an SSHTimeout naming node and step,
 and well within a few times the deadline.
 """
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -18,6 +23,8 @@ from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh.command import Command
 
 DEADLINE = 1.0
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
 
 
 @pytest.fixture
@@ -121,3 +128,58 @@ def test_timeouts_are_ssh_errors():
     err = exceptions.CommandTimeout(node='n', step='s', timeout=1.0)
     assert isinstance(err, exceptions.SSHTimeout)
     assert isinstance(err, exceptions.SSHError)
+
+
+GREEN_SCRIPT = textwrap.dedent('''
+    import eventlet
+    eventlet.monkey_patch()
+
+    import json, os, sys, tempfile, time
+    from k8s_mgmt import conf, exceptions, parallel
+    from k8s_mgmt.ssh import client, hostkeys
+    from k8s_mgmt.ssh.command import Command
+
+    conf.CONF([], project='k8s-mgmt-test')
+    conf.CONF.set_override('connect_timeout', 30, group='k8s_mgmt')
+    store = hostkeys.HostKeyStore(os.path.join(tempfile.mkdtemp(), 'p.json'))
+    out = {'green': parallel.eventlet_is_active()}
+    for name, port in zip(('exec', 'sftp'), sys.argv[1:]):
+        target = client.SSHTarget('node-' + name, '127.0.0.1', 'u',
+                                  password='pw-abc', port=int(port),
+                                  server_id='srv-' + name)
+        with client.SSHSession(target, store=store) as session:
+            started = time.monotonic()
+            try:
+                if name == 'exec':
+                    session.run(Command('true'), step='s', timeout=1.0)
+                else:
+                    session.put(b'x', '/tmp/never', step='s', timeout=1.0)
+                out[name] = 'no error'
+            except exceptions.SSHTimeout as err:
+                out[name] = [str(err), time.monotonic() - started]
+    print(json.dumps(out))
+''')
+
+
+def test_deadlines_hold_under_eventlet(fast_conf):
+    # tacker-conductor is monkey-patched: the watchdog is a green thread.
+    servers = [ssh_test_server.SSHTestServer(users={'u': 'pw-abc'},
+                                             hang={hang}).start()
+               for hang in ('exec', 'sftp')]
+    env = dict(os.environ, PYTHONPATH=REPO, PYTHONWARNINGS='ignore')
+    try:
+        proc = subprocess.run(
+            [sys.executable, '-c', GREEN_SCRIPT] +
+            [str(s.port) for s in servers],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        for server in servers:
+            server.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out['green'] is True
+    text, took = out['exec']
+    assert text.startswith('node-exec: s: exec request') and took < 3
+    text, took = out['sftp']
+    assert text.startswith('node-sftp: s: SFTP subsystem request')
+    assert took < 3
