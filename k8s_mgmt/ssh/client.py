@@ -199,7 +199,9 @@ class SSHSession(object):
         ``stdin`` (bytes, str or Secret) is written to the command's stdin,
         which is the way to hand over secrets: argv shows in ``ps``.
         Raises RemoteCommandError on a nonzero exit when ``check``,
-        CommandTimeout after ``timeout`` seconds.
+        CommandTimeout after ``timeout`` seconds, SSHTimeout when the server
+        does not answer the channel open or the exec request within
+        connect_timeout (or ``timeout``, when shorter).
         """
         if not isinstance(cmd, command_mod.ShellCommand):
             raise TypeError('run() takes a Command, not %s'
