@@ -97,10 +97,12 @@ class Cluster(object):
         finally:
             conn.close()
 
-    def kill_haproxy(self, name):
-        """SIGKILL every haproxy process of that VM, by pid."""
-        pids = self.exec(name, ['pidof', 'haproxy']).stdout.split()
-        self.exec(name, ['kill', '-KILL'] + pids)
+    def haproxy_pids(self, name):
+        return self.exec(name, ['pidof', 'haproxy']).stdout.split()
+
+    def kill(self, name, pids):
+        """SIGKILL those processes of that VM."""
+        self.exec(name, ['kill', '-KILL'] + list(pids))
 
     def start_haproxy(self, name):
         self.exec(name, ['systemctl', 'start', 'haproxy'])
@@ -186,9 +188,10 @@ def measure(cluster, deadline_seconds=20):
 
     # The two probes poll side by side so that neither's round trip
     # (an nsenter per master, a TLS handshake) delays the other's reading.
+    pids = cluster.haproxy_pids(old)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         started = time.monotonic()
-        cluster.kill_haproxy(old)
+        cluster.kill(old, pids)
         deadline = started + deadline_seconds
         vip_at = pool.submit(_first_time, vip_moved, deadline, 0.02)
         api_at = pool.submit(_first_time, api_back, deadline, 0.02)
