@@ -50,7 +50,7 @@ def _all_ready(result, topology):
     with _api(result) as api:
         nodes = api.nodes()
     names = {n.name for n in topology.masters + topology.workers}
-    assert set(nodes) == names
+    assert names and set(nodes) == names
     assert all(nodes[name].ready for name in names), nodes
     return nodes
 
@@ -101,6 +101,7 @@ def test_podaffinity_workers_carry_their_compute_host(lab):
     topology = lab_status.read_topology(record)
     result = lcm.instantiate(SETTINGS)
     nodes = _all_ready(result, topology)
+    assert len(topology.workers) == 2 and len(topology.masters) == 3
     hosts = set()
     for worker in topology.workers:
         assert worker.compute_host

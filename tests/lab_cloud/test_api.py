@@ -86,6 +86,7 @@ def test_nested_resource_listing(served):
                for m in by_type['complex_nested_worker.yaml'])
     workers = [s for s in by_type['OS::Nova::Server']
                if s.resource_name == 'workerNode']
+    assert len(workers) == 2
     for server in workers:
         stack_link = [link['href'] for link in server.links
                       if link['rel'] == 'stack']
@@ -100,6 +101,8 @@ def test_resource_show_attributes(served):
     expected = {s['server_id']: s for s in cloud.servers(stack_id)}
     servers = [r for r in heat.resources.list(stack_id, nested_depth=2)
                if r.resource_type == 'OS::Nova::Server']
+    assert len(expected) == 5   # 3 masters + 2 workers
+    assert {r.physical_resource_id for r in servers} == set(expected)
     for res in servers:
         stack_ref = [link['href'] for link in res.links
                      if link['rel'] == 'stack'][0].split('/stacks/')[1]
