@@ -166,6 +166,20 @@ def test_no_compute_endpoint_falls_back_to_tofu_with_a_warning(
     assert 'the service catalog has no compute endpoint' in caplog.text
 
 
+def test_target_without_server_id_falls_back_to_tofu_with_a_warning(
+        ssh_server, pin_store, make_target, caplog):
+    def no_console():
+        raise AssertionError('no server id: nothing to ask Nova about')
+
+    target = make_target(ssh_server, server_id=None)
+    verifier = console_keys.FirstContactVerifier(no_console)
+    with _session(target, pin_store, verifier):
+        pass
+    [entry] = pin_store.all().values()
+    assert entry['verified'] == 'tofu'
+    assert 'no Nova server id is known for it' in caplog.text
+
+
 def test_pinned_server_never_reads_the_console(ssh_server, pin_store,
                                                make_target):
     target = make_target(ssh_server)
