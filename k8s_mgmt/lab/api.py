@@ -315,6 +315,8 @@ def _nova(handler, method, parts, body):
                          "attribute length. Value: %s." % options['length'])
     try:
         text = handler.server.cloud.console_output(server_id)
+    except lab_cloud.InstanceNotReady as err:
+        raise nova_error(409, 'conflictingRequest', err.kwargs['reason'])
     except lab_cloud.LabCloudError:
         raise nova_error(404, 'itemNotFound',
                          'Instance %s could not be found.' % server_id)

@@ -47,6 +47,15 @@ class LabCloudError(exceptions.MgmtDriverError):
     message = 'Lab cloud: %(reason)s'
 
 
+class InstanceNotReady(LabCloudError):
+    """Nova's InstanceNotReady: the server cannot give a console yet."""
+
+
+# A console_overrides value: the server exists but is not spawned yet, so
+# os-getConsoleOutput answers 409 as Nova does.
+NOT_READY = object()
+
+
 now = resources.now
 
 
@@ -65,7 +74,8 @@ class LabCloud:
         self.provisioner = provisioner
         self.state_file = state_file
         # {server id: text} served as that server's console output instead
-        # of its real one (tests: a console that lies or is still booting);
+        # of its real one (tests: a console that lies or is still booting;
+        # NOT_READY for a server Nova has not spawned yet);
         # a file console/<server id> beside the state file does the same
         # for a lab served by another process.
         self.console_overrides = {}
@@ -188,6 +198,9 @@ class LabCloud:
         if not exists:
             raise LabCloudError(reason='no server %s' % server_id)
         if server_id in self.console_overrides:
+            if self.console_overrides[server_id] is NOT_READY:
+                raise InstanceNotReady(reason='Instance %s is not ready'
+                                       % server_id)
             return self.console_overrides[server_id]
         if self.state_file:
             path = os.path.join(os.path.dirname(self.state_file), 'console',

@@ -19,7 +19,7 @@ console until cloud-init's block appears, and the key the VM offers is
 pinned only when its fingerprint is listed there.
 
 Where the cloud offers no console output (no compute endpoint, or the action
-answers 403/404/409/501), the verifier falls back to trust on first use and
+answers 403/404/501), the verifier falls back to trust on first use and
 says so at WARNING, naming the VM and why.
 """
 
@@ -43,9 +43,12 @@ FINGERPRINTS = 'SSH HOST KEY FINGERPRINTS'
 KEYS = 'SSH HOST KEY KEYS'
 # Statuses of os-getConsoleOutput that mean "this cloud (or this server)
 # has no console output to offer": Nova answers 404 when the console log is
-# not available, 409 when the instance cannot give one, 501 when the
-# hypervisor driver does not implement it; 403 when policy forbids it.
-UNAVAILABLE_STATUSES = (403, 404, 409, 501)
+# not available, 501 when the hypervisor driver does not implement it; 403
+# when policy forbids it. 409 means the instance cannot give one in its
+# current state (still building, rebuilding): that passes, so it is read
+# again until the deadline rather than taken as a reason to trust blindly.
+UNAVAILABLE_STATUSES = (403, 404, 501)
+NOT_YET_STATUSES = (409,)
 _FIRST_DELAY = 1.0
 _MAX_DELAY = 15.0
 
@@ -73,6 +76,10 @@ class ConsoleKeysMissing(exceptions.SSHError):
 
 class ConsoleUnavailable(Exception):
     """This cloud offers no console output for the server (why: str)."""
+
+
+class ConsoleNotReady(Exception):
+    """The server cannot give its console output yet: read it again."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,6 +189,10 @@ def fetch_console(session, server_id, region_name=None, interface=None):
         raise ConsoleUnavailable(
             'the compute API answered os-getConsoleOutput with %d %s'
             % (response.status_code, _nova_message(response)))
+    if response.status_code in NOT_YET_STATUSES:
+        raise ConsoleNotReady('the compute API answered os-getConsoleOutput '
+                              'with %d %s' % (response.status_code,
+                                              _nova_message(response)))
     if response.status_code != 200:
         raise ks_exc.from_response(response, 'POST',
                                    '/servers/%s/action' % server_id)
@@ -281,7 +292,7 @@ class FirstContactVerifier(object):
                                      self.interface)
             except ConsoleUnavailable as err:
                 return str(err)
-            except (ks_exc.ClientException, OSError) as err:
+            except (ConsoleNotReady, ks_exc.ClientException, OSError) as err:
                 last = 'reading it failed: %s: %s' % (type(err).__name__,
                                                       err)
             else:

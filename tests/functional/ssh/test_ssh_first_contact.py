@@ -142,6 +142,40 @@ def test_no_fingerprints_by_the_deadline_is_a_clear_error(
     assert pin_store.all() == {}
 
 
+def test_server_not_ready_is_read_again_never_trusted_blindly(
+        ssh_server, pin_store, make_target, nova):
+    # Nova answers 409 while it cannot give a console (InstanceNotReady):
+    # that passes, so it is no reason to fall back to trust on first use.
+    cloud, ids, session = nova
+    cloud.console_overrides[ids[0]] = lab_cloud.NOT_READY
+    reads = []
+
+    def sleep(seconds):
+        reads.append(seconds)
+        if len(reads) == 2:
+            cloud.console_overrides[ids[0]] = cloud_init_console(
+                [ssh_server.host_key])
+
+    verifier = _verifier(session, sleep=sleep)
+    target = make_target(ssh_server, server_id=ids[0])
+    with _session(target, pin_store, verifier):
+        pass
+    assert len(reads) == 2
+    assert pin_store.get(ids[0])['verified'] == 'console'
+
+
+def test_server_never_ready_ends_at_the_deadline_naming_the_409(
+        ssh_server, pin_store, make_target, nova):
+    cloud, ids, session = nova
+    cloud.console_overrides[ids[0]] = lab_cloud.NOT_READY
+    verifier = _verifier(session, deadline=0.3)
+    target = make_target(ssh_server, server_id=ids[0])
+    with pytest.raises(console_keys.ConsoleKeysMissing) as info:
+        _session(target, pin_store, verifier).connect()
+    assert '409' in str(info.value) and 'is not ready' in str(info.value)
+    assert ssh_server.connections == 0 and pin_store.all() == {}
+
+
 def test_unknown_server_falls_back_to_tofu_with_a_warning(
         ssh_server, pin_store, make_target, nova, caplog):
     _, _, session = nova
