@@ -1,6 +1,7 @@
-"""Secrets made on the VMs stay there: a join that fails after init leaks
-no token, key or password into anything the operation printed or logged,
-and a re-run completes the cluster.
+"""Secrets made on the VMs stay there: an init that fails after kubeadm made
+the token and key, and a join that fails after init, leak no token, key or
+password into anything the operations printed or logged, and a re-run
+completes the cluster.
 
 Real parts: the lab (namespace VMs with OpenSSH behind the Keystone/Heat
 APIs), the real driver through ``k8s-mgmt lab instantiate``, the real
@@ -94,21 +95,37 @@ def everything_logged(runs):
 
 
 def assert_no_secret_in(texts, secrets_found):
+    # Names only: a failure message must not print the secret it found.
+    leaks = []
     for where, text in texts.items():
-        for what, value in secrets_found.items():
-            assert value not in text, '%s found in %s' % (what, where)
-        assert not TOKEN_SHAPE.search(text), (
-            'something shaped like a bootstrap token in %s' % where)
-        assert not KEY_SHAPE.search(text), (
-            'something shaped like a certificate key in %s' % where)
+        leaks += ['%s in %s' % (what, where)
+                  for what, value in secrets_found.items() if value in text]
+        if TOKEN_SHAPE.search(text):
+            leaks.append('a bootstrap-token shape in %s' % where)
+        if KEY_SHAPE.search(text):
+            leaks.append('a certificate-key shape in %s' % where)
+    assert not leaks, '; '.join(leaks)
 
 
-def test_failed_join_leaks_nothing_and_a_rerun_completes(cli_lab):
+def test_failed_init_and_join_leak_nothing_and_a_rerun_completes(cli_lab):
     k8s_mgmt('up', '--flavour', 'complex', '--workers', '2',
              '--subnet', SUBNET)
     vms = json.loads(k8s_mgmt('status', '--json').stdout)['vms']
     master = [vm['name'] for vm in vms if vm['role'] == 'master'][0]
     worker = sorted(vm['name'] for vm in vms if vm['role'] == 'worker')[0]
+
+    # The kubelet dies after kubeadm init made the token and uploaded the
+    # certificates: the init step fails with kubeadm's output in its
+    # stderr, where the token and key would be, were they printed.
+    k8s_mgmt('fault', master, 'kubelet')
+    failed_init = k8s_mgmt('instantiate', check=False)
+    assert failed_init.returncode == 1, failed_init.stderr[-3000:]
+    assert 'Traceback' not in failed_init.stderr
+    assert 'Initialise the first master' in failed_init.stderr
+    assert 'init: exit status 1' in failed_init.stderr.splitlines()[-1]
+    assert 'could not start kubelet' in failed_init.stderr + _lab_log()
+    k8s_mgmt('fault', master, 'kubelet', '--clear')
+
     assert 'set' in k8s_mgmt('fault', worker, 'kubeadm-join').stdout
 
     failed = k8s_mgmt('instantiate', check=False)
@@ -139,7 +156,8 @@ def test_failed_join_leaks_nothing_and_a_rerun_completes(cli_lab):
     held.update(cluster_secrets(master))
     assert len([k for k in held if k.startswith('bootstrap-token-')
                 and not k.endswith(')')]) >= 3  # init, two print-joins
-    assert_no_secret_in(everything_logged([('failed run', failed),
+    assert_no_secret_in(everything_logged([('failed init', failed_init),
+                                           ('failed join', failed),
                                            ('re-run', rerun)]), held)
 
 
