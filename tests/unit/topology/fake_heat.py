@@ -24,6 +24,9 @@ class FakeHeat(object):
         self.fixture = fixture
         # Where the catalog sends Heat requests (default: this server).
         self.heat_base = heat_base
+        # Set: resource shows are read and never answered (until exit).
+        self.silent_shows = threading.Event()
+        self._closing = threading.Event()
         self.password = password
         self.requests = []          # (method, path, query dict)
         self.auth_bodies = []
@@ -86,6 +89,7 @@ class FakeHeat(object):
         return self
 
     def __exit__(self, *exc):
+        self._closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=10)
@@ -208,6 +212,9 @@ class FakeHeat(object):
         return walk == top_id and steps <= depth
 
     def _show(self, handler, stack_id, name):
+        if self.silent_shows.is_set():
+            self._closing.wait()
+            return None
         resource = self.shown.get((stack_id, name))
         if resource is None:
             return self._not_found(handler, 'Resource (%s)' % name)

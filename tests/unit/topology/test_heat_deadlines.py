@@ -33,12 +33,12 @@ def short_api_timeout():
     fix.cleanUp()
 
 
-def _read(auth_url, stack_id='stack-1'):
+def _read(auth_url, stack_id='stack-1', spec=None):
     session = heat.session_from_settings(
         auth_url=auth_url, username='nfv_user',
         password=secrets.Secret('devstack'), project_name='nfv')
     return heat.HeatReader(session, region_name='RegionOne').read_topology(
-        hf.k8s_spec(), stack_id)
+        spec or hf.k8s_spec(), stack_id)
 
 
 def _timed(call, *args):
@@ -93,3 +93,16 @@ def test_a_session_made_without_timeout_gets_one(short_api_timeout):
             took, text = _timed(reader.read_topology, hf.k8s_spec(),
                                 fx['stack_id'])
     assert took < 3 * TIMEOUT and 'Heat: list resources' in text
+
+
+def test_silent_resource_shows_end_naming_each_resource(short_api_timeout):
+    fx = hf.load('simple')
+    spec = hf.k8s_spec(cluster_cp='masterNode_CP1')
+    with fake_heat.FakeHeat(fx) as fake:
+        fake.silent_shows.set()
+        took, text = _timed(_read, fake.auth_url, fx['stack_id'], spec)
+    # The shows run concurrently: all of them end within one timeout.
+    assert took < 3 * TIMEOUT
+    assert 'Heat: show' in text and 'resource(s) failed' in text
+    assert 'masterNode_CP1 in stack' in text
+    assert text.count('no answer within 1 s') >= 2
