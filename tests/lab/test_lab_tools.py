@@ -1,0 +1,103 @@
+"""``k8s-mgmt lab exec`` and ``lab fault`` as an operator runs them.
+
+Real parts: the lab VM (namespace, overlay root, OpenSSH), nsenter, the
+VM's own apt-get and shell. Stand-ins: kubeadm and kubectl (the faults'
+failures are theirs).
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tools'
+GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabtl', '--tag', 'ltl']
+SUBNET = '10.254.244.0/24'
+INIT_CONFIG = '''apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: "%s"
+'''
+
+
+def k8s_mgmt(*args, check=True, stdin=None):
+    proc = subprocess.run(
+        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + GLOBAL + list(args),
+        input=stdin, capture_output=True, text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.fixture(scope='module')
+def one_vm(assert_lab_clean):
+    k8s_mgmt('down')
+    try:
+        k8s_mgmt('up', '--flavour', 'simple', '--workers', '1',
+                 '--subnet', SUBNET)
+        vms = json.loads(k8s_mgmt('status', '--json').stdout)['vms']
+        assert len(vms) == 2
+        yield [vm for vm in vms if vm['role'] == 'master'][0]
+    finally:
+        k8s_mgmt('down')
+        assert_lab_clean(STATE_DIR, 'ltl', 'k8slabtl')
+
+
+def test_exec_passes_stdio_and_status_and_faults_fail_like_the_tools(
+        one_vm):
+    name = one_vm['name']
+    # Inside the VM: its hostname, root; stdin in, stdout out, status back.
+    proc = k8s_mgmt('exec', name, '--', 'sh', '-c',
+                    'cat > /tmp/in; id -u; hostname; echo oops >&2; exit 7',
+                    stdin='hello\n', check=False)
+    assert proc.returncode == 7
+    uid, hostname = proc.stdout.split()
+    assert uid == '0' and hostname != subprocess.run(
+        ['hostname'], capture_output=True, text=True).stdout.strip()
+    assert proc.stderr == 'oops\n'
+    # The server id names the same VM; the file is in the VM, not here.
+    same = k8s_mgmt('exec', one_vm['server_id'], '--', 'cat', '/tmp/in')
+    assert same.stdout == 'hello\n'
+
+    # apt: the mirror is gone and the Kubernetes tools read as missing.
+    k8s_mgmt('fault', name, 'apt')
+    apt = k8s_mgmt('exec', name, '--', 'apt-get', 'update', check=False)
+    assert apt.returncode == 100
+    assert apt.stderr.splitlines()[-1].startswith('E: ')
+    assert 'fault "apt"' in apt.stderr
+    kubeadm = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
+                       'short', check=False)
+    assert kubeadm.returncode == 127 and 'not found' in kubeadm.stderr
+    assert 'cleared' in k8s_mgmt('fault', name, 'apt', '--clear').stdout
+    again = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
+                     'short')
+    assert again.stdout.startswith('v1.')
+
+    # kubeadm-init: fails in wait-control-plane, leaving the CA behind.
+    k8s_mgmt('fault', name, 'kubeadm-init')
+    init = k8s_mgmt('exec', name, '--', 'sh', '-c',
+                    'cat > /run/init.yaml && '
+                    'kubeadm init --config /run/init.yaml',
+                    stdin=INIT_CONFIG % one_vm['ip'], check=False)
+    assert init.returncode == 1, init.stderr
+    assert ('error execution phase wait-control-plane: failed while '
+            'waiting for the kubelet') in init.stderr
+    assert init.stderr.splitlines()[-1].startswith('To see the stack trace')
+    k8s_mgmt('exec', name, '--', 'test', '-f',
+             '/etc/kubernetes/pki/ca.crt')
+    k8s_mgmt('fault', name, 'kubeadm-init', '--clear')
+    # The fault lived in the VM's root.
+    k8s_mgmt('exec', name, '--', 'test', '!', '-e',
+             '/etc/k8s-mgmt-lab/faults/kubeadm-init')
+
+
+def test_unknown_vm_and_step_are_one_line_errors(one_vm):
+    proc = k8s_mgmt('exec', 'no-such-vm', '--', 'true', check=False)
+    assert proc.returncode == 1 and proc.stderr.count('\n') == 1
+    assert "no lab VM 'no-such-vm'" in proc.stderr
+    assert one_vm['name'] in proc.stderr          # it lists the VMs
+    bad = k8s_mgmt('fault', one_vm['name'], 'etcd', check=False)
+    assert bad.returncode == 2 and 'invalid choice' in bad.stderr
+    empty = k8s_mgmt('exec', one_vm['name'], check=False)
+    assert empty.returncode == 1 and 'needs a command' in empty.stderr
