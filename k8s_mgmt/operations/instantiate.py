@@ -103,14 +103,24 @@ def vip_prefix(session, params, topology, master):
                          step='read network', check=False, timeout=30)
     prefix = None
     if result.ok:
-        try:
-            for link in json.loads(result.stdout):
-                for addr in link.get('addr_info') or ():
-                    if addr.get('local') == master.nic_ip:
-                        prefix = addr.get('prefixlen')
-        except ValueError:
-            prefix = None
+        prefix = prefix_of(result.stdout, master.nic_ip)
     return scripts.vip_prefix_from(params, topology.vip, prefix)
+
+
+def prefix_of(ip_json, address):
+    """The prefix length of ``address`` in ``ip -j addr`` output; None when
+    the output is not what iproute2 prints (the caller falls back)."""
+    try:
+        links = json.loads(ip_json)
+    except ValueError:
+        return None
+    for link in links if isinstance(links, list) else ():
+        infos = link.get('addr_info') if isinstance(link, dict) else None
+        for addr in infos if isinstance(infos, list) else ():
+            if isinstance(addr, dict) and addr.get('local') == address:
+                prefix = addr.get('prefixlen')
+                return prefix if isinstance(prefix, int) else None
+    return None
 
 
 class _Run(run_mod.OperationRun):

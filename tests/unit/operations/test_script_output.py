@@ -88,3 +88,15 @@ def test_vim_credentials_are_parsed_and_checked():
         assert expected in str(err.value)
         assert 'master-1: token-secret:' in str(err.value)
         assert SA_TOKEN not in str(err.value)
+
+
+def test_ip_json_of_an_unexpected_shape_falls_back():
+    from k8s_mgmt.operations import instantiate
+    good = json.dumps([{'addr_info': [{'local': '10.0.0.5',
+                                       'prefixlen': 24}]}])
+    assert instantiate.prefix_of(good, '10.0.0.5') == 24
+    assert instantiate.prefix_of(good, '10.0.0.6') is None
+    for odd in ('', 'not json', '{"addr_info": []}', '[1, "x"]',
+                '[{"addr_info": {"local": "10.0.0.5"}}]',
+                '[{"addr_info": [{"local": "10.0.0.5", "prefixlen": "x"}]}]'):
+        assert instantiate.prefix_of(odd, '10.0.0.5') is None
