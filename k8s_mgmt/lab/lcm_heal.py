@@ -30,6 +30,7 @@ from k8s_mgmt.lab import cleanup
 from k8s_mgmt.lab import LabError
 from k8s_mgmt.lab import lcm
 from k8s_mgmt.lab import manager
+from k8s_mgmt.lab import net
 from k8s_mgmt.lab import status as status_mod
 from k8s_mgmt.topology import heat as topology_heat
 
@@ -67,6 +68,7 @@ def kill_vm(settings, server_id):
     with contextlib.suppress(ProcessLookupError):
         os.kill(init, signal.SIGKILL)
     cleanup.wait_gone([init], KILL_DEADLINE, zombies_ok=True)
+    net.unplug(vm.get('netns'))
     registry.update_vm(server_id, status='killed', init_pid=None)
     return True
 

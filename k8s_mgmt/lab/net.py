@@ -129,6 +129,17 @@ class LabNetwork(object):
         remove_netns(netns_name(self.tag, short))
 
 
+def unplug(netns):
+    """Take a crashed VM off the network: a dead kernel answers nothing.
+
+    The netns outlives the VM's processes (heal needs its disk and the
+    cloud its port), but its stack would still answer ARP and reset TCP for
+    every address on it, a VRRP VIP included, which no crashed VM does.
+    """
+    if netns and os.path.exists('/run/netns/%s' % netns):
+        run(['ip', '-n', netns, 'link', 'set', 'eth0', 'down'], check=False)
+
+
 def remove_link(name):
     # Deleting one end of a veth pair removes the peer at once, unlike
     # deleting the netns, which frees its links asynchronously.

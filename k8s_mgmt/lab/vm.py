@@ -176,7 +176,8 @@ class VMManager(object):
         return [f.result() for f in futures]
 
     def kill(self, vm_id):
-        """Crash the VM: every process in it dies; netns and files stay."""
+        """Crash the VM: every process in it dies and its link goes down;
+        netns and files stay."""
         record = self._record(vm_id)
         init, launcher = record.get('init_pid'), record.get('launcher_pid')
         live = self._processes_of(record)
@@ -192,6 +193,7 @@ class VMManager(object):
             cleanup.kill_processes([p for p in (init, launcher) if p])
         if launcher_proc is not None:
             launcher_proc.wait()
+        net.unplug(record.get('netns'))
         self.registry.update_vm(vm_id, status='killed', init_pid=None,
                                 launcher_pid=None)
 
