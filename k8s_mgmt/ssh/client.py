@@ -79,6 +79,7 @@ class SSHSession(object):
         self.first_contact = first_contact
         self._verify = None
         self._client = None
+        self._accepted_key = None
         self._sftp = None
         self.attempts = 0
 
@@ -159,6 +160,7 @@ class SSHSession(object):
             self.store.check(self.pin_id, negotiated, self.node,
                              policy=self.policy, address=self.target.address,
                              verify=self._verify)
+            self._accepted_key = negotiated
         except BaseException:
             client.close()
             raise
@@ -181,6 +183,21 @@ class SSHSession(object):
         if transport is None or not transport.is_active():
             raise exceptions.SSHError(node=self.node, step=step,
                                       reason='not connected')
+        # paramiko takes whatever host key signs a later key re-exchange
+        # without asking the policy: before each channel, the key in use
+        # must still be the one accepted at connect.
+        current = transport.get_remote_server_key()
+        accepted = self._accepted_key
+        if (current.get_name(), current.asbytes()) != (
+                accepted.get_name(), accepted.asbytes()):
+            self.close()
+            raise exceptions.HostKeyMismatch(
+                node=self.node, step=step, server_id=self.pin_id,
+                change='a key re-exchange after connect switched to a '
+                       'different %s key' % current.get_name(),
+                pinned=hostkeys.fingerprint(accepted),
+                offered=hostkeys.fingerprint(current),
+                pin_file=self.store.path)
         return transport
 
     def close(self):

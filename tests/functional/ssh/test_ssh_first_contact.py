@@ -336,3 +336,70 @@ def test_host_key_changed_in_a_re_exchange_is_refused(fast_conf, pin_store,
         assert session._client is None
     finally:
         server.stop()
+
+
+class _SwapKeyAfterFirstCommand(paramiko.Transport):
+    """Starts a key re-exchange signed by another host key once the first
+    command's channel is closed: after connect, where the policy is never
+    asked again."""
+
+    def __init__(self, sock, other_key):
+        super().__init__(sock)
+        self.other_key = other_key
+
+    def _send_message(self, data):
+        super()._send_message(data)
+        first = data.asbytes()[:1] if hasattr(data, 'asbytes') else b''
+        if (self.other_key is not None and
+                first == paramiko.common.cMSG_CHANNEL_CLOSE):
+            self.add_server_key(self.other_key)
+            self.other_key = None
+            # Not from here: the caller holds the send lock the exchange
+            # needs.
+            threading.Thread(target=self.renegotiate_keys,
+                             daemon=True).start()
+
+
+class _LateSwapServer(ssh_test_server.SSHTestServer):
+    def __init__(self, other_key, **kwargs):
+        super().__init__(**kwargs)
+        self.other_key = other_key
+
+    def _serve(self, sock):
+        transport = _SwapKeyAfterFirstCommand(sock, self.other_key)
+        with self._lock:
+            self._transports.append(transport)
+        transport.add_server_key(self.host_key)
+        try:
+            transport.start_server(server=ssh_test_server._Interface(self))
+        except (paramiko.SSHException, EOFError, OSError):
+            transport.close()
+
+
+def test_host_key_changed_in_a_re_exchange_after_connect_is_refused(
+        fast_conf, pin_store, make_target):
+    other = paramiko.ECDSAKey.generate()
+    server = _LateSwapServer(other, users={'tester': 'pw-Kq9-secret-Zr4'})
+    server.start()
+    try:
+        session = client.SSHSession(make_target(server), store=pin_store,
+                                    policy='tofu')
+        session.connect()
+        assert session.run(Command('echo', 'ok')).stdout == 'ok\n'
+        transport = session._client.get_transport()
+        for _ in range(200):   # the re-exchange runs in paramiko's thread
+            if transport.get_remote_server_key().asbytes() == \
+                    other.asbytes():
+                break
+            threading.Event().wait(0.01)
+        else:
+            pytest.fail('the server never re-exchanged keys')
+        with pytest.raises(exceptions.HostKeyMismatch) as info:
+            session.run(Command('echo', 'again'))
+        text = str(info.value)
+        assert hostkeys.fingerprint(other) in text
+        assert server.fingerprint in text and 're-exchange' in text
+        assert session._client is None      # the connection was dropped
+        assert pin_store.get('srv-1')['fingerprint'] == server.fingerprint
+    finally:
+        server.stop()
