@@ -6,6 +6,7 @@ failures are theirs).
 """
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -14,6 +15,8 @@ import pytest
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tools'
 GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabtl', '--tag', 'ltl']
 SUBNET = '10.254.244.0/24'
+INSTALL = (pathlib.Path(__file__).resolve().parents[2] / 'k8s_mgmt' /
+           'scripts' / 'install_k8s_cluster.sh')
 INIT_CONFIG = '''apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
 localAPIEndpoint:
@@ -69,6 +72,16 @@ def test_exec_passes_stdio_and_status_and_faults_fail_like_the_tools(
     kubeadm = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
                        'short', check=False)
     assert kubeadm.returncode == 127 and 'not found' in kubeadm.stderr
+    # The install script takes its apt-get path and fails there.
+    k8s_mgmt('exec', name, '--', 'sh', '-c', 'cat > /root/install.sh',
+             stdin=INSTALL.read_text())
+    install = k8s_mgmt('exec', name, '--', 'bash', '/root/install.sh',
+                       'init', '-a', one_vm['ip'], '-c', 'none', '-w', '20',
+                       check=False)
+    assert install.returncode == 100, install.stderr
+    assert 'E: Failed to fetch' in install.stderr
+    assert install.stderr.splitlines()[-1].startswith(
+        'install_k8s_cluster.sh: step Kubernetes packages failed (exit 100')
     assert 'cleared' in k8s_mgmt('fault', name, 'apt', '--clear').stdout
     again = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
                      'short')
