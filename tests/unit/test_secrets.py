@@ -124,3 +124,10 @@ def test_exception_text_is_scrubbed_of_vm_made_secrets():
         stderr=KUBEADM_OUTPUT)
     assert 'a8uxyaju799qwdjv' not in str(err)
     assert 'f8902e114ef1' not in str(err)
+
+
+def test_stderr_tail_of_a_failed_command_is_scrubbed():
+    from k8s_mgmt.ssh import client
+    tail = client.stderr_tail(KUBEADM_OUTPUT)
+    assert 'a8uxyaju799qwdjv' not in tail and 'f8902e114ef1' not in tail
+    assert '--control-plane --certificate-key ***' in tail
