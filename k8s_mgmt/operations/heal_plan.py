@@ -110,7 +110,7 @@ def priority_of(all_masters, node):
     """A master's VRRP priority: by its place in the topology, so that
     removing or replacing one master does not change anybody else's."""
     names = [m.name for m in all_masters]
-    return scripts.TOP_VRRP_PRIORITY - names.index(node.name)
+    return scripts.vrrp_priority(names.index(node.name))
 
 
 def lb_change(all_masters, backends, run_on, vip, vip_prefix, vrrp_password):

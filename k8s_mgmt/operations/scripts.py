@@ -28,8 +28,14 @@ CONFIGURE_LB = shipped.LB_SCRIPT
 REMOTE_DIR = '.k8s-mgmt'
 HAPROXY_PORT = 16443
 APISERVER_PORT = 6443
-# First master gets the highest VRRP priority; each next one less.
-TOP_VRRP_PRIORITY = 150
+# First master gets the highest VRRP priority, each next one STEP less. A
+# backup takes the VIP over (256 - priority) / 256 s after the holder gives
+# it up; 10 apart, those timers are 39 ms apart, so one backup clearly wins
+# rather than two claiming the VIP for an advert (1 apart: 4 ms).
+TOP_VRRP_PRIORITY = 250
+VRRP_PRIORITY_STEP = 10
+# Priorities stay in 1-254 and distinct up to this many masters.
+MAX_VRRP_MASTERS = 25
 # Bounded by the script's own wait deadline (-w): a node that needs longer
 # for one wait is broken, not slow.
 SCRIPT_WAIT_SECONDS = 600
@@ -39,6 +45,14 @@ _BOOTSTRAP_TOKEN = re.compile(r'[a-z0-9]{6}\.[a-z0-9]{16}')
 _CA_CERT_HASH = re.compile(r'sha256:[0-9a-f]{64}')
 _CERTIFICATE_KEY = re.compile(r'[0-9a-f]{64}')
 _PEM_CERT = '-----BEGIN CERTIFICATE-----'
+
+
+def vrrp_priority(index):
+    """The VRRP priority of the master at ``index`` in the topology."""
+    if not 0 <= index < MAX_VRRP_MASTERS:
+        raise ValueError('VRRP priorities cover %d masters, not index %d'
+                         % (MAX_VRRP_MASTERS, index))
+    return TOP_VRRP_PRIORITY - VRRP_PRIORITY_STEP * index
 
 
 def output_error(node, step, reason):
@@ -280,7 +294,7 @@ def lb_calls(topology, vip_prefix, vrrp_password):
     calls = []
     for index, master in enumerate(topology.masters):
         argv = ('-v', '%s/%d' % (topology.vip, vip_prefix), '-b', backends,
-                '-P', str(TOP_VRRP_PRIORITY - index), '-l', master.nic_ip,
+                '-P', str(vrrp_priority(index)), '-l', master.nic_ip,
                 '-p', str(HAPROXY_PORT), '-a', str(APISERVER_PORT))
         calls.append(ScriptCall(master.name, CONFIGURE_LB, argv,
                                 (('auth_pass', vrrp_password),)))

@@ -299,7 +299,7 @@ global_defs {
 # the death, puts this instance into FAULT (weight 0: a weight would only
 # lower the priority, which nopreempt backups ignore). Leaving MASTER it
 # sends a priority-0 advert; a backup then waits only its skew time,
-# (256 - priority) / 256 * advert_int (0.42 s at priority 149), and takes
+# (256 - priority) / 256 * advert_int (0.06 s at priority 240), and takes
 # the VIP: within 2.5 s. See "VIP failover timing" in doc/source/scripts.rst.
 vrrp_script check_haproxy {
     script "/etc/keepalived/check_apiserver.sh haproxy"

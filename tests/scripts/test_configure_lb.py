@@ -287,7 +287,7 @@ def test_haproxy_death_is_covered_within_3_s_for_the_drivers_priorities(
     priority-0 advert, leave at least 0.5 s of the 3 s for the check's own
     run, the gratuitous ARP and scheduling."""
     count = 3
-    priorities = [scripts.TOP_VRRP_PRIORITY - i for i in range(count)]
+    priorities = [scripts.vrrp_priority(i) for i in range(count)]
     for priority in priorities:
         report(configure(tmp_path / str(priority), '-P', str(priority)))
         text = keepalived_conf(tmp_path / str(priority)).read_text()

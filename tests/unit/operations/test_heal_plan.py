@@ -194,7 +194,7 @@ def test_heal_start_lb_runs_on_the_other_reachable_masters_without_target():
         assert opts['-v'] == '10.254.0.100/24'
         assert call.stdin_secrets == (('auth_pass', VRRP),)
     # Priorities stay those of instantiate: nobody else's VRRP role moves.
-    assert [_argv(c)['-P'] for c in change.calls] == ['149', '148']
+    assert [_argv(c)['-P'] for c in change.calls] == ['240', '230']
 
 
 def test_heal_start_lb_skips_an_unreachable_other_master():

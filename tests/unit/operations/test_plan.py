@@ -68,7 +68,8 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     assert lb.parallel and [c.node for c in lb.calls] == [
         'master-1', 'master-2', 'master-3']
     priorities = [_opt(c.argv, '-P') for c in lb.calls]
-    assert len(set(priorities)) == 3
+    # Far enough apart that one backup's takeover timer clearly fires first.
+    assert priorities == ['250', '240', '230']
     for call, master in zip(lb.calls, topo.masters):
         assert _opt(call.argv, '-v') == '10.254.0.100/24'
         assert _opt(call.argv, '-b') == ('master-1=10.254.0.11,'
@@ -219,3 +220,13 @@ def test_stdin_refuses_a_key_that_is_not_a_plain_name():
     ok = scripts.ScriptCall(node='m', script=scripts.INSTALL, argv=('init',),
                             stdin_secrets=(('token', 'a b=c:/d'),))
     assert ok.stdin().reveal() == 'token=a b=c:/d\n'
+
+
+def test_vrrp_priorities_are_distinct_and_valid_for_every_master_count():
+    top = [scripts.vrrp_priority(i)
+           for i in range(scripts.MAX_VRRP_MASTERS)]
+    assert len(set(top)) == len(top) and 1 <= min(top) and max(top) <= 254
+    skews = [(256 - p) / 256 for p in top]
+    assert min(b - a for a, b in zip(skews, skews[1:])) >= 0.035
+    with pytest.raises(ValueError):
+        scripts.vrrp_priority(scripts.MAX_VRRP_MASTERS)
