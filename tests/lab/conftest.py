@@ -9,9 +9,14 @@ asserting that no namespace, process, mount, link or state dir remains.
 import itertools
 import os
 import shutil
+import sys
 import uuid
 
 import pytest
+
+# --import-mode=importlib leaves sys.path alone: helpers beside the tests
+# (lab_cli) are found from here.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Not the defaults, so tests never touch a lab an operator has running.
 TEST_STATE_DIR = '/var/lib/k8s-mgmt-lab-test'

@@ -2,33 +2,20 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from lab_cli import LabCLI
+
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-cli'
-GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabt2', '--tag', 'k8c']
-
-
-def k8s_mgmt(*args, check=True):
-    proc = subprocess.run(
-        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + GLOBAL +
-        list(args), capture_output=True, text=True, timeout=300)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabt2', tag='k8c')
 
 
 @pytest.fixture
 def cli_lab(assert_lab_clean):
-    k8s_mgmt('down')
-    try:
+    with k8s_mgmt.fresh(assert_lab_clean):
         yield
-    finally:
-        k8s_mgmt('down')
-        assert_lab_clean(STATE_DIR, 'k8c', 'k8slabt2')
-        assert not os.path.exists(STATE_DIR + '.daemon.log')
+    assert not os.path.exists(STATE_DIR + '.daemon.log')
 
 
 def test_up_status_down(cli_lab):

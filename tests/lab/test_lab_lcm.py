@@ -9,8 +9,6 @@ OpenStack APIs and, for the cluster itself, the lab's Kubernetes stand-ins.
 import inspect
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -19,13 +17,13 @@ from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt import package
 from k8s_mgmt.lab import lcm
 from k8s_mgmt.lab import manager
+from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmhooks'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.234.0/24',
                                bridge='k8slabq1', tag='lq1', compute_hosts=4)
 CLI_STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmcli'
-CLI_GLOBAL = ['--state-dir', CLI_STATE_DIR, '--bridge', 'k8slabq2',
-              '--tag', 'lq2']
+k8s_mgmt = LabCLI(CLI_STATE_DIR, bridge='k8slabq2', tag='lq2', timeout=900)
 CLI_SUBNET = '10.254.232.0/24'
 TACKER_ARGS = {'context', 'vnf_instance', 'instantiate_vnf_request', 'grant',
                'grant_request'}
@@ -124,23 +122,10 @@ def test_hooks_get_the_conductors_keyword_arguments(lab):
     assert conf.CONF.k8s_mgmt.state_dir == lcm.driver_state_dir(SETTINGS)
 
 
-def k8s_mgmt(*args, check=True):
-    proc = subprocess.run(
-        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + CLI_GLOBAL + list(args),
-        capture_output=True, text=True, timeout=900)
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
 @pytest.fixture
 def cli_lab(assert_lab_clean):
-    k8s_mgmt('down')
-    try:
+    with k8s_mgmt.fresh(assert_lab_clean):
         yield
-    finally:
-        k8s_mgmt('down')
-        assert_lab_clean(CLI_STATE_DIR, 'lq2', 'k8slabq2')
 
 
 def test_instantiate_without_a_lab_is_one_line(cli_lab):

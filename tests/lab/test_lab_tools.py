@@ -8,12 +8,13 @@ failures are theirs).
 import json
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
+from lab_cli import LabCLI
+
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tools'
-GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabtl', '--tag', 'ltl']
+k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabtl', tag='ltl')
 SUBNET = '10.254.244.0/24'
 INSTALL = (pathlib.Path(__file__).resolve().parents[2] / 'k8s_mgmt' /
            'scripts' / 'install_k8s_cluster.sh')
@@ -24,27 +25,14 @@ localAPIEndpoint:
 '''
 
 
-def k8s_mgmt(*args, check=True, stdin=None):
-    proc = subprocess.run(
-        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + GLOBAL + list(args),
-        input=stdin, capture_output=True, text=True, timeout=300)
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
 @pytest.fixture(scope='module')
 def one_vm(assert_lab_clean):
-    k8s_mgmt('down')
-    try:
+    with k8s_mgmt.fresh(assert_lab_clean):
         k8s_mgmt('up', '--flavour', 'simple', '--workers', '1',
                  '--subnet', SUBNET)
         vms = json.loads(k8s_mgmt('status', '--json').stdout)['vms']
         assert len(vms) == 2
         yield [vm for vm in vms if vm['role'] == 'master'][0]
-    finally:
-        k8s_mgmt('down')
-        assert_lab_clean(STATE_DIR, 'ltl', 'k8slabtl')
 
 
 def test_exec_passes_stdio_and_status_and_faults_fail_like_the_tools(

@@ -16,13 +16,13 @@ import glob
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
+from lab_cli import LabCLI
+
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-vmsecrets'
-GLOBAL = ['--state-dir', STATE_DIR, '--bridge', 'k8slabvs', '--tag', 'lvs']
+k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabvs', tag='lvs', timeout=900)
 SUBNET = '10.254.243.0/24'
 ADMIN = ['kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf']
 # Shapes of a bootstrap token and of a certificate key (64 hex digits that
@@ -33,23 +33,10 @@ KEY_SHAPE = re.compile(r'(?<![0-9A-Za-z])(?<!sha256:)[0-9a-f]{64}'
                        r'(?![0-9A-Za-z])')
 
 
-def k8s_mgmt(*args, check=True, stdin=None):
-    proc = subprocess.run(
-        [sys.executable, '-m', 'k8s_mgmt', 'lab'] + GLOBAL + list(args),
-        input=stdin, capture_output=True, text=True, timeout=900)
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
 @pytest.fixture
 def cli_lab(assert_lab_clean):
-    k8s_mgmt('down')
-    try:
+    with k8s_mgmt.fresh(assert_lab_clean):
         yield
-    finally:
-        k8s_mgmt('down')
-        assert_lab_clean(STATE_DIR, 'lvs', 'k8slabvs')
 
 
 def cluster_secrets(master):
