@@ -5,14 +5,12 @@ every command and SFTP upload of an operation. Connecting retries with
 jittered exponential backoff while a VM boots, but an authentication failure
 stops at once (retrying a wrong password only delays the error). Success of a
 command is its exit status alone: tools print warnings on stderr and still
-succeed.
+succeed. Uploads go through :mod:`k8s_mgmt.ssh.upload`; the paramiko channel
+helpers (bounded request replies, signals) are in :mod:`k8s_mgmt.ssh.channel`.
 """
 
-import os
 import random
-import select
 import socket
-import threading
 import time
 import uuid
 
@@ -22,8 +20,10 @@ from oslo_log import log as logging
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
+from k8s_mgmt.ssh import channel as channel_mod
 from k8s_mgmt.ssh import command as command_mod
 from k8s_mgmt.ssh import hostkeys
+from k8s_mgmt.ssh import upload
 from k8s_mgmt.ssh.target import Result
 from k8s_mgmt.ssh.target import SSHTarget  # noqa: F401 (re-exported)
 from k8s_mgmt.ssh.target import load_private_key
@@ -39,9 +39,6 @@ _BACKOFF_MAX = 10.0
 # (no EOF) is noticed.
 _CHANNEL_WAIT_MAX = 1.0
 _RETRYABLE = (OSError, EOFError, paramiko.SSHException)
-# One SFTP write request carries at most this much (paramiko's own limit).
-_SFTP_CHUNK = 32768
-_SFTP_ERRORS = (IOError, OSError, EOFError, paramiko.SSHException)
 
 
 def stderr_tail(text, extra=(), lines=STDERR_TAIL_LINES):
@@ -80,7 +77,7 @@ class SSHSession(object):
         self._verify = None
         self._client = None
         self._accepted_key = None
-        self._sftp = None
+        self._uploads = upload.SFTPUploads(self)
         self.attempts = 0
 
     @property
@@ -201,9 +198,7 @@ class SSHSession(object):
         return transport
 
     def close(self):
-        if self._sftp is not None:
-            self._sftp.close()
-            self._sftp = None
+        self._uploads.close()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -231,7 +226,7 @@ class SSHSession(object):
                   {'node': self.node, 'step': step, 'cmd': cmd.display()})
         started = time.monotonic()
         deadline = started + timeout
-        channel = self._open_channel(step, deadline, 'channel open')
+        channel = self.open_channel(step, deadline, 'channel open')
         try:
             self._exec(channel, cmd.render(), step, deadline)
             self._send_stdin(channel, stdin, deadline, step, timeout)
@@ -240,7 +235,7 @@ class SSHSession(object):
         except exceptions.CommandTimeout:
             # TERM, not KILL: sudo relays TERM to the command it runs,
             # while a KILL would end sudo alone and orphan the command.
-            _signal_remote(channel, 'TERM')
+            channel_mod.send_signal(channel, 'TERM')
             raise
         finally:
             channel.close()
@@ -262,15 +257,15 @@ class SSHSession(object):
             raise error
         return result
 
-    def _answer_limit(self, deadline):
+    def answer_limit(self, deadline):
         """Seconds to wait for the server to answer one protocol request
         (channel open, exec, subsystem): it answers at once when alive."""
         return max(min(self.connect_timeout, deadline - time.monotonic()),
                    0.01)
 
-    def _open_channel(self, step, deadline, what):
+    def open_channel(self, step, deadline, what):
         transport = self._transport(step)
-        limit = self._answer_limit(deadline)
+        limit = self.answer_limit(deadline)
         asked = time.monotonic()
         try:
             return transport.open_session(timeout=limit)
@@ -283,8 +278,8 @@ class SSHSession(object):
 
     def _exec(self, channel, command, step, deadline):
         """Send the exec request; paramiko waits for its reply unbounded."""
-        limit = self._answer_limit(deadline)
-        with _Watchdog(channel, limit) as watchdog:
+        limit = self.answer_limit(deadline)
+        with channel_mod.Watchdog(channel, limit) as watchdog:
             try:
                 channel.exec_command(command)
             except (paramiko.SSHException, OSError, EOFError) as err:
@@ -337,78 +332,10 @@ class SSHSession(object):
                 raise exceptions.CommandTimeout(node=self.node, step=step,
                                                 timeout=timeout)
             if not got:
-                self._wait_for_channel(channel, min(remaining,
-                                                    _CHANNEL_WAIT_MAX))
-
-    @staticmethod
-    def _wait_for_channel(channel, seconds):
-        readable, _, _ = select.select([channel], [], [], seconds)
-        if readable and not (channel.recv_ready() or
-                             channel.recv_stderr_ready()):
-            # After EOF the channel stays "readable" forever; wait for the
-            # exit status instead of spinning.
-            channel.status_event.wait(seconds)
+                channel_mod.wait_for_activity(
+                    channel, min(remaining, _CHANNEL_WAIT_MAX))
 
     # Uploading -------------------------------------------------------------
-
-    def _sftp_client(self, step, deadline):
-        if self._sftp is None:
-            self._sftp = self._start_sftp(step, deadline)
-        return self._sftp
-
-    def _start_sftp(self, step, deadline):
-        """Channel, "sftp" subsystem request and version exchange, all
-        bounded: paramiko's own SFTPClient.from_transport waits for the
-        subsystem reply without a limit."""
-        limit = self._answer_limit(deadline)
-        start_deadline = time.monotonic() + limit
-        channel = self._open_channel(step, start_deadline,
-                                     'SFTP channel open')
-        what = 'SFTP subsystem request'
-        try:
-            with _Watchdog(channel, self._answer_limit(start_deadline)) as dog:
-                try:
-                    channel.invoke_subsystem('sftp')
-                except _SFTP_ERRORS as err:
-                    if not dog.fired:
-                        raise exceptions.SSHError(
-                            node=self.node, step=step,
-                            reason='cannot start SFTP: %s' % err)
-            if dog.fired:
-                raise exceptions.SSHTimeout(node=self.node, step=step,
-                                            what=what, timeout=limit)
-            what = 'SFTP version exchange'
-            channel.settimeout(self._answer_limit(start_deadline))
-            return paramiko.SFTPClient(channel)
-        except socket.timeout:
-            channel.close()
-            raise exceptions.SSHTimeout(node=self.node, step=step, what=what,
-                                        timeout=limit)
-        except _SFTP_ERRORS as err:
-            channel.close()
-            raise exceptions.SSHError(node=self.node, step=step,
-                                      reason='cannot start SFTP: %s' % err)
-        except BaseException:
-            channel.close()
-            raise
-
-    def _sftp_call(self, sftp, step, deadline, what, call, *args):
-        """One SFTP request, waiting for its answer until ``deadline``."""
-        limit = max(deadline - time.monotonic(), 0.01)
-        sftp.get_channel().settimeout(limit)
-        try:
-            return call(*args)
-        except socket.timeout:
-            # The answer may still come and would be read as the answer to
-            # the next request: this SFTP channel cannot be used again.
-            self._drop_sftp()
-            raise exceptions.SSHTimeout(node=self.node, step=step, what=what,
-                                        timeout=limit)
-
-    def _drop_sftp(self):
-        if self._sftp is not None:
-            self._sftp.close()
-            self._sftp = None
 
     def put(self, source, remote_path, mode=0o644, step='upload',
             sudo=False, timeout=None):
@@ -421,7 +348,7 @@ class SSHSession(object):
         upload ends within ``timeout`` seconds (default command_timeout):
         SFTP start and each SFTP request wait no longer than that deadline.
         """
-        data = _read_source(source)
+        data = upload.read_source(source)
         timeout = timeout or self.command_timeout
         deadline = time.monotonic() + timeout
         LOG.debug('%(node)s %(step)s: upload %(n)d bytes to %(path)s '
@@ -431,12 +358,13 @@ class SSHSession(object):
                    'sudo': ', sudo' if sudo else ''})
         suffix = '.k8s-mgmt-%s' % uuid.uuid4().hex[:12]
         if not sudo:
-            self._write_and_rename(data, remote_path, remote_path + suffix,
-                                   mode, step, deadline)
+            self._uploads.write_and_rename(data, remote_path,
+                                           remote_path + suffix, mode, step,
+                                           deadline)
             return
         staging = '/tmp/%s' % suffix.lstrip('.')
-        self._write_and_rename(data, staging, staging + '.part', 0o600, step,
-                               deadline)
+        self._uploads.write_and_rename(data, staging, staging + '.part',
+                                       0o600, step, deadline)
         target_tmp = remote_path + suffix
         install = command_mod.Command(
             'install', '-m', '%04o' % mode, staging, target_tmp).and_then(
@@ -450,105 +378,6 @@ class SSHSession(object):
                      check=False, timeout=max(deadline - time.monotonic(),
                                               self.connect_timeout))
 
-    def _write_and_rename(self, data, remote_path, tmp_path, mode, step,
-                          deadline):
-        sftp = self._sftp_client(step, deadline)
-
-        def call(what, fn, *args):
-            return self._sftp_call(sftp, step, deadline, what, fn, *args)
-
-        try:
-            remote_file = call('SFTP open of %s' % tmp_path, sftp.open,
-                               tmp_path, 'wb')
-            try:
-                call('SFTP chmod of %s' % tmp_path, remote_file.chmod, mode)
-                for offset in range(0, len(data), _SFTP_CHUNK):
-                    call('SFTP write to %s' % tmp_path, remote_file.write,
-                         data[offset:offset + _SFTP_CHUNK])
-            finally:
-                _close_quietly(remote_file)
-            try:
-                call('SFTP rename to %s' % remote_path, sftp.posix_rename,
-                     tmp_path, remote_path)
-            except IOError:
-                # Server without the posix-rename extension.
-                call('SFTP rename to %s' % remote_path, sftp.rename,
-                     tmp_path, remote_path)
-        except _SFTP_ERRORS as err:
-            try:
-                call('SFTP remove of %s' % tmp_path, sftp.remove, tmp_path)
-            except (exceptions.SSHTimeout,) + _SFTP_ERRORS:
-                pass
-            raise exceptions.SSHError(
-                node=self.node, step=step,
-                reason='upload to %s failed: %s' % (remote_path, err))
-
-
-class _Watchdog(object):
-    """Closes ``channel`` if the block it guards lasts ``seconds``.
-
-    For paramiko calls that wait for the server's reply without a limit
-    (exec and subsystem requests): closing the channel wakes them with an
-    error, and ``fired`` tells that error from a real refusal.
-    """
-
-    def __init__(self, channel, seconds):
-        self.channel = channel
-        self.fired = False
-        self._done = False
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def _fire(self):
-        with self._lock:
-            if self._done:
-                return
-            self.fired = True
-        try:
-            self.channel.close()  # marks it closed before it sends
-        except (paramiko.SSHException, OSError, EOFError):
-            pass  # the connection is gone, which wakes the waiter too
-
-    def __enter__(self):
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._timer.cancel()
-        with self._lock:
-            self._done = True
-
-
-def _close_quietly(remote_file):
-    """Close an SFTP file whose channel may be gone (after a timeout)."""
-    try:
-        remote_file.close()
-    except _SFTP_ERRORS:
-        pass
-
-
-def _signal_remote(channel, name):
-    """Ask sshd to signal the command's process group (RFC 4254 6.9).
-
-    Closing a channel without a pty does not stop the remote command, so a
-    timed-out command would keep running on the VM. paramiko has no public
-    call for the "signal" request; the message is built the way its own
-    channel requests are. OpenSSH (7.9+) honours it for non-root logins (it
-    refuses it for root logins, whose session runs in its monitor process);
-    a server that refuses just logs it, since no reply is requested.
-    """
-    message = paramiko.Message()
-    message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
-    message.add_int(channel.remote_chanid)
-    message.add_string('signal')
-    message.add_boolean(False)
-    message.add_string(name)
-    try:
-        channel.transport._send_user_message(message)
-    except (paramiko.SSHException, OSError, EOFError):
-        pass  # the connection is gone; nothing left to stop
-
 
 def _describe(err):
     """A short reason for a failed connect attempt."""
@@ -560,15 +389,3 @@ def _describe(err):
     if isinstance(err, (socket.timeout, TimeoutError)):
         return 'timed out'
     return '%s: %s' % (type(err).__name__, err)
-
-
-def _read_source(source):
-    if isinstance(source, secrets.Secret):
-        return source.reveal().encode('utf-8')
-    if isinstance(source, (bytes, bytearray)):
-        return bytes(source)
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, 'rb') as local_file:
-            return local_file.read()
-    raise TypeError('put() takes bytes, a Secret or a local path, not %s'
-                    % type(source).__name__)

@@ -1,0 +1,75 @@
+"""What paramiko's channels lack: a limit on waiting for the server's reply
+to a request, a wait for activity that does not spin, and signals."""
+
+import select
+import threading
+
+import paramiko
+
+
+class Watchdog(object):
+    """Closes ``channel`` if the block it guards lasts ``seconds``.
+
+    For paramiko calls that wait for the server's reply without a limit
+    (exec and subsystem requests): closing the channel wakes them with an
+    error, and ``fired`` tells that error from a real refusal.
+    """
+
+    def __init__(self, channel, seconds):
+        self.channel = channel
+        self.fired = False
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self):
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+        try:
+            self.channel.close()  # marks it closed before it sends
+        except (paramiko.SSHException, OSError, EOFError):
+            pass  # the connection is gone, which wakes the waiter too
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+
+
+def wait_for_activity(channel, seconds):
+    """Wait up to ``seconds`` for output, EOF or the exit status."""
+    readable, _, _ = select.select([channel], [], [], seconds)
+    if readable and not (channel.recv_ready() or
+                         channel.recv_stderr_ready()):
+        # After EOF the channel stays "readable" forever; wait for the
+        # exit status instead of spinning.
+        channel.status_event.wait(seconds)
+
+
+def send_signal(channel, name):
+    """Ask sshd to signal the command's process group (RFC 4254 6.9).
+
+    Closing a channel without a pty does not stop the remote command, so a
+    timed-out command would keep running on the VM. paramiko has no public
+    call for the "signal" request; the message is built the way its own
+    channel requests are. OpenSSH (7.9+) honours it for non-root logins (it
+    refuses it for root logins, whose session runs in its monitor process);
+    a server that refuses just logs it, since no reply is requested.
+    """
+    message = paramiko.Message()
+    message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+    message.add_int(channel.remote_chanid)
+    message.add_string('signal')
+    message.add_boolean(False)
+    message.add_string(name)
+    try:
+        channel.transport._send_user_message(message)
+    except (paramiko.SSHException, OSError, EOFError):
+        pass  # the connection is gone; nothing left to stop
