@@ -37,11 +37,6 @@ class ValidationError(MgmtDriverError):
         super().__init__(count=len(self.problems), details=details)
 
 
-class NotImplementedOperation(MgmtDriverError):
-    message = ('%(operation)s is not implemented yet in k8s-mgmt; '
-               'nothing was changed on the cluster')
-
-
 class TopologyError(MgmtDriverError):
     message = 'Cannot read the cluster topology from Heat: %(reason)s'
 

@@ -73,10 +73,6 @@ class Registry(object):
         with self._locked() as data:
             data['network'] = record
 
-    def put_vm(self, vm_id, record):
-        with self._locked() as data:
-            data['vms'][vm_id] = record
-
     def update_vm(self, vm_id, **fields):
         with self._locked() as data:
             data['vms'][vm_id].update(fields)

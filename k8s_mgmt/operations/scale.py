@@ -26,7 +26,6 @@ the same on a cluster of 1 or 100 workers. Every step is decided from what
 Heat and the API report, so a re-run finishes what a failed run left.
 """
 
-import dataclasses
 
 from oslo_log import log as logging
 
@@ -65,14 +64,6 @@ def rollback_scale_out(ctx):
     """
     with _ScaleRun(ctx) as run:
         return run.scale_in(force=True, rollback=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class Access:
-    """How this operation reaches the cluster: one master, one API client."""
-
-    master: object               # topology Node
-    api: object                  # kube.ClusterAPI
 
 
 class _ScaleRun(run_mod.OperationRun):
