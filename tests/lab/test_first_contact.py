@@ -10,6 +10,7 @@ beside the lab's cloud state, read by the lab's Nova in place of the VM's.
 import json
 import logging
 import os
+import time
 
 import paramiko
 import pytest
@@ -51,8 +52,19 @@ def _pins():
         return json.load(handle)['keys']
 
 
-def _sshd_log(lab, server_id):
-    return lab.vms.exec(server_id, ['cat', '/run/sshd.log']).stdout
+def _sshd_log(lab, server_id, until=None, deadline=10.0):
+    """The VM's sshd log; with ``until``, read again (with backoff) until it
+    holds that text or ``deadline`` seconds pass: sshd logs a connection's
+    end when its child notices it, which may be after the client moved on.
+    The lab's own boot probe (a bare TCP connect) is in it too."""
+    ends = time.monotonic() + deadline
+    delay = 0.05
+    while True:
+        log = lab.vms.exec(server_id, ['cat', '/run/sshd.log']).stdout
+        if until is None or until in log or time.monotonic() >= ends:
+            return log
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
 
 
 def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
@@ -72,7 +84,7 @@ def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
     assert real_fp in text
     # Refused in the handshake: the worker's sshd saw a connection end
     # before authentication, and never a password.
-    log = _sshd_log(lab, worker.server_id)
+    log = _sshd_log(lab, worker.server_id, until='[preauth]')
     assert '[preauth]' in log and 'password' not in log.lower(), log
     pins = _pins()
     assert worker.server_id not in pins
@@ -92,8 +104,8 @@ def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
             'console output' % (worker.name, real_fp, worker.server_id)
             in caplog.text)
     assert 'unverified' not in caplog.text
-    assert 'Accepted password for ubuntu' in _sshd_log(lab,
-                                                       worker.server_id)
+    assert 'Accepted password for ubuntu' in _sshd_log(
+        lab, worker.server_id, until='Accepted password')
 
     # "lab status" reaches the VMs the same way, with its own pin file.
     report = lab_status.lab_status(SETTINGS)
