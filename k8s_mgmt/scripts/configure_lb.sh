@@ -243,7 +243,10 @@ backend k8s-apiserver
     balance roundrobin
     option httpchk GET /readyz
     http-check expect status 200
-    default-server check check-ssl verify none inter 2s fall 3 rise 2
+    # A crashed master answers nothing: two failed checks 1 s apart mark it
+    # down, and its sessions are cut then, so clients reconnect to a live
+    # master at once instead of waiting out their own timeouts.
+    default-server check check-ssl verify none inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
 EOF
     for i in "${!SERVER_IPS[@]}"; do
         printf '    server %s %s:%s\n' "${SERVER_NAMES[$i]}" "${SERVER_IPS[$i]}" "$APISERVER_PORT"

@@ -64,6 +64,22 @@ def test_haproxy_config_is_valid_with_one_server_per_master(tmp_path):
     assert 'check check-ssl verify none' in text
 
 
+def test_a_dead_master_is_marked_down_and_its_sessions_cut_within_2_s(
+        tmp_path):
+    # A crashed master never answers, so a client's established session
+    # through HAProxy to it would hang until the client's own timeout;
+    # HAProxy cuts such sessions once its checks mark the server down.
+    report(configure(tmp_path, '-P', '101'))
+    line = [x for x in haproxy_cfg(tmp_path).read_text().splitlines()
+            if x.strip().startswith('default-server ')]
+    assert len(line) == 1
+    words = line[0].split()
+    opts = dict(zip(words, words[1:]))
+    assert opts['on-marked-down'] == 'shutdown-sessions'
+    inter = float(opts['inter'].rstrip('s'))
+    assert inter * int(opts['fall']) <= 2.0 and int(opts['fall']) >= 2
+
+
 def test_rerun_unchanged_then_new_backend_reloads(tmp_path):
     first = report(configure(tmp_path, '-P', '101'))
     assert first == {'haproxy': 'start', 'check script': 'installed',
