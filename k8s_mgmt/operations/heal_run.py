@@ -12,12 +12,12 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
-from k8s_mgmt import ssh
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import nodes as nodes_mod
 from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
 
 LOG = logging.getLogger(__name__)
 
@@ -104,28 +104,11 @@ class HealRun(run_mod.OperationRun):
         return instantiate.run_script(self.session(node.name), call)
 
     def upload(self, nodes):
-        """The install script (and the LB script on HA masters)."""
-        install = scripts.local_script(
-            self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
-        lb_script = None
-        if self.params.is_ha:
-            lb_script = scripts.local_script(
-                self.ctx.package_dir, instantiate.LB_SCRIPT_IN_PACKAGE,
-                scripts.CONFIGURE_LB)
-        remote = scripts.REMOTE_DIR
-
-        def upload_one(node):
-            session = self.session(node.name)
-            session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
-                        step='upload')
-            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
-                        mode=0o700)
-            if lb_script and node.role == 'master':
-                session.put(lb_script.data,
-                            '%s/%s' % (remote, scripts.CONFIGURE_LB),
-                            mode=0o700)
-
-        self.on_nodes('upload scripts', nodes, upload_one)
+        """Each node's scripts (the LB script too on HA masters)."""
+        script_set = uploads.ScriptSet(self.ctx.package_dir, self.params)
+        self.on_nodes('upload scripts', nodes,
+                      lambda node: uploads.upload_to(
+                          self.session(node.name), node, script_set))
 
     # -- the cluster's API --------------------------------------------------
 

@@ -32,12 +32,11 @@ from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.operations import labels as labels_mod
 from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
 from k8s_mgmt.topology import from_params
 from k8s_mgmt.topology import heat
 
 LOG = logging.getLogger(__name__)
-
-LB_SCRIPT_IN_PACKAGE = 'Scripts/configure_lb.sh'
 
 
 def build_cluster(ctx):
@@ -168,33 +167,15 @@ class _Run(run_mod.OperationRun):
         return run_script(self.sessions[node.name], call)
 
     def upload_scripts(self, nodes):
-        install = scripts.local_script(
-            self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
-        if not install.from_package:
+        script_set = uploads.ScriptSet(self.ctx.package_dir, self.params)
+        for script in script_set.shipped_instead(nodes):
             LOG.info('%s using the shipped %s (%s): the VNF package has '
-                     'none at %s', self.prefix, scripts.INSTALL,
-                     install.origin, self.params.script_path)
-        lb_script = None
-        if self.params.is_ha:
-            lb_script = scripts.local_script(
-                self.ctx.package_dir, LB_SCRIPT_IN_PACKAGE,
-                scripts.CONFIGURE_LB)
-            if not lb_script.from_package:
-                LOG.info('%s the VNF package has no %s; using the shipped '
-                         '%s', self.prefix, LB_SCRIPT_IN_PACKAGE,
-                         lb_script.origin)
-        remote = scripts.REMOTE_DIR
-
-        def upload(node, session):
-            session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
-                        step='upload')
-            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
-                        mode=0o700)
-            if lb_script and node.role == 'master':
-                lb_path = '%s/%s' % (remote, scripts.CONFIGURE_LB)
-                session.put(lb_script.data, lb_path, mode=0o700)
-
-        self.sessions.on_nodes('upload scripts', nodes, upload)
+                     'none at %s', self.prefix, script.name, script.origin,
+                     uploads.package_path(self.params, script.name))
+        self.sessions.on_nodes(
+            'upload scripts', nodes,
+            lambda node, session: uploads.upload_to(session, node,
+                                                    script_set))
 
     def configure_lb(self, first):
         prefix = vip_prefix(self.sessions[first.name], self.params,

@@ -33,13 +33,13 @@ from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import parallel
-from k8s_mgmt import ssh
 from k8s_mgmt.kube import drain
 from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import labels as labels_mod
 from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scale_plan
 from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
 
 LOG = logging.getLogger(__name__)
 
@@ -181,17 +181,11 @@ class _ScaleRun(run_mod.OperationRun):
                                      errors, len(candidates))
 
     def _upload(self, nodes):
-        install = scripts.local_script(
-            self.ctx.package_dir, self.params.script_path, scripts.INSTALL)
-        remote = scripts.REMOTE_DIR
-
-        def upload(node, session):
-            session.run(ssh.Command('mkdir', '-p', '-m', '0700', remote),
-                        step='upload')
-            session.put(install.data, '%s/%s' % (remote, scripts.INSTALL),
-                        mode=0o700)
-
-        self.sessions.on_nodes('upload scripts', nodes, upload)
+        script_set = uploads.ScriptSet(self.ctx.package_dir, self.params)
+        self.sessions.on_nodes(
+            'upload scripts', nodes,
+            lambda node, session: uploads.upload_to(session, node,
+                                                    script_set))
 
     def _run(self, node, call):
         return instantiate.run_script(self.sessions[node.name], call)

@@ -7,11 +7,9 @@ proxy URLs, VRRP password) are never in ``argv``: they travel as
 ``KEY=VALUE`` lines on the script's stdin (``-s -``, doc/source/scripts.rst).
 """
 
-import collections
 import dataclasses
 import ipaddress
 import json
-import os
 import posixpath
 import re
 import typing
@@ -19,13 +17,12 @@ import typing
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt import shipped
 from k8s_mgmt import ssh
+from k8s_mgmt.operations import uploads
 
-INSTALL = shipped.INSTALL_SCRIPT
-CONFIGURE_LB = shipped.LB_SCRIPT
-# Relative to the login user's home (SSH exec and SFTP both start there).
-REMOTE_DIR = '.k8s-mgmt'
+INSTALL = uploads.INSTALL
+CONFIGURE_LB = uploads.CONFIGURE_LB
+REMOTE_DIR = uploads.REMOTE_DIR
 HAPROXY_PORT = 16443
 APISERVER_PORT = 6443
 # First master gets the highest VRRP priority, each next one STEP less. A
@@ -373,20 +370,3 @@ def plan_instantiate(topology, params, join, vrrp_password, vip_prefix,
             join_call(w, params, ends, join) for w in workers),
             parallel=True))
     return stages
-
-
-class LocalScript(collections.namedtuple(
-        'LocalScript', 'data origin from_package')):
-    """A script to upload: its bytes, where they came from, and whether
-    that is the VNF package (else the copy this distribution ships)."""
-
-
-def local_script(package_dir, relative_path, name):
-    """The package's copy of a script when it has one, else ours."""
-    if package_dir and relative_path:
-        candidate = os.path.join(package_dir, relative_path)
-        if os.path.isfile(candidate):
-            with open(candidate, 'rb') as handle:
-                return LocalScript(handle.read(), candidate, True)
-    entry = shipped.script(name)
-    return LocalScript(entry.read_bytes(), str(entry), False)

@@ -6,6 +6,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
 
 import op_helpers
 
@@ -185,11 +186,12 @@ def test_package_script_preferred_then_shipped_copy(tmp_path):
     (tmp_path / 'Scripts').mkdir()
     ours = tmp_path / 'Scripts' / 'install_k8s_cluster.sh'
     ours.write_text('#!/bin/bash\n')
-    found = scripts.local_script(str(tmp_path),
+    found = uploads.local_script(str(tmp_path),
                                  'Scripts/install_k8s_cluster.sh',
                                  scripts.INSTALL)
-    assert found == (b'#!/bin/bash\n', str(ours), True)
-    found = scripts.local_script(str(tmp_path), 'Scripts/configure_lb.sh',
+    assert found == ('install_k8s_cluster.sh', b'#!/bin/bash\n',
+                     str(ours), True)
+    found = uploads.local_script(str(tmp_path), 'Scripts/configure_lb.sh',
                                  scripts.CONFIGURE_LB)
     assert not found.from_package
     assert found.origin.endswith('/scripts/configure_lb.sh')

@@ -1,0 +1,96 @@
+"""Which node scripts go to which node, and from where: the one upload.
+
+A node gets the install script; a master of an HA cluster also gets the
+load-balancer script. Each is the VNF package's copy when the package has
+one (``script_path`` for the install script, ``Scripts/<name>`` for the
+others), else the copy this distribution ships. They land in
+:data:`REMOTE_DIR` (a directory of the login user's home, mode 0700) with
+mode 0700.
+"""
+
+import collections
+import os
+import posixpath
+
+from k8s_mgmt import shipped
+from k8s_mgmt import ssh
+
+INSTALL = shipped.INSTALL_SCRIPT
+CONFIGURE_LB = shipped.LB_SCRIPT
+# Relative to the login user's home (SSH exec and SFTP both start there).
+REMOTE_DIR = '.k8s-mgmt'
+PACKAGE_SCRIPTS_DIR = 'Scripts'
+
+
+class LocalScript(collections.namedtuple(
+        'LocalScript', 'name data origin from_package')):
+    """A script to upload: its name on the node, its bytes, where they came
+    from, and whether that is the VNF package (else the shipped copy)."""
+
+    @property
+    def remote_path(self):
+        return posixpath.join(REMOTE_DIR, self.name)
+
+
+def local_script(package_dir, relative_path, name):
+    """The package's copy of a script when it has one, else ours."""
+    if package_dir and relative_path:
+        candidate = os.path.join(package_dir, relative_path)
+        if os.path.isfile(candidate):
+            with open(candidate, 'rb') as handle:
+                return LocalScript(name, handle.read(), candidate, True)
+    entry = shipped.script(name)
+    return LocalScript(name, entry.read_bytes(), str(entry), False)
+
+
+def package_path(params, name):
+    """Where the VNF package keeps script ``name``."""
+    if name == INSTALL and params.script_path:
+        return params.script_path
+    return posixpath.join(PACKAGE_SCRIPTS_DIR, name)
+
+
+def names_for(node, params):
+    """The scripts ``node`` needs, in upload order."""
+    names = [INSTALL]
+    if params.is_ha and node.role == 'master':
+        names.append(CONFIGURE_LB)
+    return names
+
+
+class ScriptSet(object):
+    """The scripts of one operation, each read once from its origin."""
+
+    def __init__(self, package_dir, params):
+        self.package_dir = package_dir
+        self.params = params
+        self._read = {}
+
+    def get(self, name):
+        if name not in self._read:
+            self._read[name] = local_script(
+                self.package_dir, package_path(self.params, name), name)
+        return self._read[name]
+
+    def for_node(self, node):
+        return [self.get(name) for name in names_for(node, self.params)]
+
+    def shipped_instead(self, nodes):
+        """Scripts of ``nodes`` the package lacks (ours are used)."""
+        names = []
+        for node in nodes:
+            for name in names_for(node, self.params):
+                if name not in names:
+                    names.append(name)
+        return [s for s in map(self.get, names) if not s.from_package]
+
+
+def mkdir_command():
+    return ssh.Command('mkdir', '-p', '-m', '0700', REMOTE_DIR)
+
+
+def upload_to(session, node, script_set):
+    """Put ``node``'s scripts on it over its open session."""
+    session.run(mkdir_command(), step='upload')
+    for script in script_set.for_node(node):
+        session.put(script.data, script.remote_path, mode=0o700)
