@@ -65,7 +65,10 @@ class OperationContext:
     tacker_context: typing.Any = None
     grant: typing.Any = None
     package_dir: typing.Optional[str] = None
-    extra: dict = dataclasses.field(default_factory=dict)  # hook kwargs
+    # From the hook's keyword arguments:
+    vim_info: typing.Any = None       # the VIM holding the stack (lab)
+    scale_out_ids: tuple = ()         # scale_out_id_list: member stacks
+    scale_names: tuple = ()           # scale_name_list: member resources
 
     @property
     def log_prefix(self):
@@ -155,4 +158,6 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
         stack_id=path(vnf_instance, 'instantiated_vnf_info', 'instance_id'),
         params=cluster, request=request, vnf_instance=vnf_instance,
         tacker_context=tacker_context, grant=grant, package_dir=package_dir,
-        extra=dict(kwargs))
+        vim_info=kwargs.get('vim_info'),
+        scale_out_ids=tuple(kwargs.get('scale_out_id_list') or ()),
+        scale_names=tuple(kwargs.get('scale_name_list') or ()))

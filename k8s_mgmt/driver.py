@@ -1,9 +1,10 @@
 """The Tacker management driver ``mgmt-drivers-kubernetes``.
 
 Thin on purpose: each hook validates its input, builds a per-call
-:class:`~k8s_mgmt.context.OperationContext` and hands it to a module in
-:mod:`k8s_mgmt.operations`. The instance holds no per-operation state, because
-Tacker shares one instance between concurrent operations on different VNFs.
+:class:`~k8s_mgmt.context.OperationContext` and runs the operation's phases
+(:func:`k8s_mgmt.operations.catalog.run`). The instance holds no
+per-operation state, because Tacker shares one instance between
+concurrent operations on different VNFs.
 """
 
 from oslo_log import log as logging
@@ -11,10 +12,7 @@ from oslo_log import log as logging
 from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import abstract
 from k8s_mgmt import context as ctx_mod
-from k8s_mgmt.operations import heal
-from k8s_mgmt.operations import instantiate
-from k8s_mgmt.operations import scale
-from k8s_mgmt.operations import terminate
+from k8s_mgmt.operations import catalog
 
 LOG = logging.getLogger(__name__)
 
@@ -60,7 +58,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
             'instantiate', 'instantiate_end', context, vnf_instance,
             instantiate_vnf_request, grant, kwargs,
             additional_params=self._request_params(instantiate_vnf_request))
-        instantiate.build_cluster(ctx)
+        catalog.run(ctx)
 
     # -- terminate ---------------------------------------------------------
 
@@ -75,7 +73,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = ctx_mod.build('terminate', 'terminate_end', context,
                             vnf_instance, terminate_vnf_request, grant,
                             kwargs)
-        terminate.forget_cluster(ctx)
+        catalog.run(ctx)
 
     # -- scale -------------------------------------------------------------
 
@@ -89,10 +87,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context(operation, 'scale_start', context,
                                    vnf_instance, scale_vnf_request, grant,
                                    kwargs)
-        if kind == SCALE_IN:
-            scale.scale_in(ctx)
-        else:
-            scale.rollback_scale_out(ctx)
+        catalog.run(ctx)
 
     def scale_end(self, context, vnf_instance,
                   scale_vnf_request, grant,
@@ -105,7 +100,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('scale_out', 'scale_end', context,
                                    vnf_instance, scale_vnf_request, grant,
                                    kwargs)
-        scale.scale_out(ctx)
+        catalog.run(ctx)
 
     # -- heal --------------------------------------------------------------
 
@@ -116,10 +111,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_start', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
-        if whole:
-            heal.heal_vnf_start(ctx)
-        else:
-            heal.heal_vnfcs_start(ctx)
+        catalog.run(ctx)
 
     def heal_end(self, context, vnf_instance,
                  heal_vnf_request, grant,
@@ -128,12 +120,9 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_end', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
-        if whole:
-            heal.heal_vnf_end(ctx)
-        else:
-            heal.heal_vnfcs_end(ctx)
+        catalog.run(ctx)
 
-    # -- hooks the seeds do not use ----------------------------------------
+    # -- hooks with nothing to do for a Kubernetes cluster -----------------
 
     def change_external_connectivity_start(
             self, context, vnf_instance,

@@ -15,7 +15,7 @@ from k8s_mgmt.lab import LabError
 
 COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab',
             'k8s_mgmt.cli.package', 'k8s_mgmt.cli.demo',
-            'k8s_mgmt.cli.hostkeys')
+            'k8s_mgmt.cli.hostkeys', 'k8s_mgmt.cli.plan')
 
 
 def build_parser():

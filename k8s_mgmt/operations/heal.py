@@ -9,9 +9,8 @@ then workers. See heal_master.py, heal_worker.py and heal_vnf.py.
 
 from k8s_mgmt.operations import heal_master
 from k8s_mgmt.operations import heal_plan
-from k8s_mgmt.operations import heal_run
-from k8s_mgmt.operations import heal_vnf
 from k8s_mgmt.operations import heal_worker
+from k8s_mgmt.operations import node_work
 
 HealRefused = heal_plan.HealRefused
 
@@ -21,49 +20,39 @@ def _split(targets):
             [t for t in targets if t.role == 'worker'])
 
 
-def _api_through_a_master(run, targets):
-    """Open the API through a master that is not being healed."""
-    helper, _reachable = heal_master.pick_helper(run, targets)
-    run.open_api(helper)
-    return helper
+def _targets(op, topology):
+    """The nodes of the request's VNFC ids (HealRefused if unknown)."""
+    ids = heal_plan.requested_vnfc_ids(op.ctx.request)
+    return heal_plan.resolve_targets(topology, ids)
 
 
-def heal_vnfcs_start(ctx):
+def build_vnfcs_start(op):
     """heal_start with VNFC ids: take the nodes out of the cluster."""
-    with heal_run.HealRun(ctx) as run:
-        run.read_topology()
-        masters, workers = _split(run.targets())
-        if masters:
-            heal_master.refuse_unless_healable(run, masters)
-            heal_master.remove_masters(run, masters)
-        if workers:
-            if run.api is None:
-                _api_through_a_master(run, workers)
-            reachable = run.steps.run('Probe the workers to heal', run.probe,
-                                      workers)
-            heal_worker.remove_workers(run, workers, reachable)
+    topology = yield node_work.topology_phase(op)
+    masters, workers = _split(_targets(op, topology))
+    access = None
+    if masters:
+        access = yield from heal_master.remove_masters(op, topology, masters)
+    if workers:
+        if access is None:
+            _helper, access = yield from heal_master.api_through_a_master(
+                op, topology, workers)
+        reachable = yield node_work.probe_phase(
+            op, 'Probe the workers to heal', workers)
+        yield from heal_worker.remove_workers(op, access, workers, reachable)
 
 
-def heal_vnfcs_end(ctx):
+def build_vnfcs_end(op):
     """heal_end with VNFC ids: join the replacement VMs."""
-    with heal_run.HealRun(ctx) as run:
-        run.read_topology()
-        masters, workers = _split(run.targets())
-        helper = None
-        if masters:
-            helper = heal_master.join_masters(run, masters)
-        if workers:
-            if run.api is None:
-                helper = _api_through_a_master(run, workers)
-            run.connect([helper] + workers)
-            heal_worker.join_workers(run, workers, helper)
-
-
-def heal_vnf_start(ctx):
-    """heal_start for the whole VNF: unregister the VIM, forget state."""
-    heal_vnf.heal_vnf_start(ctx)
-
-
-def heal_vnf_end(ctx):
-    """heal_end for the whole VNF: a full instantiate on the new VMs."""
-    return heal_vnf.heal_vnf_end(ctx)
+    topology = yield node_work.topology_phase(op)
+    masters, workers = _split(_targets(op, topology))
+    access = helper = None
+    if masters:
+        helper, access = yield from heal_master.join_masters(op, topology,
+                                                             masters)
+    if workers:
+        if access is None:
+            helper, access = yield from heal_master.api_through_a_master(
+                op, topology, workers)
+        yield from heal_worker.join_workers(op, topology, access, workers,
+                                            helper)

@@ -3,180 +3,247 @@
 heal_start (refused before anything changes when it is the only master or
 when etcd would lose quorum)::
 
-    Read etcd members and health      (etcdctl -w json on a healthy master)
-    Hand the VIP over                 (stop keepalived on a live target)
+    Probe the other masters           (the helper: a healthy master)
+    Read etcd members and health      (etcdctl -w json on the helper)
+    Probe the masters to heal
+    Read the API credentials through <helper>
+    Hand the VIP over from <target>   (stop keepalived on a live target)
+    Read the cluster network's prefix on <helper>
     Take <target> out of HAProxy      (configure_lb.sh on the other masters:
                                        reduced backend list, reload only)
+    Read the cluster's nodes
     Remove <target>                   (delete its Node)
-    Remove etcd member <target>       (through the healthy master; works
-                                       when the old VM is unreachable)
-    Update the cluster record         (if it named a healed master first)
+    Remove etcd member <target>       (through the helper; works when the
+                                       old VM is unreachable)
+    Record <helper> as the first master (if the record named a target)
     Forget the healed VMs' host keys
 
 heal_end (Heat replaced the VMs: new server ids, same IPs)::
 
-    Remove stale etcd members         (left by an interrupted heal_start)
+    Probe the other masters
+    Connect to <helper>, <targets>
+    Read etcd members and health
+    Remove stale etcd member <m>      (left by an interrupted heal_start)
+    Read the API credentials through <helper>
+    Read the cluster's nodes
     Upload the scripts
     Read join data / Join master <n>  (print-join -A: fresh certificate key;
                                        kubeadm join adds the etcd member)
     Wait until the healed nodes are Ready
+    Read the cluster network's prefix on <helper>
     Configure the load balancer on every master (full backend list; the new
                                        master gets its priority)
+    Record <helper> as the first master (if needed)
 """
 
 from oslo_log import log as logging
 
 from k8s_mgmt import ssh
-from k8s_mgmt.kube import drain
 from k8s_mgmt.kube import etcd
 from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.operations import heal_worker
+from k8s_mgmt.operations import instantiate
+from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scripts
 
 LOG = logging.getLogger(__name__)
 
+Phase = phases.Phase
+STOP_KEEPALIVED = ssh.Command('systemctl', 'stop', 'keepalived').sudo()
 
-def refuse_unless_healable(run, masters):
-    reason = heal_plan.master_refusal(run.params, run.topology, masters)
+
+def _names(nodes):
+    return ', '.join(n.name for n in nodes)
+
+
+def refuse_unless_healable(op, topology, masters):
+    reason = heal_plan.master_refusal(op.params, topology, masters)
     if reason:
         raise heal_plan.HealRefused(reason=reason)
 
 
-def pick_helper(run, masters):
-    """A reachable master that is not healed; HealRefused if none."""
-    others = [m for m in run.topology.masters
-              if m.name not in {t.name for t in masters}]
-    reachable = run.steps.run('Probe the other masters', run.probe, others)
-    helper = heal_plan.helper_master(run.topology, masters, reachable,
-                                     run.state.cluster_record())
+def pick_helper(op, topology, targets):
+    """A reachable master that is not healed; HealRefused if none.
+    Returns (helper, names of the masters that answered)."""
+    leaving = {t.name for t in targets}
+    others = [m for m in topology.masters if m.name not in leaving]
+    reachable = yield node_work.probe_phase(op, 'Probe the other masters',
+                                            others)
+    helper = heal_plan.helper_master(topology, targets, reachable,
+                                     op.state.cluster_record())
     if helper is None:
         raise heal_plan.HealRefused(
             reason='no other master answers SSH (%s); the cluster cannot be '
-                   'changed safely' % ', '.join(m.name for m in others))
+                   'changed safely' % _names(others))
     return helper, reachable
 
 
-def read_etcd(run, helper):
-    ctl = etcd.EtcdCtl(run.session(helper.name), helper.name)
-    members = ctl.members()
-    return ctl, members, ctl.health(members)
+def credentials_phase(op, topology, helper):
+    first = instantiate.first_master(topology, op.state.cluster_record())
+    return node_work.api_phase(
+        op, 'Read the API credentials through %s' % helper.name, topology,
+        helper, first)
 
 
-def remove_masters(run, masters):
-    """heal_start for masters."""
-    refuse_unless_healable(run, masters)
-    helper, reachable = pick_helper(run, masters)
-    ctl, members, health = run.steps.run(
-        'Read etcd members and health on %s' % helper.name, read_etcd, run,
-        helper)
+def api_through_a_master(op, topology, targets):
+    """The API through a master that is not being healed."""
+    helper, _reachable = yield from pick_helper(op, topology, targets)
+    access = yield credentials_phase(op, topology, helper)
+    return helper, access
+
+
+def _planned_etcd(op, topology):
+    """The dry run's etcd: the given members, else one healthy member per
+    master the API reports Ready."""
+    members = op.facts.etcd_members
+    if members is None:
+        members = tuple(
+            etcd.Member(member_id=index + 1, name=m.name,
+                        peer_urls=('https://%s:2380' % m.nic_ip,),
+                        client_urls=('https://%s:2379' % m.nic_ip,))
+            for index, m in enumerate(topology.masters)
+            if m.name in op.facts.ready)
+    health = {u: True for m in members for u in m.client_urls}
+    return None, members, health
+
+
+def etcd_phase(op, topology, helper):
+    def read():
+        ctl = etcd.EtcdCtl(op.session(helper.name), helper.name)
+        members = ctl.members()
+        return ctl, members, ctl.health(members)
+    return Phase('Read etcd members and health on %s' % helper.name,
+                 nodes=(helper.name,),
+                 work=(phases.Work(helper.name, 'ssh',
+                                   'etcdctl member list -w json'),
+                       phases.Work(helper.name, 'ssh',
+                                   'etcdctl endpoint health -w json')),
+                 action=read,
+                 assume=op.assume(lambda: _planned_etcd(op, topology)))
+
+
+def remove_member_phase(op, helper, ctl, member, title):
+    return Phase(title, nodes=(helper.name,),
+                 work=(phases.Work(helper.name, 'ssh',
+                                   'etcdctl member remove %s'
+                                   % member.hex_id),),
+                 action=lambda: ctl.remove(member))
+
+
+def stop_keepalived(op, master):
+    """A live target gives the VIP up now (VRRP priority 0 advert), not
+    when Heat deletes it."""
+    result = op.session(master.name).run(STOP_KEEPALIVED,
+                                         step='stop keepalived', check=False,
+                                         timeout=60)
+    if not result.ok:
+        LOG.warning('%s %s: stopping keepalived failed (exit %s); the VIP '
+                    'moves when the VM goes', op.prefix, master.name,
+                    result.status)
+
+
+def handover_phase(op, master):
+    return Phase('Hand the VIP over from %s' % master.name,
+                 nodes=(master.name,),
+                 work=(phases.command_work(master.name, STOP_KEEPALIVED),),
+                 action=lambda: stop_keepalived(op, master))
+
+
+def record_phase(op, topology, masters, helper):
+    """The cluster record names the master print-join and a re-run rely
+    on; when that master is healed, the helper takes its role."""
+    new_first = heal_plan.first_master_update(op.state.cluster_record(),
+                                              topology, masters, helper)
+    if not new_first:
+        return None
+    return Phase('Record %s as the first master' % helper.name,
+                 work=(phases.Work(None, 'local', 'cluster record: '
+                                   'init_master_server_id=%s' % new_first),),
+                 action=lambda: op.state.update_cluster_record(
+                     init_master_server_id=new_first))
+
+
+def remove_masters(op, topology, masters):
+    """heal_start for masters; returns the API access it opened."""
+    refuse_unless_healable(op, topology, masters)
+    helper, reachable = yield from pick_helper(op, topology, masters)
+    ctl, members, health = yield etcd_phase(op, topology, helper)
     leaving = [m for t in masters
                for m in etcd.members_of_node(members, t.name, t.nic_ip)]
     if leaving:
         problem = etcd.removal_problem(members, health, leaving)
         if problem:
             raise heal_plan.HealRefused(reason=problem)
-    live = run.steps.run('Probe the masters to heal', run.probe, masters)
-    run.open_api(helper)
+    live = yield node_work.probe_phase(op, 'Probe the masters to heal',
+                                       masters)
+    access = yield credentials_phase(op, topology, helper)
     for master in masters:
         if master.name in live:
-            run.steps.run('Hand the VIP over from %s' % master.name,
-                          stop_keepalived, run, master)
-    run.steps.run('Take %s out of HAProxy' % _names(masters),
-                  reconfigure_lb, run, helper,
-                  lambda prefix, password: heal_plan.lb_without(
-                      run.topology, masters, reachable, prefix, password))
-    states = run.api.nodes()
+            yield handover_phase(op, master)
+    prefix = yield instantiate.prefix_phase(op, topology, helper)
+    yield instantiate.lb_phase(
+        op, 'Take %s out of HAProxy' % _names(masters), topology,
+        heal_plan.lb_without(topology, masters, reachable, prefix,
+                             op.state.vrrp_password()))
+    states = yield node_work.nodes_phase(op, access, wait=False)
     for master in masters:
         if master.name in states:
-            run.steps.run('Remove %s' % master.name, drain.drain_and_delete,
-                          run.api, master.name, force=run.params.force_drain,
-                          node_unreachable=master.name not in live,
-                          prefix=run.prefix)
+            yield heal_worker.remove_phase(op, access, master.name,
+                                           master.name not in live,
+                                           op.params.force_drain)
         else:
-            run.steps.skip('Remove %s' % master.name, 'no such node')
+            yield phases.skipped('Remove %s' % master.name, 'no such node')
     for member in leaving:
-        run.steps.run('Remove etcd member %s' % (member.name or member.hex_id),
-                      ctl.remove, member)
-    update_record(run, masters, helper)
-    run.steps.run('Forget the healed VMs\' host keys', run.forget_pins,
-                  masters)
+        yield remove_member_phase(
+            op, helper, ctl, member,
+            'Remove etcd member %s' % (member.name or member.hex_id))
+    record = record_phase(op, topology, masters, helper)
+    if record is not None:
+        yield record
+    yield heal_worker.forget_pins_phase(op, masters)
+    return access
 
 
-def stop_keepalived(run, master):
-    """A live target gives the VIP up now (VRRP priority 0 advert), not
-    when Heat deletes it."""
-    result = run.session(master.name).run(
-        ssh.Command('systemctl', 'stop', 'keepalived').sudo(),
-        step='stop keepalived', check=False, timeout=60)
-    if not result.ok:
-        LOG.warning('%s %s: stopping keepalived failed (exit %s); the VIP '
-                    'moves when the VM goes', run.prefix, master.name,
-                    result.status)
-
-
-def reconfigure_lb(run, helper, plan_fn):
-    prefix = run.vip_prefix(helper)
-    change = plan_fn(prefix, run.state.vrrp_password())
-    by_name = {m.name: m for m in run.topology.masters}
-    nodes = [by_name[c.node] for c in change.calls]
-    calls = {c.node: c for c in change.calls}
-    LOG.info('%s HAProxy backends now %s on %s', run.prefix,
-             ', '.join(change.backends), ', '.join(calls))
-    run.on_nodes('configure-lb', nodes,
-                 lambda node: run.run_script(node, calls[node.name]))
-    return change
-
-
-def update_record(run, masters, helper):
-    record = run.state.cluster_record()
-    new_first = heal_plan.first_master_update(record, run.topology, masters,
-                                              helper)
-    if new_first:
-        run.state.update_cluster_record(init_master_server_id=new_first)
-        LOG.info('%s first master of the cluster record is now %s',
-                 run.prefix, helper.name)
-
-
-def join_masters(run, masters):
-    """heal_end for masters."""
-    refuse_unless_healable(run, masters)
-    helper, reachable = pick_helper(run, masters)
-    run.connect([helper] + list(masters))
-    reachable = reachable | {m.name for m in masters}
-    ctl, members, health = run.steps.run(
-        'Read etcd members and health on %s' % helper.name, read_etcd, run,
-        helper)
-    stale = heal_plan.stale_members(members, run.topology.masters)
+def join_masters(op, topology, masters):
+    """heal_end for masters; returns (helper, API access)."""
+    refuse_unless_healable(op, topology, masters)
+    helper, reachable = yield from pick_helper(op, topology, masters)
+    yield node_work.connect_phase(
+        op, 'Connect to %s' % _names([helper] + list(masters)),
+        [helper] + list(masters))
+    reachable = set(reachable) | {m.name for m in masters}
+    ctl, members, health = yield etcd_phase(op, topology, helper)
+    stale = heal_plan.stale_members(members, topology.masters)
     if stale:
         problem = etcd.removal_problem(members, health, stale)
         if problem:
             raise heal_plan.HealRefused(reason=problem)
         for member in stale:
-            run.steps.run('Remove stale etcd member %s'
-                          % (member.name or member.hex_id), ctl.remove,
-                          member)
-    run.open_api(helper)
-    states = run.api.wait_answering()
+            yield remove_member_phase(
+                op, helper, ctl, member,
+                'Remove stale etcd member %s'
+                % (member.name or member.hex_id))
+    access = yield credentials_phase(op, topology, helper)
+    states = yield node_work.nodes_phase(op, access)
     todo = [m for m in masters
             if not (m.name in states and states[m.name].ready)]
-    run.steps.run('Upload the scripts', run.upload,
-                  [m for m in run.topology.masters if m.name in reachable])
+    yield node_work.upload_phase(
+        op, [m for m in topology.masters if m.name in reachable])
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
-        join = run.steps.run(scripts.TITLE_JOIN_DATA, run.join_data, helper)
-        run.steps.run(scripts.title_join_master(master), run.run_script,
-                      master, scripts.join_call(master, run.params, run.ends,
-                                                join))
+        join = yield node_work.join_data_phase(op, helper)
+        yield node_work.join_master_phase(op, master, access.ends, join)
     if not todo:
-        run.steps.skip('Join masters', 'every healed master is Ready')
-    run.steps.run('Wait until the healed nodes are Ready', run.api.wait_ready,
-                  [m.name for m in masters], prefix=run.prefix)
-    run.steps.run(scripts.TITLE_LB, reconfigure_lb, run, helper,
-                  lambda prefix, password: heal_plan.lb_full(
-                      run.topology, prefix, password, reachable))
-    update_record(run, masters, helper)
-    return helper
-
-
-def _names(nodes):
-    return ', '.join(n.name for n in nodes)
+        yield phases.skipped('Join masters', 'every healed master is Ready')
+    yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
+    prefix = yield instantiate.prefix_phase(op, topology, helper)
+    yield instantiate.lb_phase(
+        op, scripts.TITLE_LB, topology,
+        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
+                          reachable))
+    record = record_phase(op, topology, masters, helper)
+    if record is not None:
+        yield record
+    return helper, access

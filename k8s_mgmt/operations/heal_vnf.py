@@ -8,29 +8,21 @@ heal_start::
 
 heal_end::
 
-    a full instantiate_end on the new VMs (operations/instantiate.py)
+    the phases of instantiate_end on the new VMs (instantiate.py)
 
 Both are safe to re-run: nothing to unregister or forget is not an error,
 and instantiate_end completes a half-built cluster. The unregistering and
-forgetting are terminate's (operations/terminate.py): the same job.
+forgetting are terminate's (terminate.py): the same job.
 """
 
-from k8s_mgmt import state as state_mod
 from k8s_mgmt.operations import instantiate
-from k8s_mgmt.operations import steps as steps_mod
 from k8s_mgmt.operations import terminate
 
 
-def heal_vnf_start(ctx):
-    steps = steps_mod.StepRunner('[%s %s]' % (ctx.hook, ctx.vnf_instance_id))
-    state = state_mod.InstanceState(ctx.vnf_instance_id)
-    try:
-        steps.run('Unregister the VIM', terminate.unregister_vim, ctx, state)
-        steps.run('Forget the old cluster\'s state', terminate.forget_state,
-                  ctx, state)
-    finally:
-        steps.summary()
+def build_start(op):
+    yield terminate.unregister_phase(op)
+    yield terminate.forget_state_phase(op)
 
 
-def heal_vnf_end(ctx):
-    return instantiate.build_cluster(ctx)
+def build_end(op):
+    return (yield from instantiate.build(op))

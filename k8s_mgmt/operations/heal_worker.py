@@ -3,11 +3,14 @@
 heal_start::
 
     Probe the workers to heal        (a dead VM answers nothing: no drain)
+    Read the cluster's nodes
     Remove <worker>                  (cordon, drain via Eviction, delete)
     Forget the healed VMs' host keys
 
 heal_end (Heat replaced the VMs: new server ids, same VNFC ids)::
 
+    Connect to <helper>, <workers>
+    Read the cluster's nodes
     Remove leftover nodes            (NotReady nodes Heat no longer has)
     Upload the scripts               (replacements only)
     Read join data                   (print-join on one master)
@@ -15,33 +18,51 @@ heal_end (Heat replaced the VMs: new server ids, same VNFC ids)::
     Wait until the healed nodes are Ready
     Label workers                    (CIS-node from the NEW compute host)
 
-Each step decides from what the API reports: a node already gone is not
+Each phase decides from what the API reports: a node already gone is not
 drained again, a replacement already Ready is not joined again.
 """
 
-from oslo_log import log as logging
-
 from k8s_mgmt.kube import drain
-from k8s_mgmt.operations import labels as labels_mod
+from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import phases
+from k8s_mgmt.operations import scale
 from k8s_mgmt.operations import scripts
 
-LOG = logging.getLogger(__name__)
+Phase = phases.Phase
+TITLE_READY = 'Wait until the healed nodes are Ready'
 
 
-def remove_workers(run, workers, reachable):
+def remove_phase(op, access, name, unreachable, force, title=None):
+    """Cordon, drain (unless unreachable) and delete one node."""
+    return Phase(title or 'Remove %s' % name, nodes=(name,),
+                 work=(scale.drain_work(name, force, unreachable),),
+                 action=lambda: drain.drain_and_delete(
+                     access.api, name, force=force,
+                     node_unreachable=unreachable, prefix=op.prefix),
+                 assume=drain.DrainReport(node=name, node_deleted=True))
+
+
+def forget_pins_phase(op, nodes):
+    return Phase('Forget the healed VMs\' host keys',
+                 nodes=node_work.names(nodes),
+                 work=(phases.Work(None, 'local', 'drop the pinned host keys '
+                                   'of servers %s' % ', '.join(
+                                       n.server_id for n in nodes)),),
+                 action=lambda: op.forget_pins(nodes))
+
+
+def remove_workers(op, access, workers, reachable):
     """heal_start for workers: each drained (if alive) and deleted."""
-    states = run.api.nodes()
+    states = yield node_work.nodes_phase(op, access, wait=False)
     for worker in workers:
         if worker.name not in states:
-            run.steps.skip('Remove %s' % worker.name,
-                           'the cluster has no such node')
+            yield phases.skipped('Remove %s' % worker.name,
+                                 'the cluster has no such node')
             continue
-        run.steps.run('Remove %s' % worker.name, drain.drain_and_delete,
-                      run.api, worker.name, force=run.params.force_drain,
-                      node_unreachable=worker.name not in reachable,
-                      prefix=run.prefix)
-    run.steps.run('Forget the healed VMs\' host keys', run.forget_pins,
-                  workers)
+        yield remove_phase(op, access, worker.name,
+                           worker.name not in reachable,
+                           op.params.force_drain)
+    yield forget_pins_phase(op, workers)
 
 
 def leftover_nodes(topology, states):
@@ -52,44 +73,27 @@ def leftover_nodes(topology, states):
                   if name not in known and not state.ready)
 
 
-def remove_leftovers(run, states):
-    gone = leftover_nodes(run.topology, states)
-    if not gone:
-        run.steps.skip('Remove leftover nodes', 'none')
-        return
-    for name in gone:
-        run.steps.run('Remove leftover node %s' % name,
-                      drain.drain_and_delete, run.api, name,
-                      node_unreachable=True, prefix=run.prefix)
-
-
-def join_workers(run, workers, helper):
+def join_workers(op, topology, access, workers, helper):
     """heal_end for workers: join the replacements, label them."""
-    states = run.api.wait_answering()
-    remove_leftovers(run, states)
+    yield node_work.connect_phase(op, 'Connect to %s' % ', '.join(
+        node_work.names([helper] + list(workers))), [helper] + list(workers))
+    states = yield node_work.nodes_phase(op, access)
+    gone = leftover_nodes(topology, states)
+    if not gone:
+        yield phases.skipped('Remove leftover nodes', 'none')
+    for name in gone:
+        yield remove_phase(op, access, name, True, False,
+                           title='Remove leftover node %s' % name)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
     if todo:
-        run.steps.run('Upload the scripts', run.upload, todo)
-        join = run.steps.run(scripts.TITLE_JOIN_DATA, run.join_data, helper)
-        calls = {w.name: scripts.join_call(w, run.params, run.ends, join)
-                 for w in todo}
-        run.steps.run(scripts.TITLE_JOIN_WORKERS, run.on_nodes,
-                      'join-worker', todo,
-                      lambda node: run.run_script(node, calls[node.name]))
+        yield node_work.upload_phase(op, todo)
+        join = yield node_work.join_data_phase(op, helper)
+        yield node_work.join_workers_phase(op, scripts.TITLE_JOIN_WORKERS,
+                                           todo, access.ends, join)
     else:
-        run.steps.skip(scripts.TITLE_JOIN_WORKERS,
-                       'every healed worker is already Ready')
-    states = run.steps.run('Wait until the healed nodes are Ready',
-                           run.api.wait_ready, [w.name for w in workers],
-                           prefix=run.prefix)
-    run.steps.run('Label workers', label_workers, run, workers, states)
-
-
-def label_workers(run, workers, states):
-    """Labels of the healed workers, derived from their NEW placement."""
-    names = {w.name for w in workers}
-    wanted = {name: labels for name, labels in
-              labels_mod.worker_labels(run.topology, run.ctx.grant).items()
-              if name in names}
-    return labels_mod.apply_missing(run.api, wanted, states, run.prefix)
+        yield phases.skipped(scripts.TITLE_JOIN_WORKERS,
+                             'every healed worker is already Ready')
+    states = yield node_work.ready_phase(op, TITLE_READY, access, workers)
+    yield node_work.label_phase(op, 'Label workers', access, topology,
+                                workers, states)

@@ -1,11 +1,12 @@
 """instantiate_end: turn the VMs Heat created into a Kubernetes cluster.
 
-The operation, step by step (each titled, logged and timed)::
+The phases, in order (HA only: the prefix read and the load balancer)::
 
     Read the topology from Heat
     Connect to every node           (all at once: bad credentials fail fast)
     Upload the scripts
-    Configure the load balancer     (HA: HAProxy + keepalived, all masters)
+    Read the cluster network's prefix on <first master>
+    Configure the load balancer on every master
     Initialise the first master     (kubeadm init)
     Create the VIM token            (token-secret: the API credentials)
     Read the cluster's nodes        (who is Ready already: no join again)
@@ -25,53 +26,19 @@ import json
 
 from oslo_log import log as logging
 
-from k8s_mgmt import exceptions
-from k8s_mgmt import kube
 from k8s_mgmt import ssh
 from k8s_mgmt import vim as vim_mod
-from k8s_mgmt.operations import labels as labels_mod
-from k8s_mgmt.operations import run as run_mod
+from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scripts
 from k8s_mgmt.operations import uploads
-from k8s_mgmt.topology import from_params
-from k8s_mgmt.topology import heat
 
 LOG = logging.getLogger(__name__)
 
-
-def build_cluster(ctx):
-    """instantiate_end: kubeadm init/join, HA load balancer, VIM."""
-    run = _Run(ctx)
-    try:
-        return run.execute()
-    finally:
-        run.close()
-
-
-def read_topology(ctx):
-    """The instance's topology; Heat session from ``vim_info`` or Tacker."""
-    spec = from_params.spec_from_params(ctx.params)
-    vim_info = ctx.extra.get('vim_info')
-    if vim_info is None:
-        try:
-            vim_info = heat.vim_info_for_instance(ctx.tacker_context,
-                                                  ctx.vnf_instance)
-        except Exception as err:  # no Tacker, no DB, no VIM: say which stack
-            raise exceptions.TopologyError(
-                reason='cannot resolve the VIM holding stack %s: %s: %s'
-                       % (ctx.stack_id, type(err).__name__, err))
-    topology = heat.read_instance_topology(ctx.tacker_context,
-                                           ctx.vnf_instance, spec,
-                                           vim_info=vim_info)
-    if not topology.masters:
-        raise exceptions.TopologyError(
-            reason='stack %s has no master node' % ctx.stack_id)
-    if ctx.params.is_ha and not topology.vip:
-        raise exceptions.TopologyError(
-            reason='stack %s has no VIP for the HA flavour %s (port %s)'
-                   % (ctx.stack_id, ctx.params.flavour,
-                      ctx.params.master_node.cluster_cp_name))
-    return topology
+Phase = phases.Phase
+TITLE_READY = 'Wait until every node is Ready'
+IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
 
 
 def first_master(topology, cluster_record):
@@ -82,28 +49,6 @@ def first_master(topology, cluster_record):
         if recorded and master.server_id == recorded:
             return master
     return topology.masters[0]
-
-
-def run_script(session, call, remote_dir=scripts.REMOTE_DIR):
-    """Run one ScriptCall over its node's session; secrets go on stdin."""
-    return session.run(call.command(remote_dir), step=call.mode,
-                       stdin=call.stdin())
-
-
-def parse_json_output(node, step, result):
-    """A script's JSON object on stdout; the error never shows the (secret)
-    output."""
-    return scripts.json_object(node, step, result.stdout)
-
-
-def vip_prefix(session, params, topology, master):
-    """Prefix length of the master's cluster network, read as JSON."""
-    result = session.run(ssh.Command('ip', '-j', '-4', 'addr', 'show'),
-                         step='read network', check=False, timeout=30)
-    prefix = None
-    if result.ok:
-        prefix = prefix_of(result.stdout, master.nic_ip)
-    return scripts.vip_prefix_from(params, topology.vip, prefix)
 
 
 def prefix_of(ip_json, address):
@@ -122,119 +67,119 @@ def prefix_of(ip_json, address):
     return None
 
 
-class _Run(run_mod.OperationRun):
-    """One instantiate_end call: its state, sessions and API client."""
+def prefix_phase(op, topology, master):
+    """The prefix length of the cluster network on ``master``: the VIP
+    gets the same (else the node CIDR's, else /32)."""
+    def read():
+        session = op.session(master.name)
+        result = session.run(IP_ADDR, step='read network', check=False,
+                             timeout=30)
+        found = prefix_of(result.stdout, master.nic_ip) if result.ok else None
+        return scripts.vip_prefix_from(op.params, topology.vip, found)
 
-    def __init__(self, ctx):
-        super().__init__(ctx, 'instantiate %s' % ctx.vnf_instance_id)
+    def assumed():
+        return scripts.vip_prefix_from(op.params, topology.vip,
+                                       op.facts.vip_prefix)
+    return Phase('Read the cluster network\'s prefix on %s' % master.name,
+                 nodes=(master.name,),
+                 work=(phases.command_work(master.name, IP_ADDR),),
+                 action=read, assume=op.assume(assumed))
 
-    def execute(self):
-        step = self.steps.run
-        topology = step('Read the topology from Heat', read_topology,
-                        self.ctx)
-        self.topology = topology
-        nodes = topology.masters + topology.workers
-        step('Connect to every node', self.sessions.connect_all, nodes,
-             self.params)
-        step('Upload the scripts', self.upload_scripts, nodes)
-        first = first_master(topology, self.state.cluster_record())
-        self.ends = scripts.endpoints(topology, self.params, first)
-        if self.params.is_ha:
-            step(scripts.TITLE_LB, self.configure_lb, first)
-        step(scripts.title_init(first), self.run_on,
-             first, scripts.init_call(first, self.params, self.ends))
-        self.state.update_cluster_record(
-            init_master_server_id=first.server_id, endpoint=self.ends.api_url)
-        record = step(scripts.TITLE_TOKEN, self.vim_token, first)
-        # Joins need no Ready master, only a working API: do not wait longer.
-        states = step('Read the cluster\'s nodes', self.api.wait_answering)
-        self.join_missing(first, states)
-        states = step('Wait until every node is Ready', self.api.wait_ready,
-                      [n.name for n in nodes], prefix=self.prefix)
-        step('Label workers', self.label_workers, states)
-        registered = step('Register the VIM', vim_mod.registrar_for(
-            self.ctx.tacker_context, self.ctx.vnf_instance,
-            self.state).register, record)
-        LOG.info('%s cluster ready: %d master(s), %d worker(s), API %s',
-                 self.prefix, len(topology.masters), len(topology.workers),
-                 self.ends.api_url)
-        return {'endpoint': self.ends.api_url, 'vim': registered,
-                'nodes': sorted(states)}
 
-    # -- steps --------------------------------------------------------------
+def lb_phase(op, title, topology, change):
+    """configure_lb.sh on the masters of ``change`` (heal_plan.LBChange)."""
+    by_name = {m.name: m for m in topology.masters}
+    nodes = [by_name[c.node] for c in change.calls]
+    calls = {c.node: c for c in change.calls}
+    return node_work.scripts_phase(op, title, nodes, calls, 'configure-lb')
 
-    def run_on(self, node, call):
-        return run_script(self.sessions[node.name], call)
 
-    def upload_scripts(self, nodes):
-        script_set = uploads.ScriptSet(self.ctx.package_dir, self.params)
-        for script in script_set.shipped_instead(nodes):
-            LOG.info('%s using the shipped %s (%s): the VNF package has '
-                     'none at %s', self.prefix, script.name, script.origin,
-                     uploads.package_path(self.params, script.name))
-        self.sessions.on_nodes(
-            'upload scripts', nodes,
-            lambda node, session: uploads.upload_to(session, node,
-                                                    script_set))
+def init_phase(op, first, ends):
+    call = scripts.init_call(first, op.params, ends)
 
-    def configure_lb(self, first):
-        prefix = vip_prefix(self.sessions[first.name], self.params,
-                            self.topology, first)
-        calls = {c.node: c for c in scripts.lb_calls(
-            self.topology, prefix, self.state.vrrp_password())}
-        self.sessions.on_nodes(
-            'configure-lb', self.topology.masters,
-            lambda node, session: run_script(session, calls[node.name]))
+    def init():
+        op.run_script(first, call)
+        op.state.update_cluster_record(
+            init_master_server_id=first.server_id, endpoint=ends.api_url)
+    return Phase(scripts.title_init(first), nodes=(first.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=init)
 
-    def vim_token(self, first):
-        call = scripts.token_secret_call(first, self.params)
-        result = self.run_on(first, call)
-        creds = scripts.VimCredentials.from_output(first.name, call.mode,
-                                                   result.stdout)
-        self.api = kube.ClusterAPI(self.ends.api_url, creds.token,
-                                   creds.ca_cert)
-        return vim_mod.VimRecord(
-            name=(self.params.vim_name or
-                  vim_mod.default_vim_name(self.ctx.vnf_instance_id)),
-            endpoint=self.ends.api_url, bearer_token=creds.token,
-            ssl_ca_cert=creds.ca_cert)
 
-    def join_missing(self, first, states):
-        ready = {name for name, s in states.items() if s.ready}
-        masters = [m for m in self.topology.masters
-                   if m is not first and m.name not in ready]
-        workers = [w for w in self.topology.workers if w.name not in ready]
-        if not (masters or workers):
-            self.steps.skip('Join nodes', 'every node is already Ready')
-            return
-        join = self.steps.run(scripts.TITLE_JOIN_DATA, self.join_data,
-                              first)
-        for master in masters:
-            self.steps.run(scripts.title_join_master(master), self.run_on,
-                           master, scripts.join_call(master, self.params,
-                                                     self.ends, join))
-        if workers:
-            self.steps.run(scripts.TITLE_JOIN_WORKERS, self.join_workers,
-                           workers, join)
-        else:
-            self.steps.skip(scripts.TITLE_JOIN_WORKERS,
-                            'every worker is already Ready')
+def vim_name(op):
+    return (op.params.vim_name or
+            vim_mod.default_vim_name(op.ctx.vnf_instance_id))
 
-    def join_data(self, first):
-        call = scripts.print_join_call(first, self.params)
-        result = self.run_on(first, call)
-        return scripts.JoinData.from_output(first.name, call.mode,
-                                            result.stdout,
-                                            need_key=self.params.is_ha)
 
-    def join_workers(self, workers, join):
-        calls = {w.name: scripts.join_call(w, self.params, self.ends, join)
-                 for w in workers}
-        self.sessions.on_nodes(
-            'join-worker', workers,
-            lambda node, session: run_script(session, calls[node.name]))
+def register_phase(op, access):
+    registrar = vim_mod.registrar_for(op.ctx.tacker_context,
+                                      op.ctx.vnf_instance, op.state)
+    tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
+    where = ('Tacker (NFVO plugin)' if tacker
+             else 'files in the instance\'s state directory')
 
-    def label_workers(self, states):
-        wanted = labels_mod.worker_labels(self.topology, self.ctx.grant)
-        return labels_mod.apply_missing(self.api, wanted, states,
-                                        self.prefix)
+    def register():
+        creds = access.credentials
+        return registrar.register(vim_mod.VimRecord(
+            name=vim_name(op), endpoint=access.ends.api_url,
+            bearer_token=creds.token, ssl_ca_cert=creds.ca_cert))
+    return Phase('Register the VIM', work=(phases.api_work(
+        'register Kubernetes VIM %s for %s in %s'
+        % (vim_name(op), access.ends.api_url, where),
+        kind='tacker' if tacker else 'local'),),
+        action=register)
+
+
+def build(op):
+    """The phases of instantiate_end (a generator: see phases.py)."""
+    params = op.params
+    topology = yield node_work.topology_phase(op)
+    nodes = topology.masters + topology.workers
+    yield node_work.connect_phase(op, 'Connect to every node', nodes)
+    for script in op.scripts.shipped_instead(nodes):
+        LOG.info('%s using the shipped %s (%s): the VNF package has none '
+                 'at %s', op.prefix, script.name, script.origin,
+                 uploads.package_path(params, script.name))
+    yield node_work.upload_phase(op, nodes)
+    first = first_master(topology, op.state.cluster_record())
+    ends = scripts.endpoints(topology, params, first)
+    if params.is_ha:
+        prefix = yield prefix_phase(op, topology, first)
+        yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
+            topology, prefix, op.state.vrrp_password()))
+    yield init_phase(op, first, ends)
+    access = yield node_work.api_phase(op, scripts.TITLE_TOKEN, topology,
+                                       first, first)
+    # Joins need no Ready master, only a working API: do not wait longer.
+    states = yield node_work.nodes_phase(op, access)
+    yield from join_missing(op, topology, first, ends, states)
+    states = yield node_work.ready_phase(op, TITLE_READY, access, nodes)
+    yield node_work.label_phase(op, 'Label workers', access, topology,
+                                topology.workers, states)
+    registered = yield register_phase(op, access)
+    LOG.info('%s cluster ready: %d master(s), %d worker(s), API %s',
+             op.prefix, len(topology.masters), len(topology.workers),
+             ends.api_url)
+    return {'endpoint': ends.api_url, 'vim': registered,
+            'nodes': sorted(states)}
+
+
+def join_missing(op, topology, first, ends, states):
+    """Join the masters (one at a time) and the workers that are not
+    Ready yet."""
+    ready = {name for name, s in states.items() if s.ready}
+    masters = [m for m in topology.masters
+               if m is not first and m.name not in ready]
+    workers = [w for w in topology.workers if w.name not in ready]
+    if not (masters or workers):
+        yield phases.skipped('Join nodes', 'every node is already Ready')
+        return
+    join = yield node_work.join_data_phase(op, first)
+    for master in masters:
+        yield node_work.join_master_phase(op, master, ends, join)
+    if workers:
+        yield node_work.join_workers_phase(op, scripts.TITLE_JOIN_WORKERS,
+                                           workers, ends, join)
+    else:
+        yield phases.skipped(scripts.TITLE_JOIN_WORKERS,
+                             'every worker is already Ready')

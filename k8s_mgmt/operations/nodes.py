@@ -61,11 +61,16 @@ class Sessions(object):
     def __getitem__(self, name):
         return self._open[name]
 
-    def on_nodes(self, step, nodes, fn, concurrency=None):
-        """``fn(node, session)`` on every node in parallel (bounded)."""
+    def has(self, name):
+        return name in self._open
+
+    def on_nodes(self, step, nodes, fn, concurrency=None, session_of=None):
+        """``fn(node, session)`` on every node in parallel (bounded);
+        ``session_of(node)`` picks the session (default: this pool's)."""
+        session_of = session_of or (lambda node: self._open[node.name])
         return parallel.run_on_nodes(
             self.operation, step, nodes,
-            lambda node: fn(node, self._open[node.name]),
+            lambda node: fn(node, session_of(node)),
             concurrency=concurrency)
 
     def close_all(self):

@@ -1,17 +1,42 @@
-"""What one hook call holds while it works, and closes when it ends."""
+"""What one hook call holds while it works, and closes when it ends.
 
+:class:`OperationRun` is the typed state of one operation: its context, the
+instance's state directory, one SSH session per node (and short-deadline
+probe sessions for nodes that may be dead), the scripts it uploads and the
+Kubernetes API clients it opened. Everything an operation learns as it goes
+(the topology, the API, join data) is a phase's result, held by the
+operation's own code, not set on this object later.
+
+A dry run (:class:`Facts` given) connects nowhere and writes nothing: the
+state directory is only read, and the facts stand in for what the phases
+would read.
+"""
+
+import dataclasses
+import typing
+
+from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.topology import heat
 from k8s_mgmt.operations import nodes as nodes_mod
-from k8s_mgmt.operations import steps as steps_mod
+from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
+
+LOG = logging.getLogger(__name__)
+
+# Seconds to decide that a VM does not answer SSH (it crashed or is gone).
+PROBE_DEADLINE = 12.0
 
 
 def vim_session(ctx):
     """(keystoneauth session, region) of the VIM holding the instance."""
     try:
-        vim_info = ctx.extra.get('vim_info')
+        vim_info = ctx.vim_info
         if vim_info is None:
             vim_info = heat.vim_info_for_instance(ctx.tacker_context,
                                                   ctx.vnf_instance)
@@ -22,17 +47,48 @@ def vim_session(ctx):
             % (type(err).__name__, err))
 
 
-class OperationRun(object):
-    """Titled steps, the instance's state, one SSH session per node and the
-    Kubernetes API client of one hook call. A context manager: leaving it
-    closes every session and the client and logs the step summary."""
+@dataclasses.dataclass(frozen=True)
+class Facts:
+    """What a dry run assumes in place of what the phases would read.
 
-    def __init__(self, ctx, label):
+    ``ready``: node names the Kubernetes API reports Ready;
+    ``unreachable``: nodes that would not answer SSH; ``etcd_members``:
+    the etcd member list (default: one healthy member per master);
+    ``vip_prefix``: the cluster network's prefix length on the masters.
+    """
+
+    topology: typing.Any
+    ready: frozenset = frozenset()
+    unreachable: frozenset = frozenset()
+    etcd_members: typing.Optional[tuple] = None
+    vip_prefix: typing.Optional[int] = None
+
+
+class ReadOnlyState(state_mod.InstanceState):
+    """The instance's state as a dry run sees it: read, never written."""
+
+    PLACEHOLDER = secrets.Secret('<made at the first run>')
+
+    def write(self, name, text):
+        return self.file(name)
+
+    def vrrp_password(self):
+        stored = (self.read(state_mod.VRRP_PASSWORD) or '').strip()
+        return secrets.Secret(stored) if stored else self.PLACEHOLDER
+
+
+class OperationRun(object):
+    """One hook call's sessions, state and API clients. A context manager:
+    leaving it closes every session and client."""
+
+    def __init__(self, ctx, label, facts=None):
         self.ctx = ctx
         self.params = ctx.params
+        self.label = label
         self.prefix = '[%s]' % label
-        self.steps = steps_mod.StepRunner(self.prefix)
-        self.state = state_mod.InstanceState(ctx.vnf_instance_id)
+        self.facts = facts
+        state_cls = ReadOnlyState if self.dry else state_mod.InstanceState
+        self.state = state_cls(ctx.vnf_instance_id)
         self.store = ssh.HostKeyStore(self.state.host_key_file())
         # First contact with a VM is checked against its console output,
         # read over the same VIM (Keystone session) as Heat.
@@ -40,7 +96,22 @@ class OperationRun(object):
             lambda: vim_session(ctx))
         self.sessions = nodes_mod.Sessions(label, self.store,
                                            first_contact=self.first_contact)
-        self.api = None
+        # Short-deadline sessions to tell a dead VM from a slow one.
+        self.probes = nodes_mod.Sessions(label, self.store,
+                                         connect_deadline=PROBE_DEADLINE,
+                                         first_contact=self.first_contact)
+        self.scripts = uploads.ScriptSet(ctx.package_dir, self.params)
+        self._clients = []
+
+    @property
+    def dry(self):
+        return self.facts is not None
+
+    def assume(self, value):
+        """``value`` (a callable is called) in a dry run, else None."""
+        if not self.dry:
+            return None
+        return value() if callable(value) else value
 
     def __enter__(self):
         return self
@@ -49,7 +120,60 @@ class OperationRun(object):
         self.close()
 
     def close(self):
+        self.probes.close_all()
         self.sessions.close_all()
-        if self.api is not None:
-            self.api.close()
-        self.steps.summary()
+        for client in self._clients:
+            client.close()
+
+    def keep(self, client):
+        """Close ``client`` with the operation."""
+        self._clients.append(client)
+        return client
+
+    # -- SSH ----------------------------------------------------------------
+
+    def session(self, name):
+        """The open session to ``name``, from either pool."""
+        try:
+            return self.sessions[name]
+        except KeyError:
+            return self.probes[name]
+
+    def connected(self, name):
+        return self.sessions.has(name) or self.probes.has(name)
+
+    def connect(self, nodes):
+        """Sessions to nodes the operation cannot do without (NodesFailed
+        names the ones that fail); nodes already connected are kept."""
+        todo = [n for n in nodes if not self.connected(n.name)]
+        return self.sessions.connect_all(todo, self.params)
+
+    def probe(self, nodes):
+        """Names of the nodes that answer SSH within PROBE_DEADLINE."""
+        todo = [n for n in nodes if not self.connected(n.name)]
+        answered = {n.name for n in nodes if self.connected(n.name)}
+        if not todo:
+            return answered
+        try:
+            self.probes.connect_all(todo, self.params)
+            answered.update(n.name for n in todo)
+        except exceptions.NodesFailed as err:
+            failed = {name for name, _ in err.failures}
+            answered.update(n.name for n in todo if n.name not in failed)
+            for name, error in err.failures:
+                LOG.warning('%s %s does not answer SSH: %s', self.prefix,
+                            name, secrets.redact(str(error)))
+        return answered
+
+    def on_nodes(self, step, nodes, fn):
+        """``fn(node, session)`` on every node at once, over either pool."""
+        return self.sessions.on_nodes(
+            step, nodes, fn, session_of=lambda node: self.session(node.name))
+
+    def run_script(self, node, call):
+        """One ScriptCall over its node's session; secrets go on stdin."""
+        return scripts.run_call(self.session(node.name), call)
+
+    def forget_pins(self, nodes):
+        """Healed VMs are deleted by Heat: their pins must not linger."""
+        self.store.forget_many([n.server_id for n in nodes])

@@ -1,10 +1,10 @@
-"""Scale decisions as data: which nodes change, which script runs where.
+"""Scale decisions as data: which nodes change.
 
 Nothing here touches the network. The scale operations read the topology
 and the cluster's node list, ask these functions what to do, and do it; the
 unit tests call them with plain topologies.
 
-What the conductor passes (ANCHORS.md): ``scale_out_id_list`` holds the new
+What Tacker's conductor passes: ``scale_out_id_list`` holds the new
 member nested-stack ids (a node's ``stack_id``); ``scale_name_list`` holds
 member resource names in the AutoScalingGroup's stack (a node's
 ``parent_resource``).
@@ -13,8 +13,6 @@ member resource names in the AutoScalingGroup's stack (a node's
 import dataclasses
 
 from k8s_mgmt import exceptions
-from k8s_mgmt.operations import labels as labels_mod
-from k8s_mgmt.operations import scripts
 
 TITLE_JOIN_NEW = 'Join the new workers'
 
@@ -25,7 +23,7 @@ def _aspect_of(params, role):
 
 
 def check_worker_aspect(params, aspect_id):
-    """Refuse to scale anything but the worker group (seed 002)."""
+    """Refuse to scale anything but the worker group."""
     if aspect_id and aspect_id == _aspect_of(params, 'master'):
         raise exceptions.MgmtDriverError(
             error_message='scaling aspect %s scales the master nodes; only '
@@ -104,27 +102,3 @@ def join_targets(new, ready_nodes):
     """New workers that still have to join (a re-run skips Ready ones)."""
     ready = set(ready_nodes)
     return tuple(n for n in new if n.name not in ready)
-
-
-def plan_scale_out(topology, params, first, new, join, ready_nodes=()):
-    """Every script run of a scale-out, in order (a dry run).
-
-    One ``print-join`` on ``first`` (a fresh token), then ``join-worker`` on
-    the new workers that are not Ready yet, all at once. No other node
-    appears: the cost does not depend on the cluster's size.
-    """
-    todo = join_targets(new, ready_nodes)
-    if not todo:
-        return []
-    ends = scripts.endpoints(topology, params, first)
-    return [scripts.Stage(scripts.TITLE_JOIN_DATA,
-                          (scripts.print_join_call(first, params),)),
-            scripts.Stage(TITLE_JOIN_NEW, tuple(
-                scripts.join_call(w, params, ends, join) for w in todo),
-                parallel=True)]
-
-
-def new_worker_labels(topology, new, grant=None):
-    """Labels of the new workers only, derived from their placement."""
-    only_new = dataclasses.replace(topology, workers=tuple(new))
-    return labels_mod.worker_labels(only_new, grant)

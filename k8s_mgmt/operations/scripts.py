@@ -178,6 +178,12 @@ class ScriptCall:
         return secrets.Secret(''.join(lines))
 
 
+def run_call(session, call, remote_dir=REMOTE_DIR):
+    """Run ``call`` over its node's open session; secrets go on stdin."""
+    return session.run(call.command(remote_dir), step=call.mode,
+                       stdin=call.stdin())
+
+
 _STDIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 _CONTROL = re.compile(r'[\x00-\x1f\x7f]')
 
@@ -284,20 +290,6 @@ def join_call(node, params, ends, join):
                       tuple(stdin + _proxy_secrets(params)))
 
 
-def lb_calls(topology, vip_prefix, vrrp_password):
-    """configure_lb.sh on every master: same backends, distinct priorities."""
-    backends = ','.join('%s=%s' % (m.name, m.nic_ip)
-                        for m in topology.masters)
-    calls = []
-    for index, master in enumerate(topology.masters):
-        argv = ('-v', '%s/%d' % (topology.vip, vip_prefix), '-b', backends,
-                '-P', str(vrrp_priority(index)), '-l', master.nic_ip,
-                '-p', str(HAPROXY_PORT), '-a', str(APISERVER_PORT))
-        calls.append(ScriptCall(master.name, CONFIGURE_LB, argv,
-                                (('auth_pass', vrrp_password),)))
-    return calls
-
-
 def vip_prefix_from(params, vip, interface_prefix=None):
     """The VIP's prefix length: the master NIC's, else the node CIDR's."""
     if interface_prefix:
@@ -328,45 +320,3 @@ def title_init(node):
 
 def title_join_master(node):
     return 'Join master %s' % node.name
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    """A titled group of calls; ``parallel`` ones run at the same time."""
-
-    title: str
-    calls: tuple
-    parallel: bool = False
-
-
-def plan_instantiate(topology, params, join, vrrp_password, vip_prefix,
-                     ready_nodes=()):
-    """Every script run of instantiate_end, in order (a dry run).
-
-    ``join`` stands for what print-join will print; ``ready_nodes`` are
-    node names the API already reports Ready (they are not joined again).
-    """
-    first, others = topology.masters[0], topology.masters[1:]
-    ends = endpoints(topology, params, first)
-    stages = []
-    if params.is_ha:
-        stages.append(Stage(TITLE_LB,
-                            tuple(lb_calls(topology, vip_prefix,
-                                           vrrp_password)), parallel=True))
-    stages.append(Stage(title_init(first),
-                        (init_call(first, params, ends),)))
-    stages.append(Stage(TITLE_TOKEN,
-                        (token_secret_call(first, params),)))
-    masters = [m for m in others if m.name not in ready_nodes]
-    workers = [w for w in topology.workers if w.name not in ready_nodes]
-    if masters or workers:
-        stages.append(Stage(TITLE_JOIN_DATA,
-                            (print_join_call(first, params),)))
-    for master in masters:
-        stages.append(Stage(title_join_master(master),
-                            (join_call(master, params, ends, join),)))
-    if workers:
-        stages.append(Stage(TITLE_JOIN_WORKERS, tuple(
-            join_call(w, params, ends, join) for w in workers),
-            parallel=True))
-    return stages

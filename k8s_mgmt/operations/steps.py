@@ -1,8 +1,8 @@
 """A titled step runner: each step logged and timed, stop at the first failure.
 
-An operation reads as a list of ``steps.run('Join workers', fn)`` calls; the
-log shows ``[instantiate <id>] ==> Join workers`` and how long each took, and
-a summary at the end. Errors keep their own message (which names the node
+The phase runner (phases.run) calls it for each phase; the log shows
+``[instantiate <id>] ==> Join workers`` and how long each took, and a
+summary at the end. Errors keep their own message (which names the node
 and the step) and are logged once, redacted.
 """
 

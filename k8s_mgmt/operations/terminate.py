@@ -22,26 +22,43 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
-from k8s_mgmt.operations import steps as steps_mod
+from k8s_mgmt.operations import phases
+
+Phase = phases.Phase
 
 LOG = logging.getLogger(__name__)
 
 
-def forget_cluster(ctx):
-    """terminate_end: the VMs are gone; remove the VIM and our state."""
-    state = state_mod.InstanceState(ctx.vnf_instance_id)
-    steps = steps_mod.StepRunner('[terminate %s]' % ctx.vnf_instance_id)
-    try:
-        vim = steps.run('Unregister the VIM', unregister_vim, ctx, state)
-        forgotten = steps.run('Forget the servers\' host keys',
-                              forget_host_keys, state,
-                              server_ids_of(ctx.vnf_instance, state))
-        removed = steps.run('Remove the instance\'s state', remove_state_dir,
-                            state)
-    finally:
-        steps.summary()
+def build(op):
+    vim = yield unregister_phase(op)
+    ids = server_ids_of(op.ctx.vnf_instance, op.state)
+    forgotten = yield Phase(
+        'Forget the servers\' host keys',
+        work=(phases.Work(None, 'local', 'drop the pinned host keys of '
+                          'servers %s' % (', '.join(ids) or '(none)')),),
+        action=lambda: forget_host_keys(op.state, ids))
+    removed = yield Phase(
+        'Remove the instance\'s state',
+        work=(phases.Work(None, 'local', 'remove %s' % op.state.path),),
+        action=lambda: remove_state_dir(op.state))
     return {'vim': vim, 'host_keys_forgotten': forgotten,
             'state_removed': removed}
+
+
+def unregister_phase(op):
+    tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
+    where = ('Tacker (NFVO plugin)' if tacker
+             else 'the files in the instance\'s state directory')
+    return Phase('Unregister the VIM', work=(phases.api_work(
+        'delete VIM %s from %s' % (vim_name(op.ctx), where),
+        kind='tacker' if tacker else 'local'),),
+        action=lambda: unregister_vim(op.ctx, op.state))
+
+
+def forget_state_phase(op):
+    return Phase('Forget the old cluster\'s state', work=(phases.Work(
+        None, 'local', 'drop the host keys and remove %s' % op.state.path),),
+        action=lambda: forget_state(op.ctx, op.state))
 
 
 def vim_name(ctx):

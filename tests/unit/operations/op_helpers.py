@@ -48,3 +48,43 @@ def topology(masters=1, workers=2, vip=None, anti_affinity=False):
         workers=tuple(node('worker', i, groups=worker_groups)
                       for i in range(1, workers + 1)),
         vip=vip, server_groups=groups)
+
+
+def context(params, operation='instantiate', hook='instantiate_end',
+            request=None, vnf_id='inst-1', scale_out_ids=(), scale_names=(),
+            grant=None):
+    """The context a hook call builds, for a dry run (no Tacker, no VIM)."""
+    from k8s_mgmt import context as ctx_mod
+    return ctx_mod.OperationContext(
+        operation=operation, hook=hook, vnf_instance_id=vnf_id,
+        flavour=params.flavour, stack_id='stack-top', params=params,
+        request=request, vnf_instance={'id': vnf_id}, grant=grant,
+        scale_out_ids=tuple(scale_out_ids), scale_names=tuple(scale_names))
+
+
+def plan(params, topo, operation='instantiate', hook='instantiate_end',
+         ready=(), unreachable=(), etcd_members=None, vip_prefix=None,
+         **ctx_kwargs):
+    """The phases the real operation yields, walked without connecting."""
+    from k8s_mgmt.operations import catalog
+    from k8s_mgmt.operations import run as run_mod
+    facts = run_mod.Facts(topology=topo, ready=frozenset(ready),
+                          unreachable=frozenset(unreachable),
+                          etcd_members=etcd_members, vip_prefix=vip_prefix)
+    ctx = context(params, operation, hook, **ctx_kwargs)
+    return catalog.plan(ctx, facts)
+
+
+def titles(phases):
+    return [p.title for p in phases]
+
+
+def phase(phases, title):
+    found = [p for p in phases if p.title == title]
+    assert len(found) == 1, (title, titles(phases))
+    return found[0]
+
+
+def calls(phase_):
+    """The ScriptCalls of a phase's work, in order."""
+    return [w.source for w in phase_.work if w.source is not None]

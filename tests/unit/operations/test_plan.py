@@ -1,43 +1,54 @@
-"""The instantiate plan as data: which script runs where, in which order,
-with which arguments and which secrets on stdin (no SSH)."""
+"""The instantiate plan: the phases instantiate_end runs, walked without
+connecting (the dry run). Which script runs where, in which order, with
+which arguments and which secrets on stdin."""
 
 import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
+from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scripts
 from k8s_mgmt.operations import uploads
 
 import op_helpers
 
-TOKEN = secrets.Secret('abcdef.0123456789abcdef')
-CERT_KEY = secrets.Secret('c0ffee' * 10 + 'c0de')
-JOIN = scripts.JoinData(TOKEN, 'sha256:' + 'ab' * 32, CERT_KEY)
-VRRP = secrets.Secret('Vr9pass')
+TOKEN = node_work.PLANNED_JOIN.token
+CERT_KEY = node_work.PLANNED_JOIN.certificate_key
+VRRP = run_mod.ReadOnlyState.PLACEHOLDER
+
+SIMPLE_TITLES = [
+    'Read the topology from Heat', 'Connect to every node',
+    'Upload the scripts', 'Initialise the first master (master-1)',
+    'Create the VIM token', 'Read the cluster\'s nodes', 'Read join data',
+    'Join workers', 'Wait until every node is Ready', 'Label workers',
+    'Register the VIM']
 
 
 def _plan(flavour, masters, workers, vip=None, ready=(), **overrides):
     topo = op_helpers.topology(masters, workers, vip=vip,
                                anti_affinity=(flavour == 'podaffinity'))
     params = op_helpers.sample_params(flavour, **overrides)
-    return topo, scripts.plan_instantiate(topo, params, JOIN, VRRP, 24,
-                                          ready_nodes=ready)
+    return topo, op_helpers.plan(params, topo, ready=ready, vip_prefix=24)
 
 
 def _opt(argv, flag):
     return argv[argv.index(flag) + 1]
 
 
-def _all_calls(stages):
-    return [c for s in stages for c in s.calls]
+def _all_calls(phases):
+    return [c for p in phases for c in op_helpers.calls(p)]
 
 
 def test_simple_plan_init_token_join_then_workers_in_parallel():
-    topo, stages = _plan('simple', 1, 2)
-    assert [s.title for s in stages] == [
-        'Initialise the first master (master-1)', 'Create the VIM token',
-        'Read join data', 'Join workers']
-    init = stages[0].calls[0]
+    topo, phases = _plan('simple', 1, 2)
+    assert op_helpers.titles(phases) == SIMPLE_TITLES
+    assert not any(p.skip for p in phases)
+    connect = op_helpers.phase(phases, 'Connect to every node')
+    assert connect.parallel
+    assert connect.nodes == ('master-1', 'worker-1', 'worker-2')
+    init, = op_helpers.calls(
+        op_helpers.phase(phases, 'Initialise the first master (master-1)'))
     assert init.node == 'master-1' and init.argv[0] == 'init'
     assert _opt(init.argv, '-e') == '10.254.0.11:6443'
     assert _opt(init.argv, '-a') == '10.254.0.11'
@@ -47,73 +58,99 @@ def test_simple_plan_init_token_join_then_workers_in_parallel():
     assert _opt(init.argv, '-S') == '10.199.187.0/24'
     assert _opt(init.argv, '-C') == '10.254.0.0/24'
     assert '-A' not in init.argv
-    workers = stages[-1]
+    workers = op_helpers.phase(phases, 'Join workers')
     assert workers.parallel
-    assert [c.node for c in workers.calls] == ['worker-1', 'worker-2']
-    for call in workers.calls:
+    calls = op_helpers.calls(workers)
+    assert [c.node for c in calls] == ['worker-1', 'worker-2']
+    for call in calls:
         assert call.argv[0] == 'join-worker'
         assert _opt(call.argv, '-e') == '10.254.0.11:6443'
-        assert _opt(call.argv, '-t') == JOIN.ca_cert_hash
+        assert _opt(call.argv, '-t') == node_work.PLANNED_JOIN.ca_cert_hash
         assert [k for k, _v in call.stdin_secrets] == ['token']
 
 
+def test_simple_plan_uploads_only_the_install_script():
+    _topo, phases = _plan('simple', 1, 1)
+    upload = op_helpers.phase(phases, 'Upload the scripts')
+    puts = [(w.node, w.text) for w in upload.work if w.kind == 'sftp']
+    assert puts == [
+        ('master-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)'),
+        ('worker-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)')]
+
+
 def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
-    topo, stages = _plan('complex', 3, 2, vip='10.254.0.100')
-    titles = [s.title for s in stages]
-    assert titles == [
-        'Configure the load balancer on every master',
-        'Initialise the first master (master-1)', 'Create the VIM token',
-        'Read join data', 'Join master master-2', 'Join master master-3',
-        'Join workers']
-    lb = stages[0]
-    assert lb.parallel and [c.node for c in lb.calls] == [
+    topo, phases = _plan('complex', 3, 2, vip='10.254.0.100')
+    assert op_helpers.titles(phases) == (
+        SIMPLE_TITLES[:3] + [
+            'Read the cluster network\'s prefix on master-1',
+            'Configure the load balancer on every master'] +
+        SIMPLE_TITLES[3:7] + ['Join master master-2', 'Join master master-3']
+        + SIMPLE_TITLES[7:])
+    upload = op_helpers.phase(phases, 'Upload the scripts')
+    lb_puts = [w.node for w in upload.work
+               if w.text.startswith('put .k8s-mgmt/%s' % uploads.CONFIGURE_LB)]
+    assert lb_puts == ['master-1', 'master-2', 'master-3']
+    lb = op_helpers.phase(phases,
+                          'Configure the load balancer on every master')
+    calls = op_helpers.calls(lb)
+    assert lb.parallel and [c.node for c in calls] == [
         'master-1', 'master-2', 'master-3']
-    priorities = [_opt(c.argv, '-P') for c in lb.calls]
+    priorities = [_opt(c.argv, '-P') for c in calls]
     # Far enough apart that one backup's takeover timer clearly fires first.
     assert priorities == ['250', '240', '230']
-    for call, master in zip(lb.calls, topo.masters):
+    for call, master in zip(calls, topo.masters):
         assert _opt(call.argv, '-v') == '10.254.0.100/24'
         assert _opt(call.argv, '-b') == ('master-1=10.254.0.11,'
                                          'master-2=10.254.0.12,'
                                          'master-3=10.254.0.13')
         assert _opt(call.argv, '-l') == master.nic_ip
         assert call.stdin_secrets == (('auth_pass', VRRP),)
-    init = stages[1].calls[0]
+    init, = op_helpers.calls(
+        op_helpers.phase(phases, 'Initialise the first master (master-1)'))
     assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
-    for stage in stages[4:6]:
-        assert not stage.parallel and len(stage.calls) == 1
-        call = stage.calls[0]
-        assert call.argv[0] == 'join-master'
+    for name in ('master-2', 'master-3'):
+        join = op_helpers.phase(phases, 'Join master %s' % name)
+        assert not join.parallel
+        call, = op_helpers.calls(join)
+        assert call.argv[0] == 'join-master' and call.node == name
         assert [k for k, _v in call.stdin_secrets] == ['token',
                                                        'certificate_key']
-    assert stages[3].calls[0].argv[:4] == ('print-join', '-k', '1.35', '-A')
+    print_join, = op_helpers.calls(op_helpers.phase(phases, 'Read join data'))
+    assert print_join.argv[:4] == ('print-join', '-k', '1.35', '-A')
 
 
-def test_podaffinity_plan_is_the_ha_plan():
-    _topo, stages = _plan('podaffinity', 3, 3, vip='10.254.0.100')
-    assert stages[0].title.startswith('Configure the load balancer')
-    assert len(stages[-1].calls) == 3 and stages[-1].parallel
+def test_podaffinity_plan_is_the_ha_plan_and_labels_by_compute_host():
+    _topo, phases = _plan('podaffinity', 3, 3, vip='10.254.0.100')
+    assert phases[4].title.startswith('Configure the load balancer')
+    workers = op_helpers.phase(phases, 'Join workers')
+    assert len(workers.work) == 3 and workers.parallel
+    labels = op_helpers.phase(phases, 'Label workers')
+    assert labels.nodes == ('worker-1', 'worker-2', 'worker-3')
+    assert [w.text for w in labels.work][0] == (
+        'PATCH node worker-1 labels CIS-node=compute-1')
 
 
 def test_ready_nodes_are_not_joined_again():
-    _topo, stages = _plan('complex', 3, 2, vip='10.254.0.100',
+    _topo, phases = _plan('complex', 3, 2, vip='10.254.0.100',
                           ready=('master-2', 'worker-1'))
-    joins = [(c.argv[0], c.node) for c in _all_calls(stages)
+    joins = [(c.argv[0], c.node) for c in _all_calls(phases)
              if c.argv[0].startswith('join')]
     assert joins == [('join-master', 'master-3'), ('join-worker', 'worker-2')]
     ready = ('master-1', 'worker-1', 'worker-2')
-    _topo, stages = _plan('simple', 1, 2, ready=ready)
-    assert [s.title for s in stages] == [
-        'Initialise the first master (master-1)', 'Create the VIM token']
+    _topo, phases = _plan('simple', 1, 2, ready=ready)
+    join = op_helpers.phase(phases, 'Join nodes')
+    assert join.skip == 'every node is already Ready'
+    assert op_helpers.titles(phases) == (
+        SIMPLE_TITLES[:6] + ['Join nodes'] + SIMPLE_TITLES[8:])
 
 
 def test_secrets_never_in_argv_and_only_on_stdin():
     proxy = {'http_proxy': 'http://user:Pr0xyPw@proxy:3128',
              'https_proxy': 'http://user:Pr0xyPw@proxy:3128',
              'k8s_node_cidr': '10.254.0.0/24'}
-    _topo, stages = _plan('complex', 3, 2, vip='10.254.0.100', proxy=proxy)
+    _topo, phases = _plan('complex', 3, 2, vip='10.254.0.100', proxy=proxy)
     hidden = [TOKEN.reveal(), CERT_KEY.reveal(), VRRP.reveal(), 'Pr0xyPw']
-    for call in _all_calls(stages):
+    for call in _all_calls(phases):
         rendered = call.command().render()
         for value in hidden:
             assert value not in rendered
@@ -122,12 +159,15 @@ def test_secrets_never_in_argv_and_only_on_stdin():
             assert rendered.endswith("-s -")
             stdin = call.stdin()
             assert isinstance(stdin, secrets.Secret) and str(stdin) == '***'
-    join = [c for c in _all_calls(stages) if c.argv[0] == 'join-worker'][0]
+    for phase in phases:
+        for item in phase.work:
+            for value in hidden:
+                assert value not in item.line()
+    join = [c for c in _all_calls(phases) if c.argv[0] == 'join-worker'][0]
     lines = join.stdin().reveal().splitlines()
     assert lines[0] == 'token=' + TOKEN.reveal()
     assert 'http_proxy=http://user:Pr0xyPw@proxy:3128' in lines
-    init = _all_calls(stages)[3]
-    assert init.argv[0] == 'init'
+    init = [c for c in _all_calls(phases) if c.argv[0] == 'init'][0]
     assert [k for k, _v in init.stdin_secrets] == ['http_proxy',
                                                    'https_proxy']
 

@@ -16,7 +16,7 @@ from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim
 from k8s_mgmt.operations import scale_plan
 from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import terminate
+from k8s_mgmt.operations import catalog
 
 import op_helpers
 
@@ -35,27 +35,42 @@ def _members(topology):
         workers=tuple(member(n) for n in topology.workers))
 
 
-def _nodes_in(stages):
-    return sorted({c.node for s in stages for c in s.calls})
+SCALE_OUT_TITLES = [
+    'Read the topology from Heat', 'Find the new workers',
+    'Connect to master master-1', 'Upload the scripts to master-1',
+    'Read the API credentials', 'Read the cluster\'s nodes',
+    'Connect to the new workers', 'Upload the scripts', 'Read join data',
+    'Join the new workers', 'Wait until the new workers are Ready',
+    'Label the new workers']
+
+
+def _scale_out(topo, params, ids, ready=None):
+    ready = ({n.name for n in topo.all_nodes()} - {
+        topo.by_stack_id(i).name for i in ids}) if ready is None else ready
+    return op_helpers.plan(params, topo, 'scale_out', 'scale_end',
+                           ready=ready, scale_out_ids=ids)
+
+
+def _nodes_in(phases):
+    return sorted({w.node for p in phases for w in p.work if w.node})
 
 
 @pytest.mark.parametrize('workers', [1, 8])
 def test_scale_out_touches_one_master_and_the_new_worker_only(workers):
     topo = op_helpers.topology(1, workers + 1)
     params = op_helpers.sample_params('simple')
-    new_id = topo.workers[-1].stack_id
-    new = scale_plan.new_workers(topo, [new_id])
-    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
-                                       JOIN)
-    assert [s.title for s in stages] == ['Read join data',
-                                         'Join the new workers']
-    assert stages[0].calls[0].argv[0] == 'print-join'
-    assert stages[0].calls[0].node == 'master-1'
-    assert [c.node for c in stages[1].calls] == [new[0].name]
-    assert stages[1].parallel
-    # The same two calls whatever the cluster's size.
-    assert _nodes_in(stages) == ['master-1', 'worker-%d' % (workers + 1)]
-    join = stages[1].calls[0]
+    new = topo.workers[-1]
+    phases = _scale_out(topo, params, [new.stack_id])
+    assert op_helpers.titles(phases) == SCALE_OUT_TITLES
+    print_join, = op_helpers.calls(op_helpers.phase(phases,
+                                                    'Read join data'))
+    assert print_join.argv[0] == 'print-join'
+    assert print_join.node == 'master-1'
+    joins = op_helpers.phase(phases, 'Join the new workers')
+    assert [c.node for c in op_helpers.calls(joins)] == [new.name]
+    # The same nodes whatever the cluster's size.
+    assert _nodes_in(phases) == ['master-1', new.name]
+    join, = op_helpers.calls(joins)
     assert join.argv[0] == 'join-worker'
     assert join.argv[join.argv.index('-e') + 1] == '10.254.0.11:6443'
     assert [k for k, _ in join.stdin_secrets] == ['token']
@@ -65,29 +80,53 @@ def test_two_steps_join_both_new_workers_at_once_and_skip_ready_ones():
     topo = op_helpers.topology(1, 4)
     params = op_helpers.sample_params('simple')
     ids = [topo.workers[2].stack_id, topo.workers[3].stack_id]
-    new = scale_plan.new_workers(topo, ids)
-    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
-                                       JOIN)
-    assert [c.node for c in stages[1].calls] == ['worker-3', 'worker-4']
+    phases = _scale_out(topo, params, ids)
+    joins = op_helpers.phase(phases, 'Join the new workers')
+    assert joins.parallel
+    assert [c.node for c in op_helpers.calls(joins)] == [
+        'worker-3', 'worker-4']
     # A re-run after worker-3 joined: only worker-4 joins.
-    rerun = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
-                                      JOIN, ready_nodes={'worker-3'})
-    assert [c.node for c in rerun[1].calls] == ['worker-4']
-    assert scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
-                                     JOIN, {'worker-3', 'worker-4'}) == []
+    rerun = _scale_out(topo, params, ids, ready={'master-1', 'worker-3'})
+    joins = op_helpers.phase(rerun, 'Join the new workers')
+    assert [c.node for c in op_helpers.calls(joins)] == ['worker-4']
+    done = _scale_out(topo, params, ids,
+                      ready={'master-1', 'worker-3', 'worker-4'})
+    skipped = op_helpers.phase(done, 'Join the new workers')
+    assert skipped.skip == 'every new worker is already Ready'
+    assert 'Read join data' not in op_helpers.titles(done)
 
 
 def test_ha_scale_out_joins_through_the_vip_and_leaves_masters_alone():
     topo = op_helpers.topology(3, 3, vip='10.254.0.100')
     params = op_helpers.sample_params('complex')
-    new = scale_plan.new_workers(topo, [topo.workers[2].stack_id])
-    stages = scale_plan.plan_scale_out(topo, params, topo.masters[0], new,
-                                       JOIN)
-    assert _nodes_in(stages) == ['master-1', 'worker-3']
-    assert '-A' in stages[0].calls[0].argv     # certificate key not needed,
-    join = stages[1].calls[0]                  # but the HA endpoint is
+    phases = _scale_out(topo, params, [topo.workers[2].stack_id])
+    assert _nodes_in(phases) == ['master-1', 'worker-3']
+    print_join, = op_helpers.calls(op_helpers.phase(phases,
+                                                    'Read join data'))
+    join, = op_helpers.calls(op_helpers.phase(phases,
+                                              'Join the new workers'))
+    assert '-A' in print_join.argv   # certificate key not needed,
+    # but the HA endpoint is.
     assert join.argv[join.argv.index('-e') + 1] == '10.254.0.100:16443'
     assert [k for k, _ in join.stdin_secrets] == ['token']
+
+
+def test_scale_in_drains_the_named_workers_through_one_master():
+    topo = _members(op_helpers.topology(1, 3))
+    params = op_helpers.sample_params('simple')
+    phases = op_helpers.plan(params, topo, 'scale_in', 'scale_start',
+                             scale_names=[topo.workers[0].parent_resource])
+    assert op_helpers.titles(phases) == [
+        'Read the topology from Heat', 'Find the workers to remove',
+        'Connect to master master-1', 'Upload the scripts to master-1',
+        'Read the API credentials', 'Drain and delete the workers']
+    drain = phases[-1]
+    assert drain.nodes == ('worker-1',)
+    assert drain.work[0].text == ('cordon node worker-1, evict its pods, '
+                                  'delete the node')
+    nothing = op_helpers.plan(params, topo, 'scale_in', 'scale_start',
+                              scale_names=['no-such-member'])
+    assert nothing[-1].skip == 'no worker to remove'
 
 
 def test_scale_out_ids_that_match_no_worker_are_an_error_naming_them():
@@ -152,10 +191,13 @@ def test_only_the_worker_aspect_scales():
 
 
 def test_labels_only_for_the_new_workers_from_their_placement():
-    topo = op_helpers.topology(1, 3, anti_affinity=True)
-    new = scale_plan.new_workers(topo, [topo.workers[2].stack_id])
-    assert scale_plan.new_worker_labels(topo, new) == {
-        'worker-3': {'CIS-node': 'compute-3'}}
+    topo = op_helpers.topology(3, 3, vip='10.254.0.100', anti_affinity=True)
+    params = op_helpers.sample_params('podaffinity')
+    phases = _scale_out(topo, params, [topo.workers[2].stack_id])
+    labels = op_helpers.phase(phases, 'Label the new workers')
+    assert labels.nodes == ('worker-3',)
+    assert [w.text for w in labels.work] == [
+        'PATCH node worker-3 labels CIS-node=compute-3']
 
 
 # -- terminate ---------------------------------------------------------------
@@ -193,14 +235,14 @@ def _register(inst_id):
 def test_terminate_removes_vim_files_and_state_then_is_a_no_op(state_dir):
     state = _register('inst-1')
     other = _register('inst-2')
-    result = terminate.forget_cluster(_ctx('inst-1'))
+    result = catalog.run(_ctx('inst-1'))
     assert sorted(os.path.basename(p) for p in
                   result['vim']['files_removed']) == ['kubeconfig',
                                                       'vim_config.yaml']
     assert result['state_removed'] is True
     assert not os.path.exists(state.path)
     assert os.path.isdir(other.path)      # another instance keeps its state
-    again = terminate.forget_cluster(_ctx('inst-1'))
+    again = catalog.run(_ctx('inst-1'))
     assert again['vim'] == {'files_removed': []}
     assert again['state_removed'] is False
 
@@ -216,7 +258,7 @@ def test_terminate_forgets_only_its_servers_in_a_shared_pin_file(state_dir):
         for sid in ('srv-master', 'srv-w1', 'srv-other'):
             store.check(sid, paramiko.ECDSAKey.generate(), sid)
         _register('inst-3')
-        result = terminate.forget_cluster(_ctx('inst-3', ['srv-w1']))
+        result = catalog.run(_ctx('inst-3', ['srv-w1']))
         assert sorted(result['host_keys_forgotten']) == ['srv-master',
                                                          'srv-w1']
         assert sorted(ssh.HostKeyStore(shared).all()) == ['srv-other']

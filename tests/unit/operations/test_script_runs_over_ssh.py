@@ -14,7 +14,6 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import nodes as nodes_mod
 from k8s_mgmt.operations import scripts
 
@@ -73,8 +72,7 @@ def test_join_secrets_go_on_stdin_not_argv_nor_logs(servers, tmp_path,
                            password='ubuntu', server_id=worker.server_id)
     store = ssh.HostKeyStore(str(tmp_path / 'pins.json'))
     with ssh.SSHSession(target, store=store) as session:
-        result = instantiate.run_script(session, call,
-                                        remote_dir=str(tmp_path))
+        result = scripts.run_call(session, call, remote_dir=str(tmp_path))
     assert result.ok
     argv = (tmp_path / 'argv').read_text().splitlines()
     assert argv[0] == 'join-worker' and argv[-2:] == ['-s', '-']
@@ -87,7 +85,7 @@ def test_join_secrets_go_on_stdin_not_argv_nor_logs(servers, tmp_path,
 def test_script_without_json_output_is_named_not_shown():
     result = ssh.Result(0, 'token: abcdef.0123456789abcdef\n', '', 0.1)
     with pytest.raises(exceptions.SSHError) as err:
-        instantiate.parse_json_output('master-1', 'print-join', result)
+        scripts.json_object('master-1', 'print-join', result.stdout)
     assert 'master-1: print-join' in str(err.value)
     assert 'abcdef.0123456789abcdef' not in str(err.value)
 

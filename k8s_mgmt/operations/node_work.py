@@ -1,0 +1,253 @@
+"""The phases every operation shares, written once.
+
+Reading the topology, connecting, uploading the scripts, getting an API
+client from a master, reading join data, joining workers, waiting for
+Ready nodes and labelling workers: each is a function of the operation
+(:class:`~k8s_mgmt.operations.run.OperationRun`) and the facts it has,
+returning a :class:`~k8s_mgmt.operations.phases.Phase` with its work as
+data, what a dry run assumes it returns, and the action that does it.
+"""
+
+import dataclasses
+import typing
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import kube
+from k8s_mgmt import secrets
+from k8s_mgmt.kube import client as kube_client
+from k8s_mgmt.operations import labels as labels_mod
+from k8s_mgmt.operations import nodes as nodes_mod
+from k8s_mgmt.operations import phases
+from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import uploads
+from k8s_mgmt.topology import from_params
+from k8s_mgmt.topology import heat
+
+Phase = phases.Phase
+
+TITLE_TOPOLOGY = 'Read the topology from Heat'
+TITLE_UPLOAD = 'Upload the scripts'
+TITLE_NODES = 'Read the cluster\'s nodes'
+
+# What a dry run shows for the output of print-join and token-secret.
+PLANNED_JOIN = scripts.JoinData(
+    token=secrets.Secret('<token from print-join>'),
+    ca_cert_hash='sha256:<CA hash from print-join>',
+    certificate_key=secrets.Secret('<certificate key from print-join>'))
+
+
+def names(nodes):
+    return tuple(n.name for n in nodes)
+
+
+def read_topology(ctx):
+    """The instance's topology, read from Heat; checked for a master (and
+    a VIP for an HA flavour)."""
+    spec = from_params.spec_from_params(ctx.params)
+    vim_info = ctx.vim_info
+    if vim_info is None:
+        try:
+            vim_info = heat.vim_info_for_instance(ctx.tacker_context,
+                                                  ctx.vnf_instance)
+        except Exception as err:  # no Tacker, no DB, no VIM: say which stack
+            raise exceptions.TopologyError(
+                reason='cannot resolve the VIM holding stack %s: %s: %s'
+                       % (ctx.stack_id, type(err).__name__, err))
+    topology = heat.read_instance_topology(ctx.tacker_context,
+                                           ctx.vnf_instance, spec,
+                                           vim_info=vim_info)
+    check_topology(ctx, topology)
+    return topology
+
+
+def check_topology(ctx, topology):
+    if not topology.masters:
+        raise exceptions.TopologyError(
+            reason='stack %s has no master node' % ctx.stack_id)
+    if ctx.params.is_ha and not topology.vip:
+        raise exceptions.TopologyError(
+            reason='stack %s has no VIP for the HA flavour %s (port %s)'
+                   % (ctx.stack_id, ctx.params.flavour,
+                      ctx.params.master_node.cluster_cp_name))
+
+
+def topology_phase(op):
+    def assumed():
+        check_topology(op.ctx, op.facts.topology)
+        return op.facts.topology
+    return Phase(TITLE_TOPOLOGY, action=lambda: read_topology(op.ctx),
+                 work=(phases.api_work('list the resources of stack %s and '
+                                       'its nested stacks' % op.ctx.stack_id,
+                                       kind='heat'),),
+                 assume=op.assume(assumed))
+
+
+def local_phase(op, title, fn, *args):
+    """A phase that only decides from what is known (no remote work)."""
+    return Phase(title, action=lambda: fn(*args),
+                 assume=op.assume(lambda: fn(*args)))
+
+
+def connect_phase(op, title, nodes):
+    def work(node):
+        group = nodes_mod.group_params(op.params, node)
+        return phases.Work(node.name, 'ssh', 'connect as %s@%s'
+                           % (group.username, node.ssh_ip))
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(work(n) for n in nodes),
+                 action=lambda: op.connect(nodes))
+
+
+def probe_phase(op, title, nodes):
+    """Which nodes answer SSH within a short deadline (a dead VM must not
+    cost the full connect deadline)."""
+    unreachable = op.facts.unreachable if op.dry else ()
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(phases.Work(n.name, 'ssh', 'connect (probe)')
+                            for n in nodes),
+                 action=lambda: op.probe(nodes),
+                 assume={n.name for n in nodes if n.name not in unreachable})
+
+
+def upload_phase(op, nodes, title=TITLE_UPLOAD):
+    work = []
+    for node in nodes:
+        work.append(phases.command_work(node.name, uploads.mkdir_command()))
+        for script in op.scripts.for_node(node):
+            work.append(phases.Work(node.name, 'sftp', 'put %s (mode 0700)'
+                                    % script.remote_path))
+
+    def upload():
+        op.on_nodes('upload scripts', nodes,
+                    lambda node, session: uploads.upload_to(session, node,
+                                                            op.scripts))
+    return Phase(title, nodes=names(nodes), parallel=True, work=tuple(work),
+                 action=upload)
+
+
+def script_phase(op, title, node, call, assume=None):
+    """One script run on one node; its result is the command's result."""
+    return Phase(title, nodes=(node.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=lambda: op.run_script(node, call), assume=assume)
+
+
+def scripts_phase(op, title, nodes, calls, step):
+    """One script run per node, all at once; ``calls`` by node name."""
+    ordered = [calls[n.name] for n in nodes]
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(phases.script_work(c, uploads.REMOTE_DIR)
+                            for c in ordered),
+                 action=lambda: op.on_nodes(
+                     step, nodes,
+                     lambda node, _session: op.run_script(node,
+                                                          calls[node.name])))
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterAccess:
+    """The cluster's API as the driver reaches it: where, with what."""
+
+    api: typing.Any                      # kube.ClusterAPI (None: dry run)
+    credentials: typing.Optional[scripts.VimCredentials]
+    ends: scripts.Endpoints
+
+
+def api_phase(op, title, topology, master, first):
+    """token-secret on ``master``: the VIM's token and CA, and an API
+    client for the endpoint the cluster answers on (``first``'s)."""
+    ends = scripts.endpoints(topology, op.params, first)
+    call = scripts.token_secret_call(master, op.params)
+
+    def access():
+        result = op.run_script(master, call)
+        creds = scripts.VimCredentials.from_output(master.name, call.mode,
+                                                   result.stdout)
+        api = op.keep(kube.ClusterAPI(ends.api_url, creds.token,
+                                      creds.ca_cert))
+        return ClusterAccess(api, creds, ends)
+    return Phase(title, nodes=(master.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=access, assume=ClusterAccess(None, None, ends))
+
+
+def _planned_states(op, names_):
+    return {name: kube_client.NodeState(name, name in op.facts.ready, {})
+            for name in names_}
+
+
+def nodes_phase(op, access, title=TITLE_NODES, wait=True):
+    """The nodes the API lists (Ready or not); ``wait``: poll until the
+    API answers (it may still be settling), else one read."""
+    def assumed():
+        return _planned_states(op, (n.name for n in
+                                    op.facts.topology.all_nodes()
+                                    if n.name in op.facts.ready))
+    if wait:
+        return Phase(title, work=(phases.api_work(
+            'GET %s/api/v1/nodes until the API answers'
+            % access.ends.api_url),),
+            action=lambda: access.api.wait_answering(),
+            assume=op.assume(assumed))
+    return Phase(title, work=(phases.api_work(
+        'GET %s/api/v1/nodes' % access.ends.api_url),),
+        action=lambda: access.api.nodes(), assume=op.assume(assumed))
+
+
+def ready_phase(op, title, access, nodes):
+    wanted = names(nodes)
+
+    def assumed():
+        states = _planned_states(op, (n.name for n in
+                                      op.facts.topology.all_nodes()))
+        states.update({n: kube_client.NodeState(n, True, {})
+                       for n in wanted})
+        return states
+    return Phase(title, nodes=wanted, work=(phases.api_work(
+        'GET %s/api/v1/nodes until %s Ready'
+        % (access.ends.api_url, ', '.join(wanted) or 'it answers')),),
+        action=lambda: access.api.wait_ready(wanted, prefix=op.prefix),
+        assume=op.assume(assumed))
+
+
+def join_data_phase(op, master):
+    """print-join on ``master``: a fresh token (and, HA, a fresh
+    certificate key: the certificates are uploaded again)."""
+    call = scripts.print_join_call(master, op.params)
+
+    def read():
+        result = op.run_script(master, call)
+        return scripts.JoinData.from_output(master.name, call.mode,
+                                            result.stdout,
+                                            need_key=op.params.is_ha)
+    return Phase(scripts.TITLE_JOIN_DATA, nodes=(master.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=read, assume=PLANNED_JOIN)
+
+
+def join_master_phase(op, master, ends, join):
+    return script_phase(op, scripts.title_join_master(master), master,
+                        scripts.join_call(master, op.params, ends, join))
+
+
+def join_workers_phase(op, title, workers, ends, join):
+    calls = {w.name: scripts.join_call(w, op.params, ends, join)
+             for w in workers}
+    return scripts_phase(op, title, workers, calls, 'join-worker')
+
+
+def label_phase(op, title, access, topology, workers, states):
+    """Labels derived from the workers' placement (CIS-node, zone) that
+    the nodes do not carry yet; a re-run patches nothing."""
+    only = {w.name for w in workers}
+    wanted = {name: labels for name, labels in
+              labels_mod.worker_labels(topology, op.ctx.grant).items()
+              if name in only}
+    todo = labels_mod.missing_labels(wanted, states)
+    work = tuple(phases.api_work('PATCH node %s labels %s' % (
+        name, ', '.join('%s=%s' % kv for kv in sorted(labels.items()))))
+        for name, labels in sorted(todo.items()))
+    return Phase(title, nodes=tuple(sorted(todo)), work=work,
+                 action=lambda: labels_mod.apply_missing(
+                     access.api, wanted, states, op.prefix),
+                 assume=todo)

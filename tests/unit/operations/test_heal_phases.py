@@ -1,0 +1,101 @@
+"""The heal operations' phases, walked without connecting."""
+
+import pytest
+
+from k8s_mgmt.operations import heal_plan
+
+import op_helpers
+
+
+def _heal(flavour, topo, hook, targets, ready=None, **facts):
+    params = op_helpers.sample_params(flavour)
+    names = {n.name for n in topo.all_nodes()}
+    if ready is None:
+        # heal_start: every node is in the cluster; heal_end: the
+        # replacements are not yet.
+        ready = names if hook == 'heal_start' else names - {
+            t.name for t in targets}
+    request = {'vnfc_instance_id': [t.vnfc_id for t in targets]}
+    return op_helpers.plan(params, topo, 'heal_vnfc', hook, ready=ready,
+                           request=request, **facts)
+
+
+def test_heal_start_of_a_worker_drains_it_through_the_master():
+    topo = op_helpers.topology(1, 2)
+    walked = _heal('simple', topo, 'heal_start', [topo.workers[0]])
+    assert op_helpers.titles(walked) == [
+        'Read the topology from Heat', 'Probe the other masters',
+        'Read the API credentials through master-1',
+        'Probe the workers to heal', 'Read the cluster\'s nodes',
+        'Remove worker-1', 'Forget the healed VMs\' host keys']
+    unreachable = _heal('simple', topo, 'heal_start', [topo.workers[0]],
+                        unreachable={'worker-1'})
+    remove = op_helpers.phase(unreachable, 'Remove worker-1')
+    assert 'the node does not answer' in remove.work[0].text
+
+
+def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
+    topo = op_helpers.topology(1, 2)
+    walked = _heal('simple', topo, 'heal_end', [topo.workers[1]])
+    assert op_helpers.titles(walked) == [
+        'Read the topology from Heat', 'Probe the other masters',
+        'Read the API credentials through master-1',
+        'Connect to master-1, worker-2', 'Read the cluster\'s nodes',
+        'Remove leftover nodes', 'Upload the scripts', 'Read join data',
+        'Join workers', 'Wait until the healed nodes are Ready',
+        'Label workers']
+    join = op_helpers.phase(walked, 'Join workers')
+    assert [c.node for c in op_helpers.calls(join)] == ['worker-2']
+
+
+def test_heal_start_of_a_master_keeps_etcd_and_the_vip():
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    walked = _heal('complex', topo, 'heal_start', [topo.masters[1]])
+    assert op_helpers.titles(walked) == [
+        'Read the topology from Heat', 'Probe the other masters',
+        'Read etcd members and health on master-1',
+        'Probe the masters to heal',
+        'Read the API credentials through master-1',
+        'Hand the VIP over from master-2',
+        'Read the cluster network\'s prefix on master-1',
+        'Take master-2 out of HAProxy', 'Read the cluster\'s nodes',
+        'Remove master-2', 'Remove etcd member master-2',
+        'Forget the healed VMs\' host keys']
+    lb = op_helpers.phase(walked, 'Take master-2 out of HAProxy')
+    assert lb.nodes == ('master-1', 'master-3')
+    for call in op_helpers.calls(lb):
+        argv = dict(zip(call.argv[::2], call.argv[1::2]))
+        assert argv['-b'] == 'master-1=10.254.0.11,master-3=10.254.0.13'
+
+
+def test_heal_start_of_a_dead_master_does_not_hand_the_vip_over():
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    walked = _heal('complex', topo, 'heal_start', [topo.masters[0]],
+                   unreachable={'master-1'})
+    titles = op_helpers.titles(walked)
+    assert 'Hand the VIP over from master-1' not in titles
+    # The helper is the next master; etcd is read through it.
+    assert 'Read etcd members and health on master-2' in titles
+
+
+def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    walked = _heal('complex', topo, 'heal_end', [topo.masters[2]])
+    assert op_helpers.titles(walked) == [
+        'Read the topology from Heat', 'Probe the other masters',
+        'Connect to master-1, master-3',
+        'Read etcd members and health on master-1',
+        'Read the API credentials through master-1',
+        'Read the cluster\'s nodes', 'Upload the scripts', 'Read join data',
+        'Join master master-3', 'Wait until the healed nodes are Ready',
+        'Read the cluster network\'s prefix on master-1',
+        'Configure the load balancer on every master']
+    lb = op_helpers.phase(walked,
+                          'Configure the load balancer on every master')
+    assert lb.nodes == ('master-1', 'master-2', 'master-3')
+
+
+def test_heal_refusals_come_before_any_phase_runs():
+    topo = op_helpers.topology(1, 1)
+    with pytest.raises(heal_plan.HealRefused, match='only master'):
+        _heal('simple', topo, 'heal_start', [topo.masters[0]])
