@@ -13,10 +13,11 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.kube import etcd
 from k8s_mgmt.operations import scripts
 
-SEED_LIMITATION = ('healing a master needs another master to take over '
-                   '(HA flavour, at least 2 masters): the seed 002 user '
-                   'guide does not support healing the only master of a '
-                   'cluster; heal the whole VNF instead (no vnfc_instance_id)')
+ONLY_MASTER = ('healing a master needs another master to take over (HA '
+               'flavour, at least 2 masters): the only master of a cluster '
+               'holds its etcd and certificates, and a new VM would start '
+               'an empty cluster; heal the whole VNF instead (no '
+               'vnfc_instance_id)')
 
 
 class HealRefused(exceptions.MgmtDriverError):
@@ -63,11 +64,11 @@ def master_refusal(params, topology, targets):
     names = ', '.join(m.name for m in masters)
     if not params.is_ha or len(topology.masters) < 2:
         return ('%s is the only master of this %s cluster. %s'
-                % (names, params.flavour, SEED_LIMITATION))
+                % (names, params.flavour, ONLY_MASTER))
     if len(masters) >= len(topology.masters):
         return ('every master (%s) was asked for at once; at least one must '
                 'stay to keep the cluster and its etcd. %s'
-                % (names, SEED_LIMITATION))
+                % (names, ONLY_MASTER))
     return None
 
 

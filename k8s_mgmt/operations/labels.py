@@ -1,7 +1,7 @@
 """Node labels derived from real placement: decided from data, no I/O.
 
 * ``CIS-node=<compute host>`` on workers that sit in an anti-affinity
-  server group (seed 002, podaffinity): pods can then spread over compute
+  server group (the podaffinity flavour): pods can then spread over compute
   hosts with a pod anti-affinity on that label.
 * ``topology.kubernetes.io/zone=<zone>`` from the grant, when the NFVO
   granted zones.
