@@ -86,14 +86,9 @@ def join_workers(op, topology, access, workers, helper):
                            title='Remove leftover node %s' % name)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
-    if todo:
-        yield node_work.upload_phase(op, todo)
-        join = yield node_work.join_data_phase(op, helper)
-        yield node_work.join_workers_phase(op, scripts.TITLE_JOIN_WORKERS,
-                                           todo, access.ends, join)
-    else:
-        yield phases.skipped(scripts.TITLE_JOIN_WORKERS,
-                             'every healed worker is already Ready')
+    yield from node_work.join_workers(op, scripts.TITLE_JOIN_WORKERS, todo,
+                                      helper, access.ends,
+                                      'every healed worker is already Ready')
     states = yield node_work.ready_phase(op, TITLE_READY, access, workers)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 workers, states)

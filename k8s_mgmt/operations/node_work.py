@@ -236,6 +236,17 @@ def join_workers_phase(op, title, workers, ends, join):
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
 
+def join_workers(op, title, workers, master, ends, skip_reason):
+    """Phases: the scripts to ``workers``, fresh join data from
+    ``master``, every worker joined at once; skipped when none."""
+    if not workers:
+        yield phases.skipped(title, skip_reason)
+        return
+    yield upload_phase(op, workers)
+    join = yield join_data_phase(op, master)
+    yield join_workers_phase(op, title, workers, ends, join)
+
+
 def label_phase(op, title, access, topology, workers, states):
     """Labels derived from the workers' placement (CIS-node, zone) that
     the nodes do not carry yet; a re-run patches nothing."""

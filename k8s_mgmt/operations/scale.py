@@ -90,13 +90,9 @@ def build_scale_out(op):
         new, [n for n, s in states.items() if s.ready])
     if todo:
         yield node_work.connect_phase(op, 'Connect to the new workers', todo)
-        yield node_work.upload_phase(op, todo)
-        join = yield node_work.join_data_phase(op, master)
-        yield node_work.join_workers_phase(op, scale_plan.TITLE_JOIN_NEW,
-                                           todo, access.ends, join)
-    else:
-        yield phases.skipped(scale_plan.TITLE_JOIN_NEW,
-                             'every new worker is already Ready')
+    yield from node_work.join_workers(op, scale_plan.TITLE_JOIN_NEW, todo,
+                                      master, access.ends,
+                                      'every new worker is already Ready')
     states = yield node_work.ready_phase(
         op, 'Wait until the new workers are Ready', access, new)
     labelled = yield node_work.label_phase(op, 'Label the new workers',
