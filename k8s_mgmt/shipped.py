@@ -14,7 +14,9 @@ import json
 
 INSTALL_SCRIPT = 'install_k8s_cluster.sh'
 LB_SCRIPT = 'configure_lb.sh'
-SCRIPTS = (INSTALL_SCRIPT, LB_SCRIPT)
+# The helpers both scripts source from their own directory.
+SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
+SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT)
 
 
 def _root():

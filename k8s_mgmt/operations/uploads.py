@@ -17,6 +17,7 @@ from k8s_mgmt import ssh
 
 INSTALL = shipped.INSTALL_SCRIPT
 CONFIGURE_LB = shipped.LB_SCRIPT
+LIBRARY = shipped.SCRIPT_LIBRARY
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
@@ -51,8 +52,9 @@ def package_path(params, name):
 
 
 def names_for(node, params):
-    """The scripts ``node`` needs, in upload order."""
-    names = [INSTALL]
+    """The scripts ``node`` needs, in upload order: first the library
+    the scripts source from their own directory."""
+    names = [LIBRARY, INSTALL]
     if params.is_ha and node.role == 'master':
         names.append(CONFIGURE_LB)
     return names

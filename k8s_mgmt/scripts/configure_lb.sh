@@ -14,6 +14,12 @@ set -Eeuo pipefail
 umask 077
 
 readonly PROG=configure_lb.sh
+# The helpers shared with install_k8s_cluster.sh; the driver uploads them
+# next to this script.
+LIB=$(dirname -- "${BASH_SOURCE[0]}")/k8s_mgmt_lib.sh
+[[ -f $LIB ]] || { printf '%s: %s is missing (it comes with this script)\n' "$PROG" "$LIB" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=k8s_mgmt_lib.sh
+source "$LIB"
 
 VIP=""
 BACKENDS=""
@@ -55,47 +61,6 @@ EOF
 }
 
 # ---------------------------------------------------------------- helpers
-
-log() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-}
-
-die() {
-    printf '%s: %s: %s\n' "$PROG" "$CURRENT_STEP" "$*" >&2
-    exit 1
-}
-
-usage_error() {
-    printf '%s: %s (see -h)\n' "$PROG" "$*" >&2
-    exit 2
-}
-
-on_error() {
-    printf '%s: step %s failed (exit %s, line %s)\n' "$PROG" "$CURRENT_STEP" "$1" "$2" >&2
-    exit "$1"
-}
-
-have() {
-    command -v "$1" >/dev/null 2>&1
-}
-
-# IPv4 only, no leading zeros (as install_k8s_cluster.sh and the driver).
-is_ipv4() {
-    local part
-    [[ $1 =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1
-    for part in "${BASH_REMATCH[@]:1}"; do
-        ((part <= 255)) || return 1
-    done
-}
-
-# in_range VALUE MIN MAX: VALUE is a decimal number within [MIN, MAX].
-in_range() {
-    [[ $1 =~ ^[0-9]{1,5}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
-}
-
-is_port() {
-    in_range "$1" 1 65535
-}
 
 # Installed paths; under ROOT_DIR when rendering (-o).
 path_of() {
@@ -173,26 +138,15 @@ validate_args() {
 
 # ------------------------------------------------------------ secrets
 
+store_secret() {
+    case $1 in
+        auth_pass) AUTH_PASS=$2 ;;
+        *) usage_error "unknown key in secrets input: '$1'" ;;
+    esac
+}
+
 read_secrets() {
-    local line mode
-    if [[ $SECRETS_SOURCE != - ]]; then
-        [[ -f $SECRETS_SOURCE ]] || usage_error "secrets file not found: $SECRETS_SOURCE"
-        mode=$(stat -c '%a' -- "$SECRETS_SOURCE")
-        (((8#$mode & 8#077) == 0)) || usage_error "secrets file has mode $mode; want 0600 or stricter"
-        exec 3<"$SECRETS_SOURCE"
-    else
-        exec 3<&0
-    fi
-    while IFS= read -r line <&3 || [[ -n $line ]]; do
-        line=${line%$'\r'}
-        [[ -z $line || $line == \#* ]] && continue
-        case $line in
-            auth_pass=*) AUTH_PASS=${line#auth_pass=} ;;
-            *=*) usage_error "unknown key in secrets input: '${line%%=*}'" ;;
-            *) usage_error "secrets input line without '=' (want auth_pass=...)" ;;
-        esac
-    done
-    exec 3<&-
+    read_secret_lines "$SECRETS_SOURCE" store_secret "auth_pass=..."
     # keepalived cuts PASS authentication at 8 characters; refuse rather than
     # let two masters silently disagree. No quoting characters either.
     [[ $AUTH_PASS =~ ^[A-Za-z0-9._~+@%^*-]{1,8}$ ]] ||
@@ -389,9 +343,7 @@ apply_service() {
 # ------------------------------------------------------------------ steps
 
 ensure_root() {
-    [[ -n $ROOT_DIR || $EUID -eq 0 ]] && return 0
-    have sudo || die "not root and no sudo"
-    exec sudo -n -- "$BASH" "$0" "${ORIGINAL_ARGS[@]}"
+    [[ -n $ROOT_DIR ]] || become_root "${ORIGINAL_ARGS[@]}"
 }
 
 install_packages() {
@@ -403,19 +355,6 @@ install_packages() {
     [[ ${#missing[@]} -eq 0 ]] && return 0
     apt_get update >&2
     apt_get install "${missing[@]}" >&2
-}
-
-# same_content FILE: stdin equals FILE.
-same_content() {
-    local file=$1
-    [[ -f $file ]] && cmp -s -- - "$file"
-}
-
-install_file() {
-    local src=$1 dest=$2 mode=$3
-    mkdir -p -- "$(dirname -- "$dest")"
-    install -m "$mode" -- "$src" "$dest.k8s-mgmt-new"
-    mv -f -- "$dest.k8s-mgmt-new" "$dest"
 }
 
 validate_haproxy() {
@@ -440,7 +379,7 @@ configure_haproxy() {
     fi
     validate_haproxy "$rendered"
     service_running haproxy "$dest" && was_running=true
-    install_file "$rendered" "$dest" 0644
+    write_file "$dest" 0644 <"$rendered"
     apply_service haproxy "$dest" "$was_running"
 }
 
@@ -454,7 +393,7 @@ install_check_script() {
         echo "check script: unchanged"
         return 0
     fi
-    install_file "$rendered" "$dest" 0755
+    write_file "$dest" 0755 <"$rendered"
     echo "check script: installed"
 }
 
@@ -484,16 +423,11 @@ configure_keepalived() {
     fi
     validate_keepalived "$rendered"
     service_running keepalived "$dest" && was_running=true
-    install_file "$rendered" "$dest" 0600
+    write_file "$dest" 0600 <"$rendered"
     apply_service keepalived "$dest" "$was_running"
 }
 
 # ------------------------------------------------------------------ main
-
-TEMP_FILES=()
-cleanup() {
-    [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
-}
 
 step() {
     CURRENT_STEP=$1
@@ -518,4 +452,7 @@ main() {
     CURRENT_STEP=finished
 }
 
-main "$@"
+# Sourced (by the bats tests) it only defines its functions.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    main "$@"
+fi

@@ -13,6 +13,12 @@ set -Eeuo pipefail
 umask 077
 
 readonly PROG=install_k8s_cluster.sh
+# The helpers shared with configure_lb.sh; the driver uploads them next to
+# this script.
+LIB=$(dirname -- "${BASH_SOURCE[0]}")/k8s_mgmt_lib.sh
+[[ -f $LIB ]] || { printf '%s: %s is missing (it comes with this script)\n' "$PROG" "$LIB" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=k8s_mgmt_lib.sh
+source "$LIB"
 # Overridable so tests can point the read-only master modes at a fake tree.
 readonly STATE_DIR=${K8S_MGMT_STATE_DIR:-/var/lib/k8s-mgmt}
 readonly K8S_DIR=${K8S_MGMT_KUBERNETES_DIR:-/etc/kubernetes}
@@ -50,7 +56,6 @@ HA=false
 RENDER_DIR=""
 DRY_RUN=false
 WAIT_SECONDS=300
-WAIT_DEADLINE_MS=""
 SA_NAME=k8s-mgmt-vim
 CURRENT_STEP="arguments"
 
@@ -101,27 +106,6 @@ EOF
 
 # ---------------------------------------------------------------- helpers
 
-log() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-}
-
-die() {
-    printf '%s: %s: %s\n' "$PROG" "$CURRENT_STEP" "$*" >&2
-    exit 1
-}
-
-usage_error() {
-    printf '%s: %s (see -h)\n' "$PROG" "$*" >&2
-    exit 2
-}
-
-on_error() {
-    local status=$1 line=$2
-    printf '%s: step %s failed (exit %s, line %s)\n' \
-        "$PROG" "$CURRENT_STEP" "$status" "$line" >&2
-    exit "$status"
-}
-
 # Run one named step; its title goes to stderr, stdout stays machine output.
 run_step() {
     local name=$1
@@ -144,20 +128,6 @@ run() {
     "$@"
 }
 
-have() {
-    command -v "$1" >/dev/null 2>&1
-}
-
-# IPv4 only (IPv6 is not supported); no leading zeros, which some tools read
-# as octal. k8s_mgmt/params/accepted.py holds the same rules for the driver.
-is_ipv4() {
-    local ip=$1 part
-    [[ $ip =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1
-    for part in "${BASH_REMATCH[@]:1}"; do
-        ((part <= 255)) || return 1
-    done
-}
-
 # A network in CIDR form with no host bits set (10.0.0.0/24, not 10.0.0.5/24).
 is_cidr() {
     local value=$1 prefix a b c d
@@ -171,8 +141,7 @@ is_cidr() {
 
 is_host_port() {
     local value=$1
-    [[ $value =~ ^([A-Za-z0-9.-]+):([0-9]{1,5})$ ]] || return 1
-    ((10#${BASH_REMATCH[2]} >= 1 && 10#${BASH_REMATCH[2]} <= 65535))
+    [[ $value =~ ^([A-Za-z0-9.-]+):([0-9]{1,5})$ ]] && is_port "${BASH_REMATCH[2]}"
 }
 
 is_node_name() {
@@ -194,39 +163,12 @@ json_string() {
     printf '"%s"' "$value"
 }
 
-# Poll CMD... until it succeeds, backing off from 0.2 s to 5 s, until the
-# deadline (-w) passes. The deadline binds inside an attempt too: while
-# WAIT_DEADLINE_MS is set, every kubectl call is cut at it (call_seconds).
+# Poll CMD... with backoff until it succeeds or the deadline (-w) passes;
+# while it waits every kubectl call is cut at that deadline (call_seconds).
 poll_until() {
-    local what=$1 delay_ms=200 left_ms
+    local what=$1
     shift
-    WAIT_DEADLINE_MS=$(($(now_ms) + WAIT_SECONDS * 1000))
-    until "$@"; do
-        left_ms=$((WAIT_DEADLINE_MS - $(now_ms)))
-        ((left_ms > 0)) || die "timed out after ${WAIT_SECONDS}s waiting for $what"
-        ((delay_ms < left_ms)) || delay_ms=$left_ms
-        sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
-        delay_ms=$((delay_ms * 2 > 5000 ? 5000 : delay_ms * 2))
-    done
-    WAIT_DEADLINE_MS=""
-}
-
-# Whole seconds one call may take: CAP, or what is left of the current
-# wait's deadline when that is less (at least 1).
-call_seconds() {
-    local cap=$1 left_ms
-    if [[ -n $WAIT_DEADLINE_MS ]]; then
-        left_ms=$((WAIT_DEADLINE_MS - $(now_ms)))
-        ((left_ms >= cap * 1000)) || cap=$(((left_ms + 999) / 1000))
-    fi
-    ((cap >= 1)) || cap=1
-    printf '%s\n' "$cap"
-}
-
-# Milliseconds of the wall clock (bash 5; digits only, whatever the locale).
-now_ms() {
-    local micros=${EPOCHREALTIME//[^0-9]/}
-    printf '%s\n' "$((10#$micros / 1000))"
+    retry_until "$WAIT_SECONDS" "$@" || die "timed out after ${WAIT_SECONDS}s waiting for $what"
 }
 
 # ------------------------------------------------------------ arguments
@@ -323,14 +265,6 @@ validate_args() {
 
 # ------------------------------------------------------------ secrets
 
-# A secrets file must not be readable by group or others.
-check_secret_file() {
-    local file=$1 mode
-    [[ -f $file ]] || usage_error "secrets file not found: $file"
-    mode=$(stat -c '%a' -- "$file")
-    (((8#$mode & 8#077) == 0)) || usage_error "secrets file $file has mode $mode; want 0600 or stricter"
-}
-
 # http(s)://[USERINFO@]HOST[:PORT][/]: HOST a name or an IPv4 address,
 # PORT 1-65535, USERINFO of RFC 3986 characters or %XX.
 is_proxy_url() {
@@ -349,7 +283,7 @@ is_proxy_url() {
     fi
     [[ $hostport == *:* ]] || return 0
     port=${hostport#*:}
-    [[ $port =~ ^[0-9]{1,5}$ ]] && ((10#$port >= 1 && 10#$port <= 65535))
+    is_port "$port"
 }
 
 # Values are checked by shape; messages name the key, never the value.
@@ -373,22 +307,7 @@ store_secret() {
 }
 
 read_secrets() {
-    [[ -n $SECRETS_SOURCE ]] || return 0
-    local line key
-    if [[ $SECRETS_SOURCE != - ]]; then
-        check_secret_file "$SECRETS_SOURCE"
-        exec 3<"$SECRETS_SOURCE"
-    else
-        exec 3<&0
-    fi
-    while IFS= read -r line <&3 || [[ -n $line ]]; do
-        line=${line%$'\r'}
-        [[ -z $line || $line == \#* ]] && continue
-        [[ $line == *=* ]] || usage_error "secrets input line without '=' (want KEY=VALUE)"
-        key=${line%%=*}
-        store_secret "$key" "${line#*=}"
-    done
-    exec 3<&-
+    [[ -z $SECRETS_SOURCE ]] || read_secret_lines "$SECRETS_SOURCE" store_secret
 }
 
 validate_secrets() {
@@ -557,25 +476,20 @@ mask_secrets() {
         -e 's#(https?://)[^:/@"'"'"']+:[^@"'"'"']+@#\1***:***@#g'
 }
 
-# write_file DEST MODE: stdin becomes DEST when it differs; returns 0 when it
-# changed the file, 1 when DEST already held that content.
-write_file() {
+# write_or_show DEST MODE: write_file, or in a dry run show what it would
+# write (secrets masked); WRITE_FILE_CHANGED tells whether DEST changes.
+write_or_show() {
     local dest=$1 mode=$2 content
+    "$DRY_RUN" || {
+        write_file "$dest" "$mode"
+        return
+    }
     content=$(cat)
-    if [[ -f $dest ]] && [[ $(cat -- "$dest") == "$content" ]]; then
-        return 1
-    fi
-    if "$DRY_RUN"; then
-        printf '# would write %s (mode %s):\n' "$dest" "$mode" >&4
-        printf '%s\n' "$content" | mask_secrets >&4
-        return 0
-    fi
-    mkdir -p -- "$(dirname -- "$dest")"
-    local tmp
-    tmp=$(mktemp "$dest.XXXXXX")
-    printf '%s\n' "$content" >"$tmp"
-    chmod "$mode" -- "$tmp"
-    mv -f -- "$tmp" "$dest"
+    WRITE_FILE_CHANGED=false
+    printf '%s\n' "$content" | same_content "$dest" && return 0
+    WRITE_FILE_CHANGED=true
+    printf '# would write %s (mode %s):\n' "$dest" "$mode" >&4
+    printf '%s\n' "$content" | mask_secrets >&4
 }
 
 render_into_dir() {
@@ -641,11 +555,7 @@ api_answers() {
 # ------------------------------------------------------------ node steps
 
 ensure_root() {
-    [[ $EUID -eq 0 ]] && return 0
-    "$DRY_RUN" && return 0
-    have sudo || die "not root and no sudo"
-    # stdin (the secrets) passes through; sudo -n never prompts on it.
-    exec sudo -n -- "$BASH" "$0" "${ORIGINAL_ARGS[@]}"
+    "$DRY_RUN" || become_root "${ORIGINAL_ARGS[@]}"
 }
 
 check_os() {
@@ -659,17 +569,16 @@ check_os() {
 }
 
 configure_proxy() {
-    local changed=false
     if ! proxy_configured; then
         log "no proxy configured"
         return 0
     fi
-    render_proxy_env | write_file "$STATE_DIR/proxy.env" 0600 || true
-    render_profile_snippet | write_file /etc/profile.d/k8s-mgmt-proxy.sh 0644 || true
-    render_apt_proxy | write_file /etc/apt/apt.conf.d/95k8s-mgmt-proxy 0600 || true
-    render_containerd_proxy |
-        write_file /etc/systemd/system/containerd.service.d/http-proxy.conf 0600 && changed=true
-    if "$changed"; then
+    render_proxy_env | write_or_show "$STATE_DIR/proxy.env" 0600
+    render_profile_snippet | write_or_show /etc/profile.d/k8s-mgmt-proxy.sh 0644
+    render_apt_proxy | write_or_show /etc/apt/apt.conf.d/95k8s-mgmt-proxy 0600
+    render_containerd_proxy | write_or_show /etc/systemd/system/containerd.service.d/http-proxy.conf 0600
+    # containerd reads its drop-in's environment only when it starts.
+    if "$WRITE_FILE_CHANGED"; then
         systemctl_do daemon-reload
         CONTAINERD_RESTART=true
     fi
@@ -693,11 +602,12 @@ module_present() {
 
 configure_kernel() {
     local module
-    render_modules | write_file /etc/modules-load.d/k8s.conf 0644 || true
+    render_modules | write_or_show /etc/modules-load.d/k8s.conf 0644
     for module in overlay br_netfilter; do
         module_present "$module" || run modprobe "$module" || die "cannot load kernel module $module"
     done
-    if render_sysctl | write_file /etc/sysctl.d/99-kubernetes.conf 0644; then
+    render_sysctl | write_or_show /etc/sysctl.d/99-kubernetes.conf 0644
+    if "$WRITE_FILE_CHANGED"; then
         run sysctl -q -p /etc/sysctl.d/99-kubernetes.conf
     fi
 }
@@ -719,7 +629,8 @@ install_containerd() {
     elif ! grep -qs 'SystemdCgroup = true' "$config"; then
         rendered=$(containerd config default) || die "containerd config default failed"
         printf '%s\n' "$rendered" | sed 's/SystemdCgroup = false/SystemdCgroup = true/' |
-            write_file "$config" 0644 && CONTAINERD_RESTART=true
+            write_or_show "$config" 0644
+        if "$WRITE_FILE_CHANGED"; then CONTAINERD_RESTART=true; fi
         grep -qs 'SystemdCgroup = true' "$config" || "$DRY_RUN" ||
             die "$config has no SystemdCgroup setting to turn on"
     fi
@@ -740,7 +651,7 @@ add_k8s_apt_repo() {
             chmod 0644 "$APT_KEYRING"
         fi
     }
-    render_apt_source | write_file "$APT_SOURCE" 0644 || true
+    render_apt_source | write_or_show "$APT_SOURCE" 0644
 }
 
 # Packages of the pinned minor that are already there are kept (no apt).
@@ -797,7 +708,7 @@ reset_leftovers() {
 
 kubeadm_init() {
     local marker=$STATE_DIR/init.done config=$KUBEADM_CONFIG_DIR/kubeadm-init.yaml
-    render_init_config | write_file "$config" 0600 || true
+    render_init_config | write_or_show "$config" 0600
     if [[ -f $ADMIN_CONF ]]; then
         poll_until "the API server (admin.conf exists)" api_answers
         [[ -f $marker ]] && { log "kubeadm init already done; skipped"; return 0; }
@@ -860,7 +771,7 @@ write_join_config() {
         JOIN_CONFIG=$(mktemp "$RUN_DIR"/k8s-mgmt-join.XXXXXX)
         TEMP_FILES+=("$JOIN_CONFIG")
     fi
-    render_join_config | write_file "$JOIN_CONFIG" 0600 || true
+    render_join_config | write_or_show "$JOIN_CONFIG" 0600
 }
 
 install_user_kubeconfig() {
@@ -1013,12 +924,8 @@ token_secret() {
 
 # ------------------------------------------------------------------ main
 
-TEMP_FILES=()
 JOIN_CONFIG=""
 CONTAINERD_RESTART=false
-cleanup() {
-    [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
-}
 
 prepare_node() {
     run_step "check OS" check_os
@@ -1063,4 +970,7 @@ main() {
     CURRENT_STEP=finished
 }
 
-main "$@"
+# Sourced (by the bats tests) it only defines its functions.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    main "$@"
+fi

@@ -16,6 +16,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = REPO / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh'
 CONFIGURE_LB = REPO / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh'
+LIBRARY = REPO / 'k8s_mgmt' / 'scripts' / 'k8s_mgmt_lib.sh'
 
 TOKEN = 'abcdef.0123456789abcdef'
 CERT_KEY = '3f' * 32
@@ -24,13 +25,13 @@ PROXY_PASSWORD = 'pr0xyPa55'
 PROXY_URL = 'http://proxyuser:%s@proxy.example:3128' % PROXY_PASSWORD
 
 
-def run_script(script, args, stdin='', env=None, timeout=30):
+def run_script(script, args, stdin='', env=None, timeout=30, cwd=None):
     """Run a script with bash; returns the CompletedProcess (text)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(['bash', str(script)] + list(args), input=stdin,
                           capture_output=True, text=True, env=full_env,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, cwd=cwd)
 
 
 def write_tool(bin_dir, name, body):

@@ -1,0 +1,203 @@
+# shellcheck shell=bash
+# k8s_mgmt_lib.sh: helpers both node scripts source from their own
+# directory (the driver uploads it next to them): messages and exits, file
+# writing, waits with a deadline, value checks, the secrets input.
+#
+# The sourcing script sets PROG (the name messages start with) and
+# CURRENT_STEP (the step "die" names), and runs under set -Eeuo pipefail;
+# every function here also works without it.
+
+# The last command of a pipeline runs in this shell, so that
+# "render | write_file ..." leaves WRITE_FILE_CHANGED where the caller
+# reads it (scripts run without job control, where this takes effect).
+shopt -s lastpipe
+
+: "${PROG:=${0##*/}}"
+CURRENT_STEP=${CURRENT_STEP:-start}
+# Files removed on exit (cleanup, run from the script's EXIT trap).
+TEMP_FILES=()
+# Set by write_file: true when it replaced the file, false when unchanged.
+WRITE_FILE_CHANGED=false
+# While retry_until waits: the deadline, in ms of the wall clock.
+RETRY_DEADLINE_MS=""
+RETRY_FIRST_DELAY_MS=200
+RETRY_MAX_DELAY_MS=5000
+
+# ------------------------------------------------------- messages, exits
+
+log() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+die() {
+    printf '%s: %s: %s\n' "$PROG" "$CURRENT_STEP" "$*" >&2
+    exit 1
+}
+
+usage_error() {
+    printf '%s: %s (see -h)\n' "$PROG" "$*" >&2
+    exit 2
+}
+
+# The ERR trap: trap 'on_error $? $LINENO' ERR
+on_error() {
+    local status=$1 line=$2
+    printf '%s: step %s failed (exit %s, line %s)\n' \
+        "$PROG" "$CURRENT_STEP" "$status" "$line" >&2
+    exit "$status"
+}
+
+cleanup() {
+    [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
+}
+
+have() {
+    command -v "$1" >/dev/null 2>&1
+}
+
+# become_root ARGS...: re-run this script as root with ARGS (its original
+# arguments) through sudo -n, which never prompts; stdin, which may carry
+# the secrets, passes through.
+become_root() {
+    [[ $EUID -eq 0 ]] && return 0
+    have sudo || die "not root and no sudo"
+    exec sudo -n -- "$BASH" "$0" "$@"
+}
+
+# ---------------------------------------------------------------- checks
+
+# IPv4 only (IPv6 is not supported); no leading zeros, which some tools read
+# as octal. k8s_mgmt/params/accepted.py holds the same rules for the driver.
+is_ipv4() {
+    local part
+    [[ $1 =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1
+    for part in "${BASH_REMATCH[@]:1}"; do
+        ((part <= 255)) || return 1
+    done
+}
+
+# in_range VALUE MIN MAX: VALUE is a decimal number within [MIN, MAX].
+in_range() {
+    [[ $1 =~ ^[0-9]{1,5}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
+}
+
+is_port() {
+    in_range "$1" 1 65535
+}
+
+# ---------------------------------------------------------------- files
+
+# same_content FILE: stdin equals FILE, byte for byte.
+same_content() {
+    [[ -f $1 ]] && cmp -s -- - "$1"
+}
+
+# write_file DEST MODE: stdin becomes DEST with MODE, unless DEST already
+# holds exactly that content (then only its mode is corrected and its mtime
+# stays). Returns 0 in both cases and non-zero when it cannot write;
+# WRITE_FILE_CHANGED says which case it was. The new content goes to a
+# temporary file next to DEST (same file system, same privacy: the join
+# config with its token stays on /run) and is renamed over DEST.
+# shellcheck disable=SC2034 # WRITE_FILE_CHANGED is for the caller
+write_file() {
+    local dest=$1 mode=$2 tmp
+    WRITE_FILE_CHANGED=false
+    mkdir -p -- "$(dirname -- "$dest")" || return
+    tmp=$(mktemp -- "$dest.XXXXXX") || return
+    if ! cat >"$tmp"; then
+        rm -f -- "$tmp"
+        return 1
+    fi
+    if same_content "$dest" <"$tmp"; then
+        rm -f -- "$tmp"
+        [[ $(stat -c '%a' -- "$dest") == "$(printf '%o' "$((8#$mode))")" ]] ||
+            chmod -- "$mode" "$dest"
+        return
+    fi
+    # -T: a directory at DEST is an error, not a place to move into.
+    if ! chmod -- "$mode" "$tmp" || ! mv -fT -- "$tmp" "$dest"; then
+        rm -f -- "$tmp"
+        return 1
+    fi
+    WRITE_FILE_CHANGED=true
+}
+
+# ---------------------------------------------------------------- waits
+
+# Milliseconds of the wall clock (bash 5; digits only, whatever the locale).
+now_ms() {
+    local micros=${EPOCHREALTIME//[^0-9]/}
+    printf '%s\n' "$((10#$micros / 1000))"
+}
+
+# The pause after one that lasted DELAY_MS: doubled, at most 5 s.
+retry_delay_ms() {
+    local doubled=$(($1 * 2))
+    printf '%s\n' "$((doubled > RETRY_MAX_DELAY_MS ? RETRY_MAX_DELAY_MS : doubled))"
+}
+
+# retry_until SECONDS CMD...: run CMD until it succeeds, pausing 0.2 s,
+# then twice as long each time up to 5 s, never past the deadline SECONDS
+# from now; CMD runs once more at the deadline. Returns 0 when CMD
+# succeeded, else CMD's last status. While it waits, RETRY_DEADLINE_MS
+# holds the deadline, so that one attempt can be cut to it (call_seconds).
+retry_until() {
+    local seconds=$1 delay_ms=$RETRY_FIRST_DELAY_MS left_ms status
+    shift
+    RETRY_DEADLINE_MS=$(($(now_ms) + seconds * 1000))
+    while true; do
+        status=0
+        "$@" || status=$?
+        ((status != 0)) || break
+        left_ms=$((RETRY_DEADLINE_MS - $(now_ms)))
+        ((left_ms > 0)) || break
+        ((delay_ms < left_ms)) || delay_ms=$left_ms
+        sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
+        delay_ms=$(retry_delay_ms "$delay_ms")
+    done
+    RETRY_DEADLINE_MS=""
+    return "$status"
+}
+
+# call_seconds CAP: whole seconds one call may take: CAP, or what is left of
+# the current wait's deadline when that is less (at least 1).
+call_seconds() {
+    local cap=$1 left_ms
+    if [[ -n $RETRY_DEADLINE_MS ]]; then
+        left_ms=$((RETRY_DEADLINE_MS - $(now_ms)))
+        ((left_ms >= cap * 1000)) || cap=$(((left_ms + 999) / 1000))
+    fi
+    ((cap >= 1)) || cap=1
+    printf '%s\n' "$cap"
+}
+
+# -------------------------------------------------------------- secrets
+
+# A secrets file must not be readable by group or others.
+check_secret_file() {
+    local file=$1 mode
+    [[ -f $file ]] || usage_error "secrets file not found: $file"
+    mode=$(stat -c '%a' -- "$file")
+    (((8#$mode & 8#077) == 0)) || usage_error "secrets file $file has mode $mode; want 0600 or stricter"
+}
+
+# read_secret_lines SOURCE STORE [WANT]: KEY=VALUE lines from SOURCE (a
+# file, see check_secret_file, or - for stdin), each handed to STORE KEY
+# VALUE; blank lines and # comments are skipped. WANT names the expected
+# form in the message about a line without "=".
+read_secret_lines() {
+    local source=$1 store=$2 want=${3:-KEY=VALUE} line fd
+    if [[ $source != - ]]; then
+        check_secret_file "$source"
+        exec {fd}<"$source"
+    else
+        exec {fd}<&0
+    fi
+    while IFS= read -r line <&"$fd" || [[ -n $line ]]; do
+        line=${line%$'\r'}
+        [[ -z $line || $line == \#* ]] && continue
+        [[ $line == *=* ]] || usage_error "secrets input line without '=' (want $want)"
+        "$store" "${line%%=*}" "${line#*=}"
+    done
+    exec {fd}<&-
+}

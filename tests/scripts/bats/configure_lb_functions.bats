@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# Functions of configure_lb.sh, each on its own.
+
+load helpers
+
+setup() {
+    load_script configure_lb.sh
+}
+
+# args: parse and validate like main does.
+args() {
+    parse_args "$@"
+    validate_args
+}
+
+@test "parse_args and validate_args: values and defaults" {
+    args -v 10.0.0.100/24 -b m1=10.0.0.11,10.0.0.12 -P 150 -s - -l 10.0.0.11
+    [ "$VIP" = 10.0.0.100/24 ] && [ "$PRIORITY" = 150 ]
+    [ "$LOCAL_IP" = 10.0.0.11 ] && [ "$SECRETS_SOURCE" = - ]
+    # The router id defaults to the VIP's last octet.
+    [ "$ROUTER_ID" = 100 ]
+    [ "$FRONTEND_PORT" = 16443 ] && [ "$APISERVER_PORT" = 6443 ]
+    [ "${SERVER_NAMES[*]}" = 'm1 master-10-0-0-12' ]
+    [ "${SERVER_IPS[*]}" = '10.0.0.11 10.0.0.12' ]
+}
+
+@test "validate_args: every bad value is a usage error that names it" {
+    local -a ok=(-b 10.0.0.11 -s -)
+    check() {
+        local want=$1
+        shift
+        run --separate-stderr args "$@"
+        [ "$status" -eq 2 ] || { echo "status $status for $*"; return 1; }
+        [[ $stderr == *"$want"* ]] || { echo "got: $stderr"; return 1; }
+    }
+    check "missing -v" "${ok[@]}"
+    check "bad VIP '10.0.0.100'" -v 10.0.0.100 "${ok[@]}"
+    check "bad VIP '10.0.0.256/24'" -v 10.0.0.256/24 "${ok[@]}"
+    check "bad VIP '10.0.0.100/33'" -v 10.0.0.100/33 "${ok[@]}"
+    check "bad VRRP router id '0'" -v 10.0.0.0/24 "${ok[@]}"
+    check "bad VRRP router id '256'" -v 10.0.0.100/24 -r 256 "${ok[@]}"
+    check "missing -b" -v 10.0.0.100/24 -s -
+    check "bad priority '255'" -v 10.0.0.100/24 -P 255 "${ok[@]}"
+    check "bad frontend port '0'" -v 10.0.0.100/24 -p 0 "${ok[@]}"
+    check "must differ" -v 10.0.0.100/24 -p 6443 "${ok[@]}"
+    check "bad interface" -v 10.0.0.100/24 -i 'eth 0' "${ok[@]}"
+    check "bad local address '10.0.0'" -v 10.0.0.100/24 -l 10.0.0 "${ok[@]}"
+    check "missing -s" -v 10.0.0.100/24 -b 10.0.0.11
+    check "unknown option -z" -z
+    check "option -v needs a value" -v
+}
+
+@test "parse_backends: names default from the address, repeats refused" {
+    BACKENDS=m1=10.0.0.11,,10.0.0.12
+    parse_backends
+    [ "${SERVER_NAMES[*]}" = 'm1 master-10-0-0-12' ]
+    SERVER_NAMES=() SERVER_IPS=() BACKENDS=a=10.0.0.11,a=10.0.0.12
+    run -2 parse_backends
+    [[ $output == *"backend name 'a' given twice"* ]]
+    SERVER_NAMES=() SERVER_IPS=() BACKENDS=a=10.0.0.11,b=10.0.0.11
+    run -2 parse_backends
+    [[ $output == *"backend address '10.0.0.11' given twice"* ]]
+    SERVER_NAMES=() SERVER_IPS=() BACKENDS='bad name=10.0.0.11'
+    run -2 parse_backends
+    SERVER_NAMES=() SERVER_IPS=() BACKENDS=m1=10.0.0.311
+    run -2 parse_backends
+    SERVER_NAMES=() SERVER_IPS=() BACKENDS=,
+    run -2 parse_backends
+    [[ $output == *"no backends in -b"* ]]
+}
+
+@test "render_haproxy: the frontend port and one server line per master" {
+    args -v 10.0.0.100/24 -b m1=10.0.0.11,m2=10.0.0.12 -p 8443 -a 6444 -s -
+    run -0 render_haproxy
+    [[ $output == *$'frontend k8s-apiserver\n    bind *:8443\n'* ]]
+    [[ $output == *'option httpchk GET /readyz'* ]]
+    [ "$(grep -c '^    server ' <<<"$output")" -eq 2 ]
+    [[ $output == *$'    server m1 10.0.0.11:6444\n    server m2 10.0.0.12:6444' ]]
+}
+
+@test "render_unicast: only with -l, and never the local address as a peer" {
+    args -v 10.0.0.100/24 -b 10.0.0.11,10.0.0.12,10.0.0.13 -s -
+    [ -z "$(render_unicast)" ]
+    LOCAL_IP=10.0.0.12
+    [ "$(render_unicast)" = '    unicast_src_ip 10.0.0.12
+    unicast_peer {
+        10.0.0.11
+        10.0.0.13
+    }' ]
+}
+
+@test "render_keepalived: the instance with its VIP, priority and password" {
+    args -v 10.0.0.100/24 -b 10.0.0.11,10.0.0.12 -P 240 -r 51 -i eth1 -l 10.0.0.11 -s -
+    AUTH_PASS=Vr7p_x
+    run -0 render_keepalived
+    local want
+    for want in '    router_id k8s_api_51' '    interface eth1' '    virtual_router_id 51' \
+        '    priority 240' '        auth_pass Vr7p_x' '    unicast_src_ip 10.0.0.11' \
+        '        10.0.0.100/24 dev eth1' '    nopreempt'; do
+        grep -qxF -- "$want" <<<"$output" || { echo "no line '$want'"; false; }
+    done
+    # Every brace closes.
+    [ "$(tr -cd '{' <<<"$output" | wc -c)" -eq "$(tr -cd '}' <<<"$output" | wc -c)" ]
+}
+
+@test "render_check_script: valid sh that checks the right ports" {
+    args -v 10.0.0.100/24 -b 10.0.0.11 -p 8443 -a 6444 -s -
+    render_check_script >"$BATS_TEST_TMPDIR/check.sh"
+    sh -n "$BATS_TEST_TMPDIR/check.sh"
+    grep -qF 'https://127.0.0.1:6444/readyz' "$BATS_TEST_TMPDIR/check.sh"
+    run -1 sh "$BATS_TEST_TMPDIR/check.sh" bogus
+    [[ $output == *"unknown check 'bogus'"* ]]
+}
+
+@test "store_secret: auth_pass only" {
+    store_secret auth_pass abc
+    [ "$AUTH_PASS" = abc ]
+    run -2 store_secret password abc
+    [[ $output == *"unknown key in secrets input: 'password'"* ]]
+}
+
+@test "read_secrets: at most 8 plain characters, never echoed" {
+    SECRETS_SOURCE=-
+    run -2 read_secrets <<<'auth_pass=toolong123'
+    [[ $output == *"auth_pass must be 1-8 characters"* && $output != *toolong* ]]
+    run -2 read_secrets <<<'auth_pass'
+    [[ $output == *"(want auth_pass=...)"* ]]
+    read_secrets <<<'auth_pass=Ok_8.ch~'
+    [ "$AUTH_PASS" = Ok_8.ch~ ]
+}
+
+@test "under -o, services 'run' when their config was there; none is touched" {
+    ROOT_DIR=$BATS_TEST_TMPDIR/root
+    systemctl_do() { echo "systemctl $*" >>"$BATS_TEST_TMPDIR/called"; }
+    run ! service_running haproxy "$ROOT_DIR/etc/haproxy/haproxy.cfg"
+    mkdir -p "$ROOT_DIR/etc/haproxy" && touch "$ROOT_DIR/etc/haproxy/haproxy.cfg"
+    service_running haproxy "$ROOT_DIR/etc/haproxy/haproxy.cfg"
+    [ "$(apply_service haproxy x true)" = 'haproxy: reload' ]
+    [ "$(apply_service keepalived x false)" = 'keepalived: start' ]
+    [ ! -e "$BATS_TEST_TMPDIR/called" ]
+}
+
+@test "outside -o, a running service is reloaded, a stopped one started" {
+    systemctl_do() { echo "$*" >>"$BATS_TEST_TMPDIR/called"; }
+    [ "$(apply_service haproxy x true)" = 'haproxy: reload' ]
+    [ "$(apply_service keepalived x false)" = 'keepalived: start' ]
+    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'reload haproxy
+enable keepalived
+restart keepalived' ]
+}
+
+@test "configure_haproxy writes once, then finds it unchanged, then reloads" {
+    ROOT_DIR=$BATS_TEST_TMPDIR/root
+    have() { [ "$1" != haproxy ]; }  # no config check here
+    args -v 10.0.0.100/24 -b 10.0.0.11 -s -
+    [ "$(configure_haproxy 2>/dev/null)" = 'haproxy: start' ]
+    local cfg=$ROOT_DIR/etc/haproxy/haproxy.cfg
+    [ "$(mode_of "$cfg")" = 644 ]
+    [ "$(configure_haproxy)" = 'haproxy: unchanged' ]
+    SERVER_NAMES=() SERVER_IPS=()
+    BACKENDS=10.0.0.11,10.0.0.12
+    parse_backends
+    [ "$(configure_haproxy 2>/dev/null)" = 'haproxy: reload' ]
+    grep -q 'server master-10-0-0-12 10.0.0.12:6443' "$cfg"
+    cleanup
+}

@@ -1,0 +1,31 @@
+# Loaded by every .bats file here: where the scripts are, and how to load
+# them. Sourcing a script defines its functions without running it.
+bats_require_minimum_version 1.5.0
+
+SCRIPTS_DIR=$(cd "$BATS_TEST_DIRNAME/../../../k8s_mgmt/scripts" && pwd)
+LIBRARY=$SCRIPTS_DIR/k8s_mgmt_lib.sh
+
+load_library() {
+    PROG=test-prog
+    # shellcheck source=../../../k8s_mgmt/scripts/k8s_mgmt_lib.sh
+    source "$LIBRARY"
+}
+
+# install_k8s_cluster.sh has a "run" of its own (every command that changes
+# the node goes through it), which replaces bats' run: bats' stays callable
+# as bats_run.
+eval "$(declare -f run | sed '1s/^run /bats_run /')"
+
+load_script() {
+    # shellcheck disable=SC1090
+    source "$SCRIPTS_DIR/$1"
+}
+
+# mtime_of FILE: seconds since the epoch, with the fraction.
+mtime_of() {
+    stat -c '%.9Y' -- "$1"
+}
+
+mode_of() {
+    stat -c '%a' -- "$1"
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# Functions of install_k8s_cluster.sh, each on its own.
+
+load helpers
+
+# "run" is the script's own here (see helpers.bash): bats' is bats_run.
+
+setup() {
+    export K8S_MGMT_STATE_DIR=$BATS_TEST_TMPDIR/state
+    load_script install_k8s_cluster.sh
+    # The installed kubeadm, as the rendering reads it.
+    installed_version() { echo v1.35.2; }
+}
+
+@test "parse_args: the mode, then options" {
+    parse_args join-master -e 10.0.0.100:16443 -a 10.0.0.12 -A -w 42 -H m-2 \
+        -t "sha256:$(printf 'ab%.0s' {1..32})" -s - -n
+    [ "$MODE" = join-master ]
+    [ "$ENDPOINT" = 10.0.0.100:16443 ]
+    [ "$ADVERTISE_ADDRESS" = 10.0.0.12 ]
+    [ "$HA" = true ] && [ "$DRY_RUN" = true ]
+    [ "$WAIT_SECONDS" = 42 ] && [ "$NODE_NAME" = m-2 ]
+    [ "$SECRETS_SOURCE" = - ]
+}
+
+@test "parse_args: a missing or unknown mode or option is a usage error" {
+    bats_run --separate-stderr parse_args
+    [ "$status" -eq 2 ] && [[ $stderr == *"missing mode"* ]]
+    bats_run --separate-stderr parse_args upgrade
+    [ "$status" -eq 2 ] && [[ $stderr == *"unknown mode: upgrade"* ]]
+    bats_run --separate-stderr parse_args -a 10.0.0.1
+    [ "$status" -eq 2 ] && [[ $stderr == *"missing mode before option -a"* ]]
+    bats_run --separate-stderr parse_args init -Z
+    [ "$status" -eq 2 ] && [[ $stderr == *"unknown option -Z"* ]]
+    bats_run --separate-stderr parse_args init -k
+    [ "$status" -eq 2 ] && [[ $stderr == *"option -k needs a value"* ]]
+    bats_run --separate-stderr parse_args init extra
+    [ "$status" -eq 2 ] && [[ $stderr == *"unexpected argument: extra"* ]]
+    bats_run -0 parse_args -h
+    [[ ${lines[0]} == "Usage: install_k8s_cluster.sh MODE [options]" ]]
+}
+
+@test "validate_version: supported minors only" {
+    K8S_MINOR=1.30 validate_version
+    K8S_MINOR=1.37 validate_version
+    K8S_MINOR=1.29 bats_run -2 validate_version
+    K8S_MINOR=1.38 bats_run -2 validate_version
+    K8S_MINOR=v1.35 bats_run -2 validate_version
+    K8S_MINOR=1.35.2 bats_run -2 validate_version
+}
+
+@test "is_cidr: a network without host bits" {
+    local value
+    for value in 10.0.0.0/24 192.168.0.0/16 10.96.0.0/12 0.0.0.0/0 10.0.0.5/32; do
+        is_cidr "$value" || { echo "refused $value"; false; }
+    done
+    for value in 10.0.0.5/24 10.0.0.0/33 10.0.0.0 10.0.0.0/ 10.0.0.0/a 010.0.0.0/8 /24; do
+        if is_cidr "$value"; then echo "accepted $value"; false; fi
+    done
+}
+
+@test "is_host_port: HOST:PORT with a port of 1-65535" {
+    is_host_port 10.0.0.100:16443
+    is_host_port api.example:6443
+    bats_run ! is_host_port 10.0.0.100
+    bats_run ! is_host_port 10.0.0.100:0
+    bats_run ! is_host_port 10.0.0.100:65536
+    bats_run ! is_host_port 'a b:80'
+    bats_run ! is_host_port '[::1]:6443'
+}
+
+@test "is_node_name and is_plain_list" {
+    is_node_name master-1 && is_node_name a && is_node_name w1.lab
+    bats_run ! is_node_name Master-1
+    bats_run ! is_node_name -m
+    bats_run ! is_node_name m-
+    is_plain_list '' && is_plain_list 'a.example,10.0.0.0/8,*.svc'
+    bats_run ! is_plain_list 'a b'
+    bats_run ! is_plain_list "a'b"
+    bats_run ! is_plain_list 'a"b'
+}
+
+@test "is_proxy_url: http(s), optional credentials and port, nothing else" {
+    local url
+    for url in http://proxy:3128 https://proxy.example/ http://u:p%40ss@10.0.0.1:8080 \
+        'http://user:pa$$@proxy:3128'; do
+        is_proxy_url "$url" || { echo "refused $url"; false; }
+    done
+    for url in ftp://proxy:21 http:// http://proxy:0 http://proxy:99999 \
+        http://proxy/path http://300.1.1.1:80 'http://u p@proxy' http://-bad-:80; do
+        if is_proxy_url "$url"; then echo "accepted $url"; false; fi
+    done
+}
+
+@test "json_string escapes quotes, backslashes and control characters" {
+    [ "$(json_string 'plain')" = '"plain"' ]
+    [ "$(json_string 'a"b\c')" = '"a\"b\\c"' ]
+    [ "$(json_string $'l1\nl2\r\tx')" = '"l1\nl2\r\tx"' ]
+    # What python reads back is the original.
+    local text=$'-----BEGIN-----\nQUJD\n"x"\\\n-----END-----'
+    [ "$(json_string "$text" | python3 -c 'import json,sys; print(json.load(sys.stdin), end="")')" = "$text" ]
+}
+
+@test "api_version and kubelet extra args follow the minor" {
+    ADVERTISE_ADDRESS=10.0.0.11
+    K8S_MINOR=1.30
+    [ "$(api_version)" = kubeadm.k8s.io/v1beta3 ]
+    [ "$(render_kubelet_extra_args)" = $'  kubeletExtraArgs:\n    node-ip: "10.0.0.11"' ]
+    K8S_MINOR=1.31
+    [ "$(api_version)" = kubeadm.k8s.io/v1beta4 ]
+    [ "$(render_kubelet_extra_args)" = $'  kubeletExtraArgs:\n  - name: node-ip\n    value: "10.0.0.11"' ]
+    ADVERTISE_ADDRESS=""
+    [ -z "$(render_kubelet_extra_args)" ]
+}
+
+@test "render_init_config: the whole kubeadm config of an HA first master" {
+    MODE=init ADVERTISE_ADDRESS=10.0.0.11 NODE_NAME=master-1
+    ENDPOINT=10.0.0.100:16443 EXTRA_SANS=api.example,10.0.0.100
+    bats_run -0 render_init_config
+    [ "$output" = 'apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: "10.0.0.11"
+  bindPort: 6443
+nodeRegistration:
+  name: "master-1"
+  criSocket: "unix:///run/containerd/containerd.sock"
+  kubeletExtraArgs:
+  - name: node-ip
+    value: "10.0.0.11"
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: "v1.35.2"
+controlPlaneEndpoint: "10.0.0.100:16443"
+networking:
+  podSubnet: "192.168.0.0/16"
+  serviceSubnet: "10.96.0.0/12"
+  dnsDomain: cluster.local
+apiServer:
+  certSANs:
+  - "api.example"
+  - "10.0.0.100"
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd' ]
+}
+
+@test "kubernetesVersion is the release label when kubeadm has another minor" {
+    installed_version() { echo v1.34.1; }
+    [ "$(kubernetes_version)" = stable-1.35 ]
+}
+
+@test "render_join_config: a worker's has no control plane, a master's has its key" {
+    ENDPOINT=10.0.0.100:16443 NODE_NAME=worker-1 ADVERTISE_ADDRESS=""
+    JOIN_TOKEN=abcdef.0123456789abcdef CA_CERT_HASH=sha256:c4c4
+    CERTIFICATE_KEY=$(printf '3f%.0s' {1..32})
+    MODE=join-worker
+    bats_run -0 render_join_config
+    [[ $output == *'    apiServerEndpoint: "10.0.0.100:16443"'* ]]
+    [[ $output == *'    token: "abcdef.0123456789abcdef"'* ]]
+    [[ $output == *'    - "sha256:c4c4"'* ]]
+    [[ $output != *controlPlane* && $output != *"$CERTIFICATE_KEY"* ]]
+    MODE=join-master ADVERTISE_ADDRESS=10.0.0.12
+    bats_run -0 render_join_config
+    [[ $output == *$'controlPlane:\n  localAPIEndpoint:\n    advertiseAddress: "10.0.0.12"\n    bindPort: 6443\n  certificateKey: "'"$CERTIFICATE_KEY"'"'* ]]
+}
+
+@test "no_proxy_list: fixed entries, networks, the endpoint host, -x; no repeats" {
+    ENDPOINT=10.0.0.100:16443 NODE_CIDR=10.0.0.0/24
+    EXTRA_NO_PROXY=.example,localhost,,10.0.0.100,registry
+    [ "$(no_proxy_list)" = 'localhost,127.0.0.1,.svc,.cluster.local,192.168.0.0/16,10.96.0.0/12,10.0.0.100,10.0.0.0/24,.example,registry' ]
+}
+
+@test "render_containerd_proxy: systemd lines, % doubled, no quotes" {
+    HTTP_PROXY_URL=http://u:p%40ss@proxy:3128
+    bats_run -0 render_containerd_proxy
+    [ "${lines[0]}" = '[Service]' ]
+    [ "${lines[1]}" = 'Environment="http_proxy=http://u:p%%40ss@proxy:3128"' ]
+    [[ $output != *"'"* ]]
+    [[ $output == *'Environment="NO_PROXY=localhost,'* ]]
+}
+
+@test "mask_secrets hides tokens, keys and proxy credentials" {
+    bats_run -0 mask_secrets <<'EOF2'
+    token: "abcdef.0123456789abcdef"
+  certificateKey: "3f3f"
+Acquire::http::Proxy "http://user:pw@proxy:3128";
+  name: "kept"
+EOF2
+    [ "$output" = '    token: "***"
+  certificateKey: "***"
+Acquire::http::Proxy "http://***:***@proxy:3128";
+  name: "kept"' ]
+}
+
+@test "store_secret: values by shape; messages name the key, not the value" {
+    store_secret token abcdef.0123456789abcdef
+    [ "$JOIN_TOKEN" = abcdef.0123456789abcdef ]
+    store_secret https_proxy http://proxy:3128
+    [ "$HTTPS_PROXY_URL" = http://proxy:3128 ]
+    bats_run --separate-stderr store_secret token not-a-token-s3cret
+    [ "$status" -eq 2 ] && [[ $stderr == *"secret 'token' is not a bootstrap token"* ]]
+    [[ $stderr != *s3cret* ]]
+    bats_run --separate-stderr store_secret certificate_key abc
+    [ "$status" -eq 2 ]
+    bats_run --separate-stderr store_secret password s3cret
+    [ "$status" -eq 2 ] && [[ $stderr == *"unknown key in secrets input: 'password'"* ]]
+}
+
+@test "write_or_show in a dry run shows the file, masked, and writes nothing" {
+    local dest=$BATS_TEST_TMPDIR/etc/join.yaml out=$BATS_TEST_TMPDIR/shown
+    DRY_RUN=true
+    printf '    token: "abcdef.0123456789abcdef"\n' | write_or_show "$dest" 0600 4>"$out"
+    [ "$WRITE_FILE_CHANGED" = true ]
+    [ ! -e "$dest" ] && [ ! -e "$BATS_TEST_TMPDIR/etc" ]
+    [ "$(cat "$out")" = "# would write $dest (mode 0600):
+    token: \"***\"" ]
+    # The same content already there: nothing to show.
+    mkdir -p "$(dirname "$dest")"
+    printf 'same\n' >"$dest"
+    printf 'same\n' | write_or_show "$dest" 0600 4>"$out"
+    [ "$WRITE_FILE_CHANGED" = false ]
+    [ ! -s "$out" ]
+}
+
+@test "write_or_show outside a dry run is write_file" {
+    local dest=$BATS_TEST_TMPDIR/etc/f.conf
+    DRY_RUN=false
+    printf 'x=1\n' | write_or_show "$dest" 0644 4>/dev/null
+    [ "$WRITE_FILE_CHANGED" = true ] && [ "$(cat "$dest")" = x=1 ]
+    printf 'x=1\n' | write_or_show "$dest" 0644 4>/dev/null
+    [ "$WRITE_FILE_CHANGED" = false ]
+}
+
+@test "poll_until: backoff until the deadline, then a timed-out failure" {
+    CURRENT_STEP=print-join WAIT_SECONDS=1
+    bats_run --separate-stderr poll_until "the API server" false
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "install_k8s_cluster.sh: print-join: timed out after 1s waiting for the API server" ]
+    poll_until "a quick thing" true
+}
+
+@test "the rendered files of -o are the render functions' output" {
+    MODE=init ADVERTISE_ADDRESS=10.0.0.11 NODE_NAME=master-1
+    bats_run -0 render_into_dir "$BATS_TEST_TMPDIR/out"
+    [ "$(cat "$BATS_TEST_TMPDIR/out/kubeadm-init.yaml")" = "$(render_init_config)" ]
+    [ "$(cat "$BATS_TEST_TMPDIR/out/sysctl-k8s.conf")" = "$(render_sysctl)" ]
+    [ "$(mode_of "$BATS_TEST_TMPDIR/out/kubernetes.list")" = 600 ]
+}
