@@ -16,8 +16,9 @@ from lab_cli import LabCLI
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tools'
 k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabtl', tag='ltl')
 SUBNET = '10.254.244.0/24'
-INSTALL = (pathlib.Path(__file__).resolve().parents[2] / 'k8s_mgmt' /
-           'scripts' / 'install_k8s_cluster.sh')
+SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / 'k8s_mgmt' / 'scripts'
+INSTALL = SCRIPTS / 'install_k8s_cluster.sh'
+LIBRARY = SCRIPTS / 'k8s_mgmt_lib.sh'
 INIT_CONFIG = '''apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
 localAPIEndpoint:
@@ -63,6 +64,8 @@ def test_exec_passes_stdio_and_status_and_faults_fail_like_the_tools(
     # The install script takes its apt-get path and fails there.
     k8s_mgmt('exec', name, '--', 'sh', '-c', 'cat > /root/install.sh',
              stdin=INSTALL.read_text())
+    k8s_mgmt('exec', name, '--', 'sh', '-c', 'cat > /root/' + LIBRARY.name,
+             stdin=LIBRARY.read_text())
     install = k8s_mgmt('exec', name, '--', 'bash', '/root/install.sh',
                        'init', '-a', one_vm['ip'], '-c', 'none', '-w', '20',
                        check=False)

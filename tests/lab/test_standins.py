@@ -28,6 +28,9 @@ INSTALL = str(ROOT / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh')
 CONFIGURE_LB = str(ROOT / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh')
 REMOTE_INSTALL = '/tmp/install_k8s_cluster.sh'
 REMOTE_LB = '/tmp/configure_lb.sh'
+# Both scripts source it from their own directory.
+LIBRARY = str(ROOT / 'k8s_mgmt' / 'scripts' / 'k8s_mgmt_lib.sh')
+REMOTE_LIBRARY = '/tmp/k8s_mgmt_lib.sh'
 CNI = '/etc/k8s-mgmt-lab/cni.yaml'
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-standins'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.231.0/24',
@@ -53,6 +56,7 @@ class Node(object):
 
     def upload_scripts(self):
         self.session.connect()
+        self.session.put(LIBRARY, REMOTE_LIBRARY, mode=0o644)
         self.session.put(INSTALL, REMOTE_INSTALL, mode=0o755)
         self.session.put(CONFIGURE_LB, REMOTE_LB, mode=0o755)
 

@@ -52,7 +52,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples')
 FLAVOURS = ('simple', 'complex', 'podaffinity')
-SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh')
+SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
+           'Scripts/k8s_mgmt_lib.sh')
 COMPILED = ('.pyc', '.pyo')
 # Not copied from the top of the checkout: VCS, virtualenvs, build output.
 NOT_COPIED = {'.git', '.venv', '.tox', '.pytest_cache', 'build', 'dist'}
@@ -224,6 +225,7 @@ def test_the_checkout_has_what_the_distributions_must_carry(dist):
     # Guards the comparisons below against an empty or misplaced walk.
     assert {'k8s_mgmt/scripts/install_k8s_cluster.sh',
             'k8s_mgmt/scripts/configure_lb.sh',
+            'k8s_mgmt/scripts/k8s_mgmt_lib.sh',
             'k8s_mgmt/samples/requests/complex.json',
             'k8s_mgmt/samples/vnf_package/TOSCA-Metadata/TOSCA.meta',
             'k8s_mgmt/samples/vnf_package/UserData/__init__.py',

@@ -15,11 +15,14 @@ args() {
 
 @test "parse_args and validate_args: values and defaults" {
     args -v 10.0.0.100/24 -b m1=10.0.0.11,10.0.0.12 -P 150 -s - -l 10.0.0.11
-    [ "$VIP" = 10.0.0.100/24 ] && [ "$PRIORITY" = 150 ]
-    [ "$LOCAL_IP" = 10.0.0.11 ] && [ "$SECRETS_SOURCE" = - ]
+    [ "$VIP" = 10.0.0.100/24 ]
+    [ "$PRIORITY" = 150 ]
+    [ "$LOCAL_IP" = 10.0.0.11 ]
+    [ "$SECRETS_SOURCE" = - ]
     # The router id defaults to the VIP's last octet.
     [ "$ROUTER_ID" = 100 ]
-    [ "$FRONTEND_PORT" = 16443 ] && [ "$APISERVER_PORT" = 6443 ]
+    [ "$FRONTEND_PORT" = 16443 ]
+    [ "$APISERVER_PORT" = 6443 ]
     [ "${SERVER_NAMES[*]}" = 'm1 master-10-0-0-12' ]
     [ "${SERVER_IPS[*]}" = '10.0.0.11 10.0.0.12' ]
 }
@@ -133,7 +136,8 @@ args() {
     ROOT_DIR=$BATS_TEST_TMPDIR/root
     systemctl_do() { echo "systemctl $*" >>"$BATS_TEST_TMPDIR/called"; }
     run ! service_running haproxy "$ROOT_DIR/etc/haproxy/haproxy.cfg"
-    mkdir -p "$ROOT_DIR/etc/haproxy" && touch "$ROOT_DIR/etc/haproxy/haproxy.cfg"
+    mkdir -p "$ROOT_DIR/etc/haproxy"
+    touch "$ROOT_DIR/etc/haproxy/haproxy.cfg"
     service_running haproxy "$ROOT_DIR/etc/haproxy/haproxy.cfg"
     [ "$(apply_service haproxy x true)" = 'haproxy: reload' ]
     [ "$(apply_service keepalived x false)" = 'keepalived: start' ]

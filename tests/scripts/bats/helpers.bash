@@ -29,3 +29,6 @@ mtime_of() {
 mode_of() {
     stat -c '%a' -- "$1"
 }
+
+# In a test body only a failing command on its own stops the test: a
+# failure on the left of && does not (set -e), so checks stand one a line.

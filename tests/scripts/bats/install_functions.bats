@@ -18,24 +18,32 @@ setup() {
     [ "$MODE" = join-master ]
     [ "$ENDPOINT" = 10.0.0.100:16443 ]
     [ "$ADVERTISE_ADDRESS" = 10.0.0.12 ]
-    [ "$HA" = true ] && [ "$DRY_RUN" = true ]
-    [ "$WAIT_SECONDS" = 42 ] && [ "$NODE_NAME" = m-2 ]
+    [ "$HA" = true ]
+    [ "$DRY_RUN" = true ]
+    [ "$WAIT_SECONDS" = 42 ]
+    [ "$NODE_NAME" = m-2 ]
     [ "$SECRETS_SOURCE" = - ]
 }
 
 @test "parse_args: a missing or unknown mode or option is a usage error" {
     bats_run --separate-stderr parse_args
-    [ "$status" -eq 2 ] && [[ $stderr == *"missing mode"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"missing mode"* ]]
     bats_run --separate-stderr parse_args upgrade
-    [ "$status" -eq 2 ] && [[ $stderr == *"unknown mode: upgrade"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"unknown mode: upgrade"* ]]
     bats_run --separate-stderr parse_args -a 10.0.0.1
-    [ "$status" -eq 2 ] && [[ $stderr == *"missing mode before option -a"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"missing mode before option -a"* ]]
     bats_run --separate-stderr parse_args init -Z
-    [ "$status" -eq 2 ] && [[ $stderr == *"unknown option -Z"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"unknown option -Z"* ]]
     bats_run --separate-stderr parse_args init -k
-    [ "$status" -eq 2 ] && [[ $stderr == *"option -k needs a value"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"option -k needs a value"* ]]
     bats_run --separate-stderr parse_args init extra
-    [ "$status" -eq 2 ] && [[ $stderr == *"unexpected argument: extra"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"unexpected argument: extra"* ]]
     bats_run -0 parse_args -h
     [[ ${lines[0]} == "Usage: install_k8s_cluster.sh MODE [options]" ]]
 }
@@ -70,11 +78,14 @@ setup() {
 }
 
 @test "is_node_name and is_plain_list" {
-    is_node_name master-1 && is_node_name a && is_node_name w1.lab
+    is_node_name master-1
+    is_node_name a
+    is_node_name w1.lab
     bats_run ! is_node_name Master-1
     bats_run ! is_node_name -m
     bats_run ! is_node_name m-
-    is_plain_list '' && is_plain_list 'a.example,10.0.0.0/8,*.svc'
+    is_plain_list ''
+    is_plain_list 'a.example,10.0.0.0/8,*.svc'
     bats_run ! is_plain_list 'a b'
     bats_run ! is_plain_list "a'b"
     bats_run ! is_plain_list 'a"b'
@@ -201,12 +212,14 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
     store_secret https_proxy http://proxy:3128
     [ "$HTTPS_PROXY_URL" = http://proxy:3128 ]
     bats_run --separate-stderr store_secret token not-a-token-s3cret
-    [ "$status" -eq 2 ] && [[ $stderr == *"secret 'token' is not a bootstrap token"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"secret 'token' is not a bootstrap token"* ]]
     [[ $stderr != *s3cret* ]]
     bats_run --separate-stderr store_secret certificate_key abc
     [ "$status" -eq 2 ]
     bats_run --separate-stderr store_secret password s3cret
-    [ "$status" -eq 2 ] && [[ $stderr == *"unknown key in secrets input: 'password'"* ]]
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"unknown key in secrets input: 'password'"* ]]
 }
 
 @test "write_or_show in a dry run shows the file, masked, and writes nothing" {
@@ -214,7 +227,8 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
     DRY_RUN=true
     printf '    token: "abcdef.0123456789abcdef"\n' | write_or_show "$dest" 0600 4>"$out"
     [ "$WRITE_FILE_CHANGED" = true ]
-    [ ! -e "$dest" ] && [ ! -e "$BATS_TEST_TMPDIR/etc" ]
+    [ ! -e "$dest" ]
+    [ ! -e "$BATS_TEST_TMPDIR/etc" ]
     [ "$(cat "$out")" = "# would write $dest (mode 0600):
     token: \"***\"" ]
     # The same content already there: nothing to show.
@@ -229,7 +243,8 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
     local dest=$BATS_TEST_TMPDIR/etc/f.conf
     DRY_RUN=false
     printf 'x=1\n' | write_or_show "$dest" 0644 4>/dev/null
-    [ "$WRITE_FILE_CHANGED" = true ] && [ "$(cat "$dest")" = x=1 ]
+    [ "$WRITE_FILE_CHANGED" = true ]
+    [ "$(cat "$dest")" = x=1 ]
     printf 'x=1\n' | write_or_show "$dest" 0644 4>/dev/null
     [ "$WRITE_FILE_CHANGED" = false ]
 }

@@ -53,7 +53,9 @@ setup() {
     touch "$a" "$b" "$BATS_TEST_TMPDIR/kept"
     TEMP_FILES+=("$a" "$b")
     cleanup
-    [ ! -e "$a" ] && [ ! -e "$b" ] && [ -e "$BATS_TEST_TMPDIR/kept" ]
+    [ ! -e "$a" ]
+    [ ! -e "$b" ]
+    [ -e "$BATS_TEST_TMPDIR/kept" ]
     TEMP_FILES=()
     cleanup
 }
@@ -75,13 +77,17 @@ setup() {
 }
 
 @test "in_range and is_port" {
-    in_range 1 1 255 && in_range 255 1 255 && in_range 010 1 255
+    in_range 1 1 255
+    in_range 255 1 255
+    in_range 010 1 255
     run ! in_range 0 1 255
     run ! in_range 256 1 255
     run ! in_range -1 0 9
     run ! in_range '' 0 9
     run ! in_range 123456 0 999999
-    is_port 1 && is_port 6443 && is_port 65535
+    is_port 1
+    is_port 6443
+    is_port 65535
     run ! is_port 0
     run ! is_port 65536
     run ! is_port 80a
