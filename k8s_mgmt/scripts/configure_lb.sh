@@ -367,20 +367,26 @@ validate_haproxy() {
     haproxy -c -q -f "$file" >&2 || die "haproxy -c rejected the rendered config"
 }
 
-configure_haproxy() {
-    local dest rendered was_running=false
-    dest=$(path_of /etc/haproxy/haproxy.cfg)
+# configure_service SERVICE DEST MODE RENDER VALIDATE: what RENDER prints
+# becomes DEST when it differs (VALIDATE checks it first), then SERVICE is
+# reloaded or started.
+configure_service() {
+    local service=$1 dest=$2 mode=$3 render=$4 validate=$5 rendered was_running=false
     rendered=$(mktemp)
     TEMP_FILES+=("$rendered")
-    render_haproxy >"$rendered"
+    "$render" >"$rendered"
     if same_content "$dest" <"$rendered"; then
-        echo "haproxy: unchanged"
+        echo "$service: unchanged"
         return 0
     fi
-    validate_haproxy "$rendered"
-    service_running haproxy "$dest" && was_running=true
-    write_file "$dest" 0644 <"$rendered"
-    apply_service haproxy "$dest" "$was_running"
+    "$validate" "$rendered"
+    service_running "$service" "$dest" && was_running=true
+    write_file "$dest" "$mode" <"$rendered"
+    apply_service "$service" "$dest" "$was_running"
+}
+
+configure_haproxy() {
+    configure_service haproxy "$(path_of /etc/haproxy/haproxy.cfg)" 0644 render_haproxy validate_haproxy
 }
 
 install_check_script() {
@@ -412,19 +418,8 @@ validate_keepalived() {
 }
 
 configure_keepalived() {
-    local dest rendered was_running=false
-    dest=$(path_of /etc/keepalived/keepalived.conf)
-    rendered=$(mktemp)
-    TEMP_FILES+=("$rendered")
-    render_keepalived >"$rendered"
-    if same_content "$dest" <"$rendered"; then
-        echo "keepalived: unchanged"
-        return 0
-    fi
-    validate_keepalived "$rendered"
-    service_running keepalived "$dest" && was_running=true
-    write_file "$dest" 0600 <"$rendered"
-    apply_service keepalived "$dest" "$was_running"
+    configure_service keepalived "$(path_of /etc/keepalived/keepalived.conf)" 0600 \
+        render_keepalived validate_keepalived
 }
 
 # ------------------------------------------------------------------ main
