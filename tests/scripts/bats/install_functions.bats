@@ -264,3 +264,19 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
     [ "$(cat "$BATS_TEST_TMPDIR/out/sysctl-k8s.conf")" = "$(render_sysctl)" ]
     [ "$(mode_of "$BATS_TEST_TMPDIR/out/kubernetes.list")" = 600 ]
 }
+
+@test "a changed proxy drop-in reloads systemd and restarts containerd (dry run)" {
+    DRY_RUN=true
+    HTTP_PROXY_URL=http://proxy:3128
+    configure_proxy 4>"$BATS_TEST_TMPDIR/out"
+    grep -qF '# would write /etc/systemd/system/containerd.service.d/http-proxy.conf' "$BATS_TEST_TMPDIR/out"
+    grep -qxF '+ systemctl daemon-reload' "$BATS_TEST_TMPDIR/out"
+    [ "$CONTAINERD_RESTART" = true ]
+}
+
+@test "changed sysctls are applied (dry run)" {
+    DRY_RUN=true
+    module_present() { true; }
+    configure_kernel 4>"$BATS_TEST_TMPDIR/out"
+    grep -qxF '+ sysctl -q -p /etc/sysctl.d/99-kubernetes.conf' "$BATS_TEST_TMPDIR/out"
+}
