@@ -85,8 +85,10 @@ setup() {
     [[ $output != *reached* ]]
 }
 
-@test "a temporary file is next to DEST and gone afterwards" {
+@test "no temporary file is left, whether DEST changed or not" {
     printf 'v1\n' | write_file "$DIR/f" 0600
+    printf 'v2\n' | write_file "$DIR/f" 0600
+    [ "$(ls -A "$DIR")" = f ]
     printf 'v2\n' | write_file "$DIR/f" 0600
     [ "$(ls -A "$DIR")" = f ]
 }
