@@ -265,7 +265,17 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
     [ "$(mode_of "$BATS_TEST_TMPDIR/out/kubernetes.list")" = 600 ]
 }
 
+# The next two run steps whose files are under the host's /etc: a dry run
+# must not write them, and if it tried, this stand-in refuses.
+refuse_writes() {
+    write_file() {
+        echo "write_file $1 in a dry run" >&2
+        return 1
+    }
+}
+
 @test "a changed proxy drop-in reloads systemd and restarts containerd (dry run)" {
+    refuse_writes
     DRY_RUN=true
     HTTP_PROXY_URL=http://proxy:3128
     configure_proxy 4>"$BATS_TEST_TMPDIR/out"
@@ -275,6 +285,7 @@ Acquire::http::Proxy "http://***:***@proxy:3128";
 }
 
 @test "changed sysctls are applied (dry run)" {
+    refuse_writes
     DRY_RUN=true
     module_present() { true; }
     configure_kernel 4>"$BATS_TEST_TMPDIR/out"

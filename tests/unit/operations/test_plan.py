@@ -69,12 +69,14 @@ def test_simple_plan_init_token_join_then_workers_in_parallel():
         assert [k for k, _v in call.stdin_secrets] == ['token']
 
 
-def test_simple_plan_uploads_only_the_install_script():
+def test_simple_plan_uploads_the_library_then_the_install_script():
     _topo, phases = _plan('simple', 1, 1)
     upload = op_helpers.phase(phases, 'Upload the scripts')
     puts = [(w.node, w.text) for w in upload.work if w.kind == 'sftp']
     assert puts == [
+        ('master-1', 'put .k8s-mgmt/k8s_mgmt_lib.sh (mode 0700)'),
         ('master-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)'),
+        ('worker-1', 'put .k8s-mgmt/k8s_mgmt_lib.sh (mode 0700)'),
         ('worker-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)')]
 
 
