@@ -1,6 +1,7 @@
 """Which node scripts go to which node, and from where: the one upload.
 
-A node gets the install script; a master of an HA cluster also gets the
+A node gets the scripts' shared library (first: both scripts source it)
+and the install script; a master of an HA cluster also gets the
 load-balancer script. Each is the VNF package's copy when the package has
 one (``script_path`` for the install script, ``Scripts/<name>`` for the
 others), else the copy this distribution ships. They land in
