@@ -16,8 +16,10 @@ The loop body runs at once, then again after each delay; a delay never
 runs past the deadline, and the loop ends when the deadline has passed
 after an attempt. Delays double (``factor``) up to ``maximum``; with
 ``jitter`` each is drawn from [d/2, d] so that many pollers started
-together do not hit a server in step. The clock and the sleep can be
-replaced for tests.
+together do not hit a server in step. ``on_wait(seconds)``, when given,
+is called before each sleep with the seconds about to be slept (to log
+"retrying in ..."): it is not called after the last attempt. The clock
+and the sleep can be replaced for tests.
 """
 
 import random
@@ -28,7 +30,8 @@ class Poll(object):
     """An iterable of attempt numbers (1, 2, ...) paced by backoff."""
 
     def __init__(self, timeout, first=0.5, maximum=5.0, factor=2.0,
-                 jitter=True, clock=time.monotonic, sleep=time.sleep):
+                 jitter=True, clock=time.monotonic, sleep=time.sleep,
+                 on_wait=None):
         if timeout is None or timeout < 0:
             raise ValueError('a poll needs a timeout >= 0, not %r'
                              % (timeout,))
@@ -39,6 +42,7 @@ class Poll(object):
         self.jitter = jitter
         self._clock = clock
         self._sleep = sleep
+        self._on_wait = on_wait
         self.deadline = clock() + timeout
         self.attempts = 0
 
@@ -68,4 +72,7 @@ class Poll(object):
             remaining = self.deadline - self._clock()
             if remaining <= 0:
                 return
-            self._sleep(min(next(delays), remaining))
+            delay = min(next(delays), remaining)
+            if self._on_wait is not None:
+                self._on_wait(delay)
+            self._sleep(delay)

@@ -3,7 +3,8 @@
 Responses are read as JSON (``_preload_content=False``) and reduced to plain
 :class:`NodeState` values: the driver never parses kubectl text, and a
 stand-in API that omits optional fields does not trip the client's models.
-Waiting is polling with jittered backoff against a deadline.
+Waiting is polling with jittered backoff against a deadline
+(:class:`~k8s_mgmt.polling.Poll`).
 
 Every request is bounded by ``[k8s_mgmt] kube_api_timeout`` (connect plus
 read), cut to what is left of the caller's deadline, and is tried once:
@@ -14,7 +15,6 @@ An API that accepts the connection and never answers ends in a
 
 import dataclasses
 import json
-import random
 import time
 
 from kubernetes import client as k8s_client
@@ -23,6 +23,7 @@ from urllib3 import exceptions as urllib3_exc
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt import secrets
 
 LOG = logging.getLogger(__name__)
@@ -42,13 +43,6 @@ class NodeState:
 
 
 APIError = exceptions.KubernetesAPIError
-
-
-def _delays():
-    delay = _FIRST_DELAY
-    while True:
-        yield delay / 2 + random.uniform(0, delay / 2)
-        delay = min(delay * 2, _MAX_DELAY)
 
 
 def request_timeout(deadline=None):
@@ -168,12 +162,11 @@ class ClusterAPI(object):
         """
         timeout = timeout or conf.CONF.k8s_mgmt.node_ready_timeout
         wanted = set(names)
-        deadline = time.monotonic() + timeout
-        delays = _delays()
+        poll = polling.Poll(timeout, first=_FIRST_DELAY, maximum=_MAX_DELAY)
         last_error, states, reported = None, {}, None
-        while True:
+        for _ in poll:
             try:
-                states = self.nodes(deadline=deadline)
+                states = self.nodes(deadline=poll.deadline)
                 last_error = None
             except APIError as err:
                 last_error = err
@@ -185,12 +178,8 @@ class ClusterAPI(object):
                 LOG.info('%s waiting for %d node(s) to be Ready: %s',
                          prefix, len(missing), ', '.join(missing))
                 reported = missing
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                detail = ('; last API error: %s' % last_error
-                          if last_error else '')
-                raise APIError(
-                    endpoint=self.endpoint, what='wait for Ready nodes',
-                    reason='not Ready after %.0f s: %s%s' % (
-                        timeout, ', '.join(missing), detail))
-            time.sleep(min(next(delays), remaining))
+        detail = '; last API error: %s' % last_error if last_error else ''
+        raise APIError(
+            endpoint=self.endpoint, what='wait for Ready nodes',
+            reason='not Ready after %.0f s: %s%s' % (
+                timeout, ', '.join(missing), detail))

@@ -26,7 +26,6 @@ plus one ``kube_api_timeout``.
 
 import dataclasses
 import json
-import random
 import time
 
 from kubernetes import client as k8s_client
@@ -34,6 +33,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt.kube import client as client_mod
 
 LOG = logging.getLogger(__name__)
@@ -111,13 +111,6 @@ class DrainReport:
     skipped: list = dataclasses.field(default_factory=list)  # DS / mirror
     node_deleted: bool = False
     seconds: float = 0.0
-
-
-def _delays():
-    delay = _FIRST_DELAY
-    while True:
-        yield delay / 2 + random.uniform(0, delay / 2)
-        delay = min(delay * 2, _MAX_DELAY)
 
 
 def _refusal_reason(status, body):
@@ -233,7 +226,8 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     """
     timeout = timeout or conf.CONF.k8s_mgmt.drain_timeout
     started = time.monotonic()
-    calls = _Calls(api, deadline=started + timeout)
+    poll = polling.Poll(timeout, first=_FIRST_DELAY, maximum=_MAX_DELAY)
+    calls = _Calls(api, deadline=poll.deadline)
     report = DrainReport(node=node_name)
     node = calls.node(node_name)
     if node is None:
@@ -249,7 +243,7 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
                  node_name, 'unreachable' if node_unreachable
                  else 'not Ready')
     else:
-        _drain(calls, node_name, timeout, force, report, prefix)
+        _drain(calls, poll, node_name, force, report, prefix)
     # Drained (or not drainable): removing the Node may take one full
     # request even when the drain used up its deadline.
     calls.deadline = None
@@ -262,32 +256,32 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     return report
 
 
-def _drain(calls, node_name, timeout, force, report, prefix):
-    delays = _delays()
+def _drain(calls, poll, node_name, force, report, prefix):
+    """Evict rounds paced by ``poll`` until no pod but those that stay is
+    left; DrainError naming the rest at the deadline."""
     reasons = {}       # pod -> why it is still on the node, as last seen
-    while True:
+    left = []          # pods to move, as last listed
+    for _ in poll:
         try:
             pods = calls.pods_on(node_name)
         except _OutOfTime:
             if not reasons:
                 raise  # no pod known yet: the listing itself is the error
-            raise DrainError(calls.api.endpoint, node_name, timeout, reasons)
+            break
         report.skipped = sorted(p.ref for p in pods if p.stays)
-        remaining = [p for p in pods if not p.stays]
-        if not remaining:
+        left = [p for p in pods if not p.stays]
+        if not left:
             return
         reasons = {p.ref: reasons.get(p.ref, 'still on the node')
-                   for p in remaining}
-        _evict_round(calls, remaining, force, report, reasons)
+                   for p in left}
+        _evict_round(calls, left, force, report, reasons)
         if calls.out_of_time():
-            raise DrainError(calls.api.endpoint, node_name, timeout,
-                             reasons or {p.ref: 'still on the node'
-                                         for p in remaining})
+            break
         if reasons:
             LOG.info('%s %s: waiting on %d pod(s): %s', prefix, node_name,
                      len(reasons), ', '.join(sorted(reasons)))
-        time.sleep(max(min(next(delays),
-                           calls.deadline - time.monotonic()), 0))
+    raise DrainError(calls.api.endpoint, node_name, poll.timeout,
+                     reasons or {p.ref: 'still on the node' for p in left})
 
 
 def _evict_round(calls, pods, force, report, reasons):

@@ -2,14 +2,14 @@
 
 :class:`SSHSession` opens one paramiko connection to a node and reuses it for
 every command and SFTP upload of an operation. Connecting retries with
-jittered exponential backoff while a VM boots, but an authentication failure
-stops at once (retrying a wrong password only delays the error). Success of a
-command is its exit status alone: tools print warnings on stderr and still
-succeed. Uploads go through :mod:`k8s_mgmt.ssh.upload`; the paramiko channel
-helpers (bounded request replies, signals) are in :mod:`k8s_mgmt.ssh.channel`.
+jittered exponential backoff (:class:`~k8s_mgmt.polling.Poll`) while a VM
+boots, but an authentication failure stops at once (retrying a wrong
+password only delays the error). Success of a command is its exit status
+alone: tools print warnings on stderr and still succeed. Uploads go through
+:mod:`k8s_mgmt.ssh.upload`; the paramiko channel helpers (bounded request
+replies, signals) are in :mod:`k8s_mgmt.ssh.channel`.
 """
 
-import random
 import socket
 import time
 import uuid
@@ -19,6 +19,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt import secrets
 from k8s_mgmt.ssh import channel as channel_mod
 from k8s_mgmt.ssh import command as command_mod
@@ -47,14 +48,6 @@ def stderr_tail(text, extra=(), lines=STDERR_TAIL_LINES):
     if len(tail) > _STDERR_TAIL_CHARS:
         tail = '...' + tail[-_STDERR_TAIL_CHARS:]
     return secrets.redact(tail, extra=extra) if tail else '(no stderr output)'
-
-
-def backoff_delays(first=_BACKOFF_FIRST, maximum=_BACKOFF_MAX):
-    """Endless jittered exponential delays: each in [d/2, d], d doubling."""
-    delay = first
-    while True:
-        yield delay / 2 + random.uniform(0, delay / 2)
-        delay = min(delay * 2, maximum)
 
 
 class SSHSession(object):
@@ -98,13 +91,21 @@ class SSHSession(object):
         if self._client is not None:
             return
         self._verify = self._first_contact_check()
-        deadline = time.monotonic() + self.connect_deadline
-        delays = backoff_delays()
-        self.attempts = 0
-        while True:
-            self.attempts += 1
+        last_error = None
+
+        def retrying(delay):
+            LOG.debug('%(node)s: connect attempt %(n)d to %(addr)s failed '
+                      '(%(err)s); retrying in %(delay).1f s',
+                      {'node': self.node, 'n': self.attempts,
+                       'addr': self.target.address,
+                       'err': secrets.redact(last_error), 'delay': delay})
+
+        poll = polling.Poll(self.connect_deadline, first=_BACKOFF_FIRST,
+                            maximum=_BACKOFF_MAX, on_wait=retrying)
+        for attempt in poll:
+            self.attempts = attempt
             attempt_timeout = min(self.connect_timeout,
-                                  max(deadline - time.monotonic(), 0.1))
+                                  max(poll.remaining(), 0.1))
             try:
                 self._client = self._connect_once(attempt_timeout)
                 return
@@ -115,22 +116,12 @@ class SSHSession(object):
                     reason='%s at %s' % (err, self.target.address))
             except _RETRYABLE as err:
                 last_error = _describe(err)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise exceptions.SSHError(
-                    node=self.node, step='connect',
-                    reason='no SSH connection to %s within %.0f s '
-                           '(%d attempts); last error: %s'
-                    % (self.target.address, self.connect_deadline,
-                       self.attempts, last_error))
-            delay = min(next(delays), remaining)
-            LOG.debug('%(node)s: connect attempt %(n)d to %(addr)s failed '
-                      '(%(err)s); retrying in %(delay).1f s',
-                      {'node': self.node, 'n': self.attempts,
-                       'addr': self.target.address,
-                       'err': secrets.redact(last_error),
-                       'delay': delay})
-            time.sleep(delay)
+        raise exceptions.SSHError(
+            node=self.node, step='connect',
+            reason='no SSH connection to %s within %.0f s '
+                   '(%d attempts); last error: %s'
+            % (self.target.address, self.connect_deadline,
+               self.attempts, last_error))
 
     def _connect_once(self, timeout):
         client = paramiko.SSHClient()

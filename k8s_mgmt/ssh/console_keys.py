@@ -35,6 +35,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt.ssh import hostkeys
 
 LOG = logging.getLogger(__name__)
@@ -280,12 +281,11 @@ class FirstContactVerifier(object):
 
     def _poll(self, server_id, node):
         """ConsoleKeys once listed, a reason (str) when unavailable."""
-        started = self._clock()
-        delay = _FIRST_DELAY
-        reads = 0
+        poll = polling.Poll(self.deadline, first=_FIRST_DELAY,
+                            maximum=_MAX_DELAY, jitter=False,
+                            clock=self._clock, sleep=self._sleep)
         last = 'no console output yet'
-        while True:
-            reads += 1
+        for reads in poll:
             try:
                 session, region = self._session()
                 text = fetch_console(session, server_id, region,
@@ -305,12 +305,8 @@ class FirstContactVerifier(object):
                     return found
                 last = ('%d characters of console output, no complete '
                         '%s block' % (len(text), FINGERPRINTS))
-            remaining = started + self.deadline - self._clock()
-            if remaining <= 0:
-                raise ConsoleKeysMissing(
-                    node=node, step='connect',
-                    reason='no host key fingerprints on the console of '
-                           'server %s within %.0f s (%d reads; last: %s)'
-                           % (server_id, self.deadline, reads, last))
-            self._sleep(min(delay, remaining))
-            delay = min(delay * 2, _MAX_DELAY)
+        raise ConsoleKeysMissing(
+            node=node, step='connect',
+            reason='no host key fingerprints on the console of '
+                   'server %s within %.0f s (%d reads; last: %s)'
+                   % (server_id, self.deadline, poll.attempts, last))

@@ -42,6 +42,20 @@ def test_the_last_delay_is_cut_to_the_deadline_then_one_last_attempt():
     assert poll.expired() and poll.remaining() == 0.0
 
 
+def test_on_wait_hears_each_delay_before_it_is_slept_not_after_the_end():
+    clock = FakeClock()
+    heard = []
+
+    def on_wait(seconds):
+        heard.append((seconds, len(clock.slept)))
+
+    poll = _poll(clock, 2.5, first=1, maximum=4, jitter=False,
+                 on_wait=on_wait)
+    assert list(poll) == [1, 2, 3]
+    # Each delay is announced before its sleep; none after attempt 3.
+    assert heard == [(1, 0), (1.5, 1)]
+
+
 def test_jittered_delays_stay_within_half_and_full_delay():
     clock = FakeClock()
     poll = _poll(clock, 1000, first=2, maximum=8)

@@ -9,13 +9,13 @@ import os
 import signal
 import stat
 import subprocess
-import time
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt import secrets
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh.command import Command
@@ -76,14 +76,8 @@ def _processes_with(text):
 
 
 def _wait_until(predicate, deadline=10.0):
-    delay, waited = 0.01, 0.0
-    while not predicate():
-        if waited >= deadline:
-            return False
-        time.sleep(delay)
-        waited += delay
-        delay = min(delay * 2, 0.5)
-    return True
+    poll = polling.Poll(deadline, first=0.01, maximum=0.5)
+    return any(predicate() for _ in poll)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt import kube
 from k8s_mgmt.kube import drain
 from k8s_mgmt.lab import standins
@@ -95,11 +96,12 @@ def etcd(tmp_path_factory):
          '--initial-cluster', 'drain-test=http://127.0.0.1:%d' % peer],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     store = store_mod.EtcdStore('127.0.0.1', client)
-    deadline = time.monotonic() + 30
-    while not store.healthy():
+    for _ in polling.Poll(30, first=0.05, maximum=0.5):
+        if store.healthy():
+            break
         assert proc.poll() is None, 'etcd exited'
-        assert time.monotonic() < deadline, 'etcd not healthy in 30 s'
-        time.sleep(0.1)
+    else:
+        pytest.fail('etcd not healthy in 30 s')
     yield '127.0.0.1:%d' % client
     proc.terminate()
     proc.wait(10)

@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt.kube import etcd
 from k8s_mgmt.ssh import target
 
@@ -64,9 +65,7 @@ def cluster(tmp_path):
             '--initial-cluster', 'master-1=http://127.0.0.1:%d' % peer]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    delay = 0.05
-    while True:
+    for _ in polling.Poll(30, first=0.05, maximum=0.5):
         try:
             with urllib.request.urlopen('http://127.0.0.1:%d/health'
                                         % client, timeout=2) as resp:
@@ -75,9 +74,8 @@ def cluster(tmp_path):
         except OSError:
             pass
         assert proc.poll() is None, 'etcd exited'
-        assert time.monotonic() < deadline, 'etcd not healthy in 30 s'
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
+    else:
+        pytest.fail('etcd not healthy in 30 s')
     try:
         yield client
     finally:
