@@ -1,0 +1,91 @@
+"""The driver waits only through polling.Poll: no hand-written sleep loops.
+
+Every call of a ``sleep`` (``time.sleep``, ``eventlet.sleep``, an injected
+``self._sleep``, ``from time import sleep``) in the ``k8s_mgmt`` package is
+an error, except in ``polling.py`` itself and the lab's tree. A sleep that
+is not a wait (there should hardly be one) says why on its line, behind
+``# not a poll:``.
+"""
+
+import ast
+import os
+
+import k8s_mgmt
+
+MARKER = '# not a poll:'
+PACKAGE = os.path.dirname(k8s_mgmt.__file__)
+EXEMPT = ('polling.py', 'lab' + os.sep)
+# Sleeps in files another change rewrites: each entry says which, and goes
+# when that file has no sleep left.
+PENDING = {
+    os.path.join('cli', 'lab.py'):
+        "the lab CLI's daemon stop, moving with the lab to its own package",
+}
+
+
+def _is_sleep(name):
+    return name.lstrip('_') == 'sleep'
+
+
+def sleeps_in(source):
+    """Line numbers of the unmarked sleep calls and imports in ``source``."""
+    lines = source.splitlines()
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (func.attr if isinstance(func, ast.Attribute) else
+                    getattr(func, 'id', ''))
+            if _is_sleep(name):
+                found.add(node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if any(_is_sleep(alias.name) for alias in node.names):
+                found.add(node.lineno)
+    return sorted(n for n in found if MARKER not in lines[n - 1])
+
+
+def _package_sleeps():
+    found = {}
+    for root, dirs, files in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d != '__pycache__']
+        for name in files:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, PACKAGE)
+            if not name.endswith('.py') or rel.startswith(EXEMPT):
+                continue
+            with open(path, encoding='utf-8') as f:
+                lines = sleeps_in(f.read())
+            if lines:
+                found[rel] = lines
+    return found
+
+
+def test_the_package_waits_only_through_poll():
+    found = {rel: lines for rel, lines in _package_sleeps().items()
+             if rel not in PENDING}
+    assert found == {}, (
+        'hand-written waits in k8s_mgmt (file: lines): %s; wait with '
+        'k8s_mgmt.polling.Poll, or say on the line why it is no wait '
+        '(%s ...)' % (found, MARKER))
+
+
+def test_every_pending_file_still_sleeps():
+    found = _package_sleeps()
+    stale = sorted(rel for rel in PENDING if rel not in found)
+    assert stale == [], ('no sleep left in %s: remove it from PENDING'
+                         % ', '.join(stale))
+
+
+def test_each_form_of_sleep_is_found_and_the_marker_is_heard():
+    source = '\n'.join([
+        'import time',                               # 1
+        'from time import sleep as pause',           # 2
+        'time.sleep(1)',                             # 3
+        'eventlet.sleep(0)',                         # 4
+        'self._sleep(min(delay, remaining))',        # 5
+        'sleep(2)',                                  # 6
+        'time.sleep(0)  %s yields to a thread' % MARKER,  # 7
+        'f(sleep=time.sleep)',                       # 8: a reference only
+        'time.monotonic()',                          # 9
+    ])
+    assert sleeps_in(source) == [2, 3, 4, 5, 6]
