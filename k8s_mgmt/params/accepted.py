@@ -136,7 +136,8 @@ def proxy_url(text):
         return reason
     if colon and not (_PORT.fullmatch(port) and 1 <= int(port) <= 65535):
         return ('port is not a number from 1 to 65535 (a placeholder '
-                'such as the samples\' "port1" must be replaced)')
+                'such as "port1" in Tacker\'s sample requests must be '
+                'replaced)')
     return None
 
 

@@ -213,8 +213,8 @@ def vm_path(report, path, value):
 def proxy_url(report, path, value):
     """An http(s) proxy URL (see :func:`accepted.proxy_url`), held as a
     Secret: it may carry a password, so messages name the rule only. The
-    seeds' placeholder port (``host1:port1``) is an error: the VMs would
-    fail on it."""
+    placeholder port of Tacker's sample requests (``host1:port1``) is an
+    error: the VMs would fail on it."""
     url = secret(report, path, value, what='proxy URL')
     if url is None:
         return None

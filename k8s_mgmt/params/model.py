@@ -91,12 +91,13 @@ class PvRegistration:
 
 @dataclasses.dataclass(frozen=True)
 class AnsibleParams:
-    """The pre-built Ansible server of the kubespray mode (seed 001).
+    """The pre-built Ansible server of the kubespray mode.
 
     ``placeholders`` names the fields the request left empty or set to a
-    placeholder (seed 001's sample has ``"0.0.0.0"`` and empty paths). They
-    pass validation with a warning, so the sample is accepted; the operation
-    that runs kubespray must refuse while any remain.
+    placeholder (the sample request of Tacker's kubespray specification has
+    ``"0.0.0.0"`` and empty paths). They pass validation with a warning, so
+    that sample is accepted; the operation that runs kubespray must refuse
+    while any remain.
     """
 
     ip_address: Optional[str] = None

@@ -8,8 +8,8 @@ the input used.
 
 What the node scripts accept (Kubernetes minors, IPv4 only, the proxy URL
 grammar, paths on a VM) is defined in :mod:`k8s_mgmt.params.accepted`.
-The seeds' placeholders that would fail on the VMs (a proxy port
-``port1``) are problems. Leniencies, each with a warning:
+The placeholders of Tacker's sample requests that would fail on the VMs (a
+proxy port ``port1``) are problems. Leniencies, each with a warning:
 
 * CIDRs with host bits set (``192.168.3.0/16``) are normalised to their
   network (the scripts get the network).

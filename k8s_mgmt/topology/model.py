@@ -49,7 +49,7 @@ class Node:
     compute_host: str       # OS-EXT-SRV-ATTR:host, None if not visible
     server_groups: tuple    # ids of the Nova server groups the server is in
     status: str             # Heat resource status of the server
-    # Added beyond the shared contract:
+    # Read from Heat; None when the source does not give them:
     group_stack_id: str = None    # the AutoScalingGroup's nested stack
     creation_time: str = None     # member (or server) creation time from Heat
 

@@ -1,7 +1,7 @@
 """Node hostnames: unique, stable DNS-1123 labels made from server ids.
 
-Not from the IP address: the reference driver's last-octet names collide
-(10.10.0.31 and 10.10.1.31).
+Not from the IP address: the last-octet names of Tacker's sample management
+driver collide (10.10.0.31 and 10.10.1.31).
 """
 
 import re
