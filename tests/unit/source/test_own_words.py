@@ -5,9 +5,8 @@ the working notes or files outside this repository it was written from."""
 import os
 import re
 
-import k8s_mgmt
+import source_files
 
-PACKAGE = os.path.dirname(k8s_mgmt.__file__)
 OUTSIDE_WORDS = re.compile(
     r'\bseeds?\b|ANCHORS\.md|LAB\.md|STYLE\.md|\.\./shared|/work/',
     re.IGNORECASE)
@@ -30,29 +29,12 @@ def outside_words(text):
             if OUTSIDE_WORDS.search(line)]
 
 
-def _package_hits():
-    hits = {}
-    for root, dirs, files in os.walk(PACKAGE):
-        dirs[:] = [d for d in dirs if d != '__pycache__']
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, encoding='utf-8', errors='replace') as f:
-                found = outside_words(f.read())
-            if found:
-                hits[os.path.relpath(path, PACKAGE)] = found
-    return hits
-
-
 def test_the_package_says_things_in_its_own_words():
-    hits = {rel: found for rel, found in _package_hits().items()
-            if rel not in PENDING}
-    assert hits == {}, (
+    found, stale = source_files.split_pending(
+        source_files.findings(outside_words), PENDING)
+    assert found == {}, (
         'say what the fact is (e.g. "the sample request of Tacker\'s '
-        'kubespray specification"), not where it was read: %s' % hits)
-
-
-def test_every_pending_file_still_needs_its_sweep():
-    stale = sorted(PENDING - set(_package_hits()))
+        'kubespray specification"), not where it was read: %s' % found)
     assert stale == [], ('%s no longer use outside words: remove them from '
                          'PENDING' % ', '.join(stale))
 

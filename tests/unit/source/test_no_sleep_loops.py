@@ -10,10 +10,9 @@ is not a wait (there should hardly be one) says why on its line, behind
 import ast
 import os
 
-import k8s_mgmt
+import source_files
 
 MARKER = '# not a poll:'
-PACKAGE = os.path.dirname(k8s_mgmt.__file__)
 EXEMPT = ('polling.py', 'lab' + os.sep)
 # Sleeps in files another change rewrites: each entry says which, and goes
 # when that file has no sleep left.
@@ -44,34 +43,13 @@ def sleeps_in(source):
     return sorted(n for n in found if MARKER not in lines[n - 1])
 
 
-def _package_sleeps():
-    found = {}
-    for root, dirs, files in os.walk(PACKAGE):
-        dirs[:] = [d for d in dirs if d != '__pycache__']
-        for name in files:
-            path = os.path.join(root, name)
-            rel = os.path.relpath(path, PACKAGE)
-            if not name.endswith('.py') or rel.startswith(EXEMPT):
-                continue
-            with open(path, encoding='utf-8') as f:
-                lines = sleeps_in(f.read())
-            if lines:
-                found[rel] = lines
-    return found
-
-
 def test_the_package_waits_only_through_poll():
-    found = {rel: lines for rel, lines in _package_sleeps().items()
-             if rel not in PENDING}
+    found, stale = source_files.split_pending(
+        source_files.findings(sleeps_in, '.py', EXEMPT), PENDING)
     assert found == {}, (
         'hand-written waits in k8s_mgmt (file: lines): %s; wait with '
         'k8s_mgmt.polling.Poll, or say on the line why it is no wait '
         '(%s ...)' % (found, MARKER))
-
-
-def test_every_pending_file_still_sleeps():
-    found = _package_sleeps()
-    stale = sorted(rel for rel in PENDING if rel not in found)
     assert stale == [], ('no sleep left in %s: remove it from PENDING'
                          % ', '.join(stale))
 
