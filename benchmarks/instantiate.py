@@ -16,10 +16,10 @@ import statistics
 import sys
 import time
 
-from k8s_mgmt.cli import lab_lcm
+from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt.cli import main as cli_main
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt.lab import manager
+from k8s_mgmt_lab import manager
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-instantiate'
 SUBNET = '10.254.233.0/24'

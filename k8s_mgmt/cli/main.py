@@ -1,31 +1,45 @@
 """``k8s-mgmt`` command line: one sub-command module per verb.
 
-Each module in :data:`COMMANDS` exposes ``register(subparsers)``, which adds
-its parser and sets ``func`` to a callable taking the parsed args and returning
-an exit status. Errors a user can cause print one line and exit non-zero.
+Each module in :data:`COMMANDS`, and each module an installed distribution
+registers in the :data:`PLUGIN_GROUP` entry point group (the lab's
+``k8s-mgmt-lab`` adds ``lab`` and ``demo``), exposes ``register(subparsers)``,
+which adds its parser and sets ``func`` to a callable taking the parsed args
+and returning an exit status. Errors a user can cause print one line and
+exit non-zero (:mod:`k8s_mgmt.cli.errors`).
 """
 
 import argparse
 import importlib
+from importlib import metadata
 import sys
 
-from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt import exceptions
-from k8s_mgmt.lab import LabError
+from k8s_mgmt.cli import errors
 
-COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.lab',
-            'k8s_mgmt.cli.package', 'k8s_mgmt.cli.demo',
+COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.package',
             'k8s_mgmt.cli.hostkeys', 'k8s_mgmt.cli.plan')
+PLUGIN_GROUP = 'k8s_mgmt.cli'
+
+
+def plugin_modules():
+    """The verb modules other installed distributions register, by entry
+    point name."""
+    try:
+        found = metadata.entry_points(group=PLUGIN_GROUP)
+    except TypeError:  # Python < 3.10: a dict of groups
+        found = metadata.entry_points().get(PLUGIN_GROUP, ())
+    return sorted(found, key=lambda ep: ep.name)
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
-        prog='k8s-mgmt',
+        prog=errors.PROG,
         description='Kubernetes clusters on Heat VMs: the Tacker management '
                     'driver mgmt-drivers-kubernetes and its tools.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     for name in COMMANDS:
         importlib.import_module(name).register(subparsers)
+    for entry_point in plugin_modules():
+        entry_point.load().register(subparsers)
     return parser
 
 
@@ -37,12 +51,8 @@ def main(argv=None):
         return 2
     try:
         return args.func(args) or 0
-    except (UserError, exceptions.MgmtDriverError, LabError) as err:
-        print('k8s-mgmt: error: %s' % err, file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print('k8s-mgmt: interrupted', file=sys.stderr)
-        return 130
+    except errors.REPORTED as err:
+        return errors.exit_status(err)
 
 
 if __name__ == '__main__':

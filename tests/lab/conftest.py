@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def assert_nothing_left(state_dir, tag, bridge):
-    from k8s_mgmt.lab import cleanup
+    from k8s_mgmt_lab import cleanup
     left = cleanup.find_leftovers(state_dir, tag, bridge)
     assert not any(left.values()), 'lab leftovers: %s' % left
     # The same, seen the way an operator would look.
@@ -91,15 +91,15 @@ def assert_lab_clean():
 def lab_leak_check():
     """After the whole lab suite: the test lab is gone without a trace."""
     yield
-    from k8s_mgmt.lab import cleanup
+    from k8s_mgmt_lab import cleanup
     cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
     assert_nothing_left(TEST_STATE_DIR, TEST_TAG, TEST_BRIDGE)
 
 
 @pytest.fixture(scope='session')
 def lab_network():
-    from k8s_mgmt.lab import cleanup
-    from k8s_mgmt.lab import net
+    from k8s_mgmt_lab import cleanup
+    from k8s_mgmt_lab import net
     cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
     network = net.LabNetwork(TEST_STATE_DIR, subnet=TEST_SUBNET,
                              bridge=TEST_BRIDGE, tag=TEST_TAG)
@@ -111,7 +111,7 @@ def lab_network():
 
 @pytest.fixture(scope='session')
 def vm_manager(lab_network):
-    from k8s_mgmt.lab import vm
+    from k8s_mgmt_lab import vm
     return vm.VMManager(lab_network, TEST_STATE_DIR, password=TEST_PASSWORD)
 
 
@@ -142,7 +142,7 @@ def make_vms(vm_manager, lab_network):
 def make_lab(assert_lab_clean):
     """make_lab(settings): a Lab cleared of an interrupted run's leftovers;
     taken down after the test, whatever its outcome, and checked clean."""
-    from k8s_mgmt.lab import manager
+    from k8s_mgmt_lab import manager
     made = []
 
     def make(settings):

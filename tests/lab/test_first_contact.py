@@ -16,9 +16,9 @@ import paramiko
 import pytest
 
 from k8s_mgmt import exceptions
-from k8s_mgmt.lab import lcm
-from k8s_mgmt.lab import manager
-from k8s_mgmt.lab import status as lab_status
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt.ssh import hostkeys
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-firstcontact'

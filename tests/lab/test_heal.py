@@ -23,10 +23,10 @@ from k8s_mgmt import driver as driver_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import shipped
-from k8s_mgmt.lab import lcm
-from k8s_mgmt.lab import lcm_heal
-from k8s_mgmt.lab import manager
-from k8s_mgmt.lab import status as lab_status
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import lcm_heal
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import labels
 

@@ -5,7 +5,7 @@ scripts/configure_lb.sh run over the driver's SSH layer, the cluster CA and
 certificates, a REAL etcd cluster (Debian etcd-server) on the masters, REAL
 haproxy and keepalived (unicast VRRP), the official ``kubernetes`` Python
 client. Stand-ins: kubeadm, kubelet, kubectl, containerd, systemctl and the
-kube-apiserver (``k8s_mgmt.lab.standins``).
+kube-apiserver (``k8s_mgmt_lab.standins``).
 """
 
 import json
@@ -20,8 +20,8 @@ import pytest
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt.lab import manager
-from k8s_mgmt.lab import status as lab_status
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as lab_status
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = str(ROOT / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh')

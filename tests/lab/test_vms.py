@@ -165,15 +165,15 @@ def test_destroy_removes_netns_veth_and_files(make_vms, vm_manager,
 
 
 def test_duplicate_ip_is_refused(make_vms, vm_manager):
-    from k8s_mgmt.lab import LabError
+    from k8s_mgmt_lab.errors import LabError
     info, = make_vms(1)
     with pytest.raises(LabError, match='already used'):
         vm_manager.create(str(uuid.uuid4()), 'dup', info.ip)
 
 
 def test_short_names_avoid_collisions(tmp_path):
-    from k8s_mgmt.lab import cleanup
-    registry = cleanup.Registry(str(tmp_path))
+    from k8s_mgmt_lab import registry as registry_mod
+    registry = registry_mod.Registry(str(tmp_path))
     first = registry.claim_vm('a', iter(['aaaa1111', 'bbbb2222']),
                               {'ip': '1'})
     second = registry.claim_vm('b', iter(['aaaa1111', 'cccc3333']),
@@ -183,7 +183,7 @@ def test_short_names_avoid_collisions(tmp_path):
 
 CRASHING_CONTROLLER = textwrap.dedent('''
     import os, sys, uuid
-    from k8s_mgmt.lab import net, vm
+    from k8s_mgmt_lab import net, vm
     state_dir, subnet, bridge, tag = sys.argv[1:5]
     network = net.LabNetwork(state_dir, subnet=subnet, bridge=bridge, tag=tag)
     network.up()
@@ -200,7 +200,7 @@ CRASHING_CONTROLLER = textwrap.dedent('''
 @pytest.mark.parametrize('in_process', [False, True])
 def test_teardown_after_controller_crash(in_process, lab_config,
                                          assert_lab_clean):
-    from k8s_mgmt.lab import cleanup
+    from k8s_mgmt_lab import cleanup
     state_dir = lab_config['state_dir'] + '-crash'
     args = [state_dir, '10.254.207.0/24', 'k8slabc0', 'k8k']
     cleanup.teardown(state_dir, tag='k8k', bridge='k8slabc0')
@@ -220,8 +220,8 @@ def test_teardown_after_controller_crash(in_process, lab_config,
 
 
 def _create_and_forget(state_dir, subnet, bridge, tag):
-    from k8s_mgmt.lab import net
-    from k8s_mgmt.lab import vm
+    from k8s_mgmt_lab import net
+    from k8s_mgmt_lab import vm
     network = net.LabNetwork(state_dir, subnet=subnet, bridge=bridge, tag=tag)
     network.up()
     manager = vm.VMManager(network, state_dir)
@@ -232,7 +232,7 @@ def _create_and_forget(state_dir, subnet, bridge, tag):
 
 
 def test_create_many_is_all_or_nothing(vm_manager, lab_network):
-    from k8s_mgmt.lab import LabError
+    from k8s_mgmt_lab.errors import LabError
     ip = lab_network.free_ips([v.ip for v in vm_manager.list()])[0]
     before = vm_manager.list()
     with pytest.raises(LabError, match='already used'):
@@ -244,7 +244,7 @@ def test_create_many_is_all_or_nothing(vm_manager, lab_network):
 
 
 def test_extra_layer_is_visible_in_the_vm(vm_manager, lab_network, tmp_path):
-    from k8s_mgmt.lab import vm
+    from k8s_mgmt_lab import vm
     tool = tmp_path / 'usr' / 'local' / 'bin' / 'lab-stand-in'
     tool.parent.mkdir(parents=True)
     tool.write_text('#!/bin/sh\necho stand-in "$@"\n')

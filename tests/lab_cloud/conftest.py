@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from k8s_mgmt.lab import cloud as lab_cloud
+from k8s_mgmt_lab import cloud as lab_cloud
 from tests.lab_cloud import nfv_params
 
 PACKAGE = os.path.join(os.path.dirname(__file__), '..', '..', 'k8s_mgmt',

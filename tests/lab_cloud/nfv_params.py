@@ -1,13 +1,13 @@
 """``nfv`` parameters for the lab cloud's own tests, made without Tacker.
 
 The lab itself builds its stacks from what the package's UserData returns
-through Tacker's code path (k8s_mgmt.lab.user_data); these tests of the
+through Tacker's code path (k8s_mgmt_lab.user_data); these tests of the
 cloud model alone derive the BaseHOT's ``get_param: [nfv, VDU|CP, <name>,
 <key>]`` inputs from the templates, which needs no Tacker and is fast.
 """
 
-from k8s_mgmt.lab import cloud
-from k8s_mgmt.lab import hot
+from k8s_mgmt_lab import cloud
+from k8s_mgmt_lab import hot
 
 
 def _param_paths(value):

@@ -12,7 +12,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 import pytest
 
-from k8s_mgmt.lab import api
+from k8s_mgmt_lab import api
 
 PASSWORD = 'lab-secret-pw'
 

@@ -5,9 +5,10 @@ import ipaddress
 
 import pytest
 
-from k8s_mgmt.lab import cloud as lab_cloud
+from k8s_mgmt_lab import cloud as lab_cloud
+from k8s_mgmt_lab import errors as lab_errors
 from tests.lab_cloud import nfv_params
-from k8s_mgmt.lab import hot
+from k8s_mgmt_lab import hot
 
 
 def _roles(cloud, stack_id):
@@ -60,14 +61,14 @@ def test_anti_affinity_workers_on_distinct_hosts(make_cloud):
 
 
 def test_anti_affinity_fails_clearly_without_enough_hosts(make_cloud):
-    with pytest.raises(lab_cloud.LabCloudError,
+    with pytest.raises(lab_errors.LabCloudError,
                        match='no compute host left'):
         make_cloud('podaffinity', workers=3, hosts=2)
 
 
 def test_anti_affinity_blocks_scale_out_beyond_hosts(make_cloud):
     cloud, stack_id = make_cloud('podaffinity', workers=2, hosts=2)
-    with pytest.raises(lab_cloud.LabCloudError, match='no compute host'):
+    with pytest.raises(lab_errors.LabCloudError, match='no compute host'):
         cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
 
 
@@ -102,16 +103,16 @@ def test_scale_in_prefers_unhealthy_member(make_cloud):
 
 def test_scale_outside_bounds_refused(make_cloud):
     cloud, stack_id = make_cloud('simple')
-    with pytest.raises(lab_cloud.LabCloudError, match='outside min_size'):
+    with pytest.raises(lab_errors.LabCloudError, match='outside min_size'):
         cloud.scale(stack_id, 'master_instance', 'SCALE_OUT')
-    with pytest.raises(lab_cloud.LabCloudError, match='outside min_size'):
+    with pytest.raises(lab_errors.LabCloudError, match='outside min_size'):
         cloud.scale(stack_id, 'worker_instance', 'SCALE_IN')
 
 
 def test_group_beyond_basehot_max_size_refused_like_heat(package_dir):
     cloud = lab_cloud.LabCloud(package_dir, compute_hosts=9)
     params = nfv_params.sample_parameters(package_dir, 'simple', workers=8)
-    with pytest.raises(lab_cloud.LabCloudError,
+    with pytest.raises(lab_errors.LabCloudError,
                        match='desired_capacity 8 is outside min_size 1 .. '
                              'max_size 5'):
         cloud.create_stack('simple', params)
@@ -130,10 +131,10 @@ def test_raised_max_size_lets_a_big_lab_scale_both_ways(package_dir,
     cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
     cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
     assert _roles(cloud, stack_id)['workerNode'] == 9
-    with pytest.raises(lab_cloud.LabCloudError, match='max_size 9'):
+    with pytest.raises(lab_errors.LabCloudError, match='max_size 9'):
         cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
     # The master group keeps the BaseHOT's limit.
-    with pytest.raises(lab_cloud.LabCloudError, match='max_size 1'):
+    with pytest.raises(lab_errors.LabCloudError, match='max_size 1'):
         cloud.scale(stack_id, 'master_instance', 'SCALE_OUT')
 
 
@@ -185,7 +186,7 @@ def test_recreate_gives_new_stack(make_cloud, provisioner):
     assert new_id != stack_id and cloud.stack(new_id)['name'] == name
     assert set(provisioner.deleted) == old_servers
     assert not ({s['server_id'] for s in cloud.servers(new_id)} & old_servers)
-    with pytest.raises(lab_cloud.LabCloudError):
+    with pytest.raises(lab_errors.LabCloudError):
         cloud.stack(stack_id)
 
 

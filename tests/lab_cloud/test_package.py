@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from k8s_mgmt.lab import hot
+from k8s_mgmt_lab import hot
 
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 DF_INPUTS = dict(descriptor_id='2807101a-7250-45ae-8908-d3151a302ea9',

@@ -16,8 +16,8 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
 from k8s_mgmt import exceptions
-from k8s_mgmt.lab import api
-from k8s_mgmt.lab import cloud as lab_cloud
+from k8s_mgmt_lab import api
+from k8s_mgmt_lab import cloud as lab_cloud
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.ssh import hostkeys

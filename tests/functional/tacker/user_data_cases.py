@@ -1,7 +1,7 @@
 """Cases run by test_tacker_compat.py in a process of their own.
 
 The sample package's UserData through Tacker 16's own code path
-(k8s_mgmt.lab.user_data.run): the request body checked against Tacker's API
+(k8s_mgmt_lab.user_data.run): the request body checked against Tacker's API
 schema, converted and built into an InstantiateVnfRequest as Tacker's API
 does, the VNFD as Tacker stores it after load_csar_data, the BaseHOT read
 by Tacker's get_base_nest_hot_dict, the UserData imported from the extracted
@@ -26,7 +26,7 @@ from tacker.vnfm.lcm_user_data import utils as tacker_user_data  # noqa
 
 from k8s_mgmt import package  # noqa: E402
 from k8s_mgmt import shipped  # noqa: E402
-from k8s_mgmt.lab import user_data  # noqa: E402
+from k8s_mgmt_lab import user_data  # noqa: E402
 
 pytestmark = pytest.mark.tacker
 

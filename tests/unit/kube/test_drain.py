@@ -20,10 +20,10 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import polling
 from k8s_mgmt import kube
 from k8s_mgmt.kube import drain
-from k8s_mgmt.lab import standins
-from k8s_mgmt.lab.standins import apiserver
-from k8s_mgmt.lab.standins import pki
-from k8s_mgmt.lab.standins import store as store_mod
+from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import apiserver
+from k8s_mgmt_lab.standins import pki
+from k8s_mgmt_lab.standins import store as store_mod
 
 TOKEN = 'drain-test-admin-token-0123456789abcdef'
 ETCD = shutil.which('etcd')

@@ -1,0 +1,138 @@
+"""``k8s-mgmt demo``: an HA cluster built on a fresh lab, shown, torn down.
+
+Runs the same code paths an operator would: ``lab up`` (through the CLI's
+own parser, so every lab option keeps its default), ``lab instantiate`` (the
+driver's hooks with the conductor's arguments), then ``lab down`` in a
+``finally`` - also after a failure or Ctrl-C.
+"""
+
+import argparse
+import os
+import signal
+
+from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab.cli import lab as lab_cli
+from k8s_mgmt_lab.cli import lab_lcm
+from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import net
+from k8s_mgmt_lab import status as status_mod
+
+DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
+DEFAULT_BRIDGE = 'k8sdemo0'
+DEFAULT_TAG = 'k8dm'
+FLAVOUR = 'complex'
+
+# What runs for real in the demo (the stand-ins are listed by the lab).
+REAL_PARTS = (
+    'the driver (mgmt-drivers-kubernetes) and its hooks, called with the '
+    'arguments Tacker\'s conductor passes',
+    'python-heatclient and keystoneauth reading the stack over HTTP',
+    'OpenSSH in every VM; the driver\'s SSH layer with host-key pinning',
+    'install_k8s_cluster.sh and configure_lb.sh as shipped in the package',
+    'HAProxy and keepalived (VRRP VIP) on the masters; the etcd cluster',
+    'the kubernetes Python client reading nodes through the API endpoint',
+)
+
+
+def register(subparsers):
+    demo = subparsers.add_parser(
+        'demo', help='build an HA Kubernetes cluster on a lab, show it, '
+                     'tear it down',
+        description='Bring up a "%s" lab (3 masters behind a VIP), run the '
+                    'driver\'s instantiate hooks on it, print the cluster '
+                    'and which parts were real, and take the lab down '
+                    'again, whatever happens. Needs root.' % FLAVOUR)
+    demo.add_argument('--state-dir', default=DEFAULT_STATE_DIR,
+                      help='the demo lab\'s state dir (default: '
+                           '%(default)s)')
+    demo.add_argument('--subnet', default=net.DEFAULT_SUBNET,
+                      help='lab subnet, used by nothing else on this '
+                           'machine (default: %(default)s)')
+    demo.add_argument('--bridge', default=DEFAULT_BRIDGE)
+    demo.add_argument('--tag', default=DEFAULT_TAG)
+    demo.add_argument('--workers', type=int, default=2,
+                      help='worker VMs (default: %(default)s)')
+    demo.add_argument('--request', metavar='FILE',
+                      help='InstantiateVnfRequest body of the "%s" flavour '
+                           '(default: the sample, "k8s-mgmt package request '
+                           '%s")' % (FLAVOUR, FLAVOUR))
+    demo.set_defaults(func=cmd_demo)
+
+
+def _log_path(args):
+    # Outside the state dir: "lab down" removes that, and the details of a
+    # failure are wanted after it.
+    return args.state_dir.rstrip('/') + '.demo.log'
+
+
+def _lab_args(args, *verb):
+    """``k8s-mgmt lab ... VERB`` parsed by the lab's own parser."""
+    parser = argparse.ArgumentParser(prog='k8s-mgmt')
+    lab_cli.register(parser.add_subparsers())
+    argv = ['lab', '--state-dir', args.state_dir, '--bridge', args.bridge,
+            '--tag', args.tag] + list(verb)
+    return parser.parse_args(argv)
+
+
+def _print_parts(stand_ins):
+    print('real parts:')
+    for part in REAL_PARTS:
+        print('  - %s' % part)
+    print('stand-ins:')
+    for name in sorted(stand_ins):
+        print('  - %s: %s' % (name, stand_ins[name]))
+
+
+def _run(args, settings):
+    print('==> lab up: flavour %s, %d workers' % (FLAVOUR, args.workers))
+    request = ['--request', args.request] if args.request else []
+    up = _lab_args(args, 'up', '--flavour', FLAVOUR, '--workers',
+                   str(args.workers), '--subnet', args.subnet, *request)
+    up.func(up)
+    print('==> instantiate (instantiate_start, instantiate_end)')
+    report = lab_lcm.run_instantiate(settings, log_path=_log_path(args))
+    try:
+        lab = status_mod.lab_status(settings, check_ssh=False)
+    except LabError as err:
+        raise UserError('cannot read the lab after instantiate: %s' % err)
+    lab_lcm.print_cluster(report, vip=lab.get('vip'))
+    _print_parts(lab.get('stand_ins') or status_mod.STAND_INS)
+    not_ready = [n['name'] for n in report['nodes'] if not n['ready']]
+    if not report['nodes'] or not_ready:
+        raise UserError('cluster not Ready: %s'
+                        % (', '.join(not_ready) or 'no nodes'))
+
+
+def _take_down(args):
+    # A second Ctrl-C must not leave namespaces and mounts behind.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        print('==> lab down')
+        down = _lab_args(args, 'down')
+        down.func(down)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def cmd_demo(args):
+    if args.workers < 0:
+        raise UserError('--workers must be 0 or more')
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    if manager.read_record(settings) is not None:
+        # Not ours to take down.
+        raise UserError('a lab is already up in %s; take it down with '
+                        '"k8s-mgmt lab --state-dir %s down" or pick another '
+                        '--state-dir' % (args.state_dir, args.state_dir))
+    log_path = _log_path(args)
+    if os.path.exists(log_path):
+        os.unlink(log_path)  # the details of an earlier run's failure
+    reporting.show_progress(quiet=False)
+    try:
+        _run(args, settings)
+    finally:
+        _take_down(args)
+    print('demo finished: the HA cluster was built, checked Ready and '
+          'removed')
+    return 0

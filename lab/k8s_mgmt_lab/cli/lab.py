@@ -1,0 +1,275 @@
+"""``k8s-mgmt lab up|status|down``: the OpenStack-shaped sandbox."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab.cli import lab_heal
+from k8s_mgmt_lab.cli import lab_lcm
+from k8s_mgmt_lab.cli import lab_scale
+from k8s_mgmt_lab.cli import lab_tools
+from k8s_mgmt_lab import cleanup
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import net
+from k8s_mgmt_lab import prereq
+from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt import shipped
+
+UP_DEADLINE = 300.0
+DOWN_DEADLINE = 30.0
+
+
+def register(subparsers):
+    lab = subparsers.add_parser('lab', help='the lab: namespace VMs with '
+                                'sshd behind Keystone and Heat APIs')
+    lab.add_argument('--state-dir', default=manager.DEFAULT_STATE_DIR,
+                     help='where the lab keeps its state (default: '
+                          '%(default)s)')
+    lab.add_argument('--bridge',
+                     help='lab bridge name (default: %s; "down" reads it '
+                          'from the lab\'s registry)' % net.DEFAULT_BRIDGE)
+    lab.add_argument('--tag',
+                     help='prefix of the lab\'s namespaces and links '
+                          '(default: %s)' % net.DEFAULT_TAG)
+    verbs = lab.add_subparsers(dest='lab_command', metavar='VERB')
+    up = verbs.add_parser('up', help='create the lab VMs and stack')
+    up.add_argument('--flavour', choices=manager.FLAVOURS,
+                    help='build the stack for this flavour\'s sample request '
+                         '(needed unless --request is given)')
+    up.add_argument('--request', metavar='FILE',
+                    help='InstantiateVnfRequest body (JSON) whose flavour, '
+                         'networks and UserData parameters the stack is '
+                         'built from; later LCM verbs use it too (default: '
+                         'the flavour\'s sample, "k8s-mgmt package request '
+                         'FLAVOUR")')
+    up.add_argument('--masters', type=_positive,
+                    help='masters (default: the flavour\'s minimum)')
+    up.add_argument('--workers', type=_non_negative,
+                    help='workers (default: the flavour\'s minimum)')
+    up.add_argument('--max-workers', type=_positive,
+                    help='max_size of the worker group (default: the '
+                         'BaseHOT\'s, 5 in the sample, raised to --workers '
+                         'when that is larger)')
+    up.add_argument('--subnet', default=net.DEFAULT_SUBNET)
+    up.add_argument('--compute-hosts', type=_positive, default=4)
+    up.add_argument('--init-delay', type=_seconds, default=0.0,
+                    help='seconds the kubeadm init stand-in takes, to model '
+                         'a real init (default 0)')
+    up.add_argument('--join-delay', type=_seconds, default=0.0,
+                    help='seconds the kubeadm join stand-in takes, to model '
+                         'a real join (default 0)')
+    up.set_defaults(func=cmd_up)
+    st = verbs.add_parser('status', help='show the lab')
+    st.add_argument('--json', action='store_true', help='JSON output')
+    st.set_defaults(func=cmd_status)
+    down = verbs.add_parser('down', help='remove everything the lab made')
+    down.set_defaults(func=cmd_down)
+    lab_lcm.register(verbs)         # instantiate
+    lab_heal.register(verbs)        # heal and kill
+    lab_scale.register(verbs)       # scale and terminate
+    lab_tools.register(verbs)       # fault and exec
+    lab.set_defaults(func=lambda args: lab.print_help() or 2)
+
+
+def _seconds(text):
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('not a number of seconds: %r' % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError('must not be negative')
+    return value
+
+
+def _positive(text):
+    return _count(text, 1)
+
+
+def _non_negative(text):
+    return _count(text, 0)
+
+
+def _count(text, minimum):
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('not a whole number: %r' % text)
+    if value < minimum:
+        raise argparse.ArgumentTypeError('must be at least %d' % minimum)
+    return value
+
+
+def _require_machine():
+    problems = prereq.problems()
+    if problems:
+        raise UserError('; '.join(problems))
+
+
+def cmd_up(args):
+    _require_machine()
+    settings = manager.LabSettings(state_dir=args.state_dir,
+                                   subnet=args.subnet,
+                                   bridge=args.bridge or net.DEFAULT_BRIDGE,
+                                   tag=args.tag or net.DEFAULT_TAG,
+                                   compute_hosts=args.compute_hosts,
+                                   init_delay=args.init_delay,
+                                   join_delay=args.join_delay)
+    if os.path.exists(settings.lab_file):
+        raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
+                        'first' % settings.state_dir)
+    outcome = _start_daemon(settings, args, up_request(args))
+    if 'error' in outcome:
+        raise UserError('lab up failed: %s' % outcome['error'])
+    return _print_status(settings, as_json=False)
+
+
+def up_request(args):
+    """The request ``lab up`` builds from: --request, else the sample of
+    --flavour; the two must agree when both are given."""
+    if args.request is None:
+        if args.flavour is None:
+            raise UserError('lab up needs --flavour or --request')
+        return shipped.sample_request(args.flavour)
+    body = lab_lcm.read_request(args.request)
+    flavour = body.get('flavourId') if isinstance(body, dict) else None
+    if flavour not in manager.FLAVOURS:
+        raise UserError('%s: flavourId must be one of %s, got %r' % (
+            args.request, ', '.join(manager.FLAVOURS), flavour))
+    if args.flavour is not None and args.flavour != flavour:
+        raise UserError('--flavour %s but %s asks for flavour %s'
+                        % (args.flavour, args.request, flavour))
+    return body
+
+
+def _start_daemon(settings, args, request):
+    read_fd, write_fd = os.pipe()
+    argv = [sys.executable, '-m', 'k8s_mgmt_lab.daemon',
+            '--state-dir', settings.state_dir, '--subnet', settings.subnet,
+            '--bridge', settings.bridge, '--tag', settings.tag,
+            '--compute-hosts', str(settings.compute_hosts),
+            '--request', '-', '--status-fd', str(write_fd),
+            '--init-delay', str(settings.init_delay),
+            '--join-delay', str(settings.join_delay)]
+    if args.masters is not None:
+        argv += ['--masters', str(args.masters)]
+    if args.workers is not None:
+        argv += ['--workers', str(args.workers)]
+    if args.max_workers is not None:
+        argv += ['--max-workers', str(args.max_workers)]
+    log_path = settings.state_dir.rstrip('/') + '.daemon.log'
+    with open(log_path, 'ab') as log:
+        daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
+                                  stderr=log, pass_fds=(write_fd,),
+                                  start_new_session=True)
+    os.close(write_fd)
+    # The body holds node passwords: it goes over a pipe, not a file.
+    try:
+        with daemon.stdin:
+            daemon.stdin.write(json.dumps(request).encode())
+    except BrokenPipeError:
+        pass  # the daemon died at once; _read_outcome reports it
+    try:
+        return _read_outcome(read_fd, daemon, log_path)
+    finally:
+        os.close(read_fd)
+
+
+def _read_outcome(read_fd, daemon, log_path):
+    deadline = time.monotonic() + UP_DEADLINE
+    data = b''
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_fd], [], [],
+                                    max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(read_fd, 4096)
+        if not chunk:  # the daemon closed the pipe (or died)
+            break
+        data += chunk
+        if data.endswith(b'\n'):
+            return json.loads(data.decode())
+    if daemon.poll() is None:
+        daemon.terminate()
+    return {'error': 'the lab daemon gave no answer; see %s' % log_path}
+
+
+def cmd_status(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    return _print_status(settings, as_json=args.json)
+
+
+def _print_status(settings, as_json):
+    try:
+        report = status_mod.lab_status(settings)
+    except LabError as err:
+        raise UserError(str(err))
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return 0
+    heat = report['heat']
+    print('flavour %s, stack %s (%s)' % (report['flavour'],
+                                         heat['stack_name'],
+                                         heat['stack_id']))
+    print('Keystone %s (user %s, project %s)'
+          % (heat['auth_url'], heat['username'], heat['project_name']))
+    print('VIP %s' % (report['vip'] or '-'))
+    for vm in report['vms']:
+        print('  %-8s %-22s %-15s %-10s ssh %s' % (
+            vm['role'], vm['name'], vm['ip'], vm['compute_host'],
+            'ok' if vm['ssh_ok'] else 'FAILED'))
+    kube = report.get('kubernetes')
+    if kube:
+        print('Kubernetes %s (kubeconfig %s; stand-ins)' % (
+            kube['server'], kube['kubeconfig']))
+        for node in kube.get('nodes', []):
+            print('  %-22s %-9s %s' % (node['name'], 'Ready' if node['ready']
+                                       else 'NotReady',
+                                       ','.join(node['roles']) or '-'))
+        if 'error' in kube:
+            print('  API: %s' % kube['error'])
+    return 0
+
+
+def cmd_down(args):
+    _require_machine()
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    try:
+        record = manager.read_record(settings)
+    except LabError:
+        record = None
+    pid = (record or {}).get('daemon_pid')
+    if pid:
+        _stop_daemon(pid)
+    # The registry remembers bridge and tag; the options cover a lab whose
+    # registry is gone.
+    found = cleanup.teardown(settings.state_dir, tag=args.tag,
+                             bridge=args.bridge)
+    log_path = settings.state_dir.rstrip('/') + '.daemon.log'
+    if os.path.exists(log_path):
+        os.unlink(log_path)
+    removed = sum(len(v) for v in found.values() if isinstance(v, list))
+    print('lab in %s is down (%d leftover items removed)'
+          % (settings.state_dir, removed))
+    return 0
+
+
+def _stop_daemon(pid):
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in Poll(DOWN_DEADLINE, first=0.02, maximum=0.5):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+    os.kill(pid, signal.SIGKILL)

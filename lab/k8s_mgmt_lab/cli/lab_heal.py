@@ -1,0 +1,47 @@
+"""``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``."""
+
+from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab import lcm_heal
+from k8s_mgmt_lab import manager
+
+
+def register(verbs):
+    """``lab heal`` and ``lab kill`` on the ``k8s-mgmt lab`` parser."""
+    heal_p = verbs.add_parser(
+        'heal', help='heal one VNFC (--vnfc) or the whole VNF',
+        description='Call the driver\'s heal_start, let the lab\'s Heat '
+                    'replace the server (or recreate the stack without '
+                    '--vnfc), then heal_end, as Tacker\'s conductor does.')
+    heal_p.add_argument('--vnfc', metavar='VNFC_ID',
+                        help='VNFC id from "lab status --json"; without it '
+                             'the whole VNF is healed')
+    heal_p.add_argument('--quiet', action='store_true',
+                        help='no progress lines from the driver on stderr')
+    heal_p.set_defaults(func=cmd_heal)
+    kill_p = verbs.add_parser(
+        'kill', help='crash the VM of a VNFC (Heat still lists it)')
+    kill_p.add_argument('--vnfc', metavar='VNFC_ID', required=True)
+    kill_p.set_defaults(func=cmd_kill)
+
+
+def cmd_heal(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    reporting.show_progress(args.quiet)
+    with reporting.reported('heal', settings):
+        result = lcm_heal.heal(settings, args.vnfc)
+    what = ('VNFC %s: server %s replaced by %s' % (
+        result.vnfc_id, result.old, result.new) if result.vnfc_id else
+        'whole VNF: stack %s recreated as %s' % (result.old, result.new))
+    print('healed VNF instance %s, %s' % (result.vnf_instance_id, what))
+    print('heal_start %.2f s, cloud %.2f s, heal_end %.2f s'
+          % (result.seconds_start, result.seconds_cloud, result.seconds_end))
+    return 0
+
+
+def cmd_kill(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    with reporting.reported('kill', settings):
+        server_id, killed = lcm_heal.kill(settings, args.vnfc)
+    print('VM of VNFC %s (server %s) %s' % (
+        args.vnfc, server_id, 'killed' if killed else 'was already dead'))
+    return 0

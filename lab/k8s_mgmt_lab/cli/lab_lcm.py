@@ -1,0 +1,76 @@
+"""``k8s-mgmt lab instantiate`` (LCM on the lab through the driver's hooks)."""
+
+import json
+
+from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import manager
+
+
+def register(verbs):
+    """Add the LCM verbs to the ``k8s-mgmt lab`` parser."""
+    inst = verbs.add_parser(
+        'instantiate', help='build the Kubernetes cluster on the lab VMs',
+        description='Call the driver\'s instantiate_start and instantiate_end '
+                    'with the objects and keyword arguments Tacker\'s '
+                    'conductor passes, using the sample request of the lab\'s '
+                    'flavour; then show the cluster.')
+    inst.add_argument('--request', metavar='FILE',
+                      help='InstantiateVnfRequest body (JSON) instead of '
+                           'the one "lab up" used')
+    inst.add_argument('--json', action='store_true',
+                      help='print the cluster as JSON')
+    inst.add_argument('--quiet', action='store_true',
+                      help='no progress lines from the driver on stderr')
+    inst.set_defaults(func=cmd_instantiate)
+
+
+def read_request(path):
+    if not path:
+        return None
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as err:
+        raise UserError('cannot read request %s: %s' % (path, err))
+
+
+def run_instantiate(settings, request_body=None, driver=None,
+                    log_path=None):
+    """lcm.instantiate + the cluster report; every failure a UserError."""
+    with reporting.reported('instantiate', settings, log_path):
+        result = lcm.instantiate(settings, driver=driver,
+                                 request_body=request_body)
+        return lcm.cluster_report(result)
+
+
+def print_cluster(report, vip=None):
+    print('cluster of VNF instance %s (flavour %s)'
+          % (report['vnf_instance_id'], report['flavour']))
+    print('VIM endpoint %s' % report['vim_endpoint'])
+    if vip:
+        print('VIP %s' % vip)
+    print('kubeconfig %s' % report['kubeconfig'])
+    print('VIM config %s' % report['vim_config'])
+    ready = sum(1 for n in report['nodes'] if n['ready'])
+    print('nodes: %d, Ready: %d' % (len(report['nodes']), ready))
+    for node in report['nodes']:
+        print('  %-24s %-8s %s' % (node['name'],
+                                   'Ready' if node['ready'] else 'NotReady',
+                                   ','.join(node['roles']) or '-'))
+    seconds = report['seconds']
+    print('instantiate_start %.2f s, instantiate_end %.2f s'
+          % (seconds['instantiate_start'], seconds['instantiate_end']))
+
+
+def cmd_instantiate(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    body = read_request(args.request)
+    reporting.show_progress(args.quiet or args.json)
+    report = run_instantiate(settings, request_body=body)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print_cluster(report)
+    return 0

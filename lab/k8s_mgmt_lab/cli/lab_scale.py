@@ -1,0 +1,61 @@
+"""``k8s-mgmt lab scale`` and ``k8s-mgmt lab terminate``."""
+
+import json
+
+from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab import lcm_scale
+from k8s_mgmt_lab import manager
+
+
+def register(verbs):
+    scale = verbs.add_parser(
+        'scale', help='scale the lab\'s workers out or in',
+        description='Scale the lab stack\'s group through its Heat API and '
+                    'call the driver\'s scale_start/scale_end with the '
+                    'arguments Tacker\'s conductor passes, in its order '
+                    '(a failed scale-out is rolled back the same way).')
+    scale.add_argument('--type', required=True,
+                       choices=(lcm_scale.SCALE_OUT, lcm_scale.SCALE_IN))
+    scale.add_argument('--aspect-id', default=lcm_scale.DEFAULT_ASPECT)
+    scale.add_argument('--steps', type=int, default=1)
+    scale.add_argument('--force-drain', action='store_true',
+                       help='additionalParams force_drain: true (delete the '
+                            'pods a PodDisruptionBudget protects)')
+    scale.add_argument('--json', action='store_true')
+    scale.add_argument('--quiet', action='store_true')
+    scale.set_defaults(func=cmd_scale)
+    term = verbs.add_parser(
+        'terminate', help='terminate the lab\'s VNF instance',
+        description='terminate_start, delete the lab stack (its VMs), then '
+                    'terminate_end with the VIM connection emptied, as '
+                    'Tacker does.')
+    term.add_argument('--quiet', action='store_true')
+    term.set_defaults(func=cmd_terminate)
+
+
+def cmd_scale(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    reporting.show_progress(args.quiet or args.json)
+    params = {'force_drain': True} if args.force_drain else None
+    with reporting.reported('scale', settings):
+        result = lcm_scale.scale(settings, args.type,
+                                 aspect_id=args.aspect_id, steps=args.steps,
+                                 additional_params=params)
+    if args.json:
+        print(json.dumps(result.__dict__, indent=2, sort_keys=True))
+    else:
+        print('%s %s by %d step(s): members %s; cloud %.2f s, driver %.2f s'
+              % (result.scale_type, result.aspect_id, result.steps,
+                 ', '.join(result.member_names) or '-',
+                 result.seconds_cloud, result.seconds_driver))
+    return 0
+
+
+def cmd_terminate(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    reporting.show_progress(args.quiet)
+    with reporting.reported('terminate', settings):
+        result = lcm_scale.terminate(settings)
+    print('terminated VNF instance %s in %.2f s'
+          % (result['vnf_instance_id'], result['seconds']))
+    return 0

@@ -1,0 +1,376 @@
+"""Per-resource-type behaviour of the lab cloud (:mod:`k8s_mgmt_lab.cloud`).
+
+``create`` gives a new resource its physical id and simulated state;
+``attributes`` renders what Heat's resource show returns for it (the Nova,
+Neutron or Cinder "show" dict, as real Heat does when no ``with_attr`` is
+asked for, plus a ``show`` key holding the same dict). All functions run with
+the cloud's lock held.
+"""
+
+import datetime
+import random
+import string
+import uuid
+
+from k8s_mgmt_lab.errors import LabCloudError
+from k8s_mgmt_lab import hot
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
+
+
+def short_id(length=12):
+    # Heat names group members and nested stacks with random lowercase ids.
+    alphabet = string.ascii_lowercase + string.digits
+    return ''.join(random.choice(alphabet) for _ in range(length))
+
+
+def create(cloud, stack, res, template, new_servers):
+    kind, props = res['type'], res['properties']
+    res['physical_id'] = str(uuid.uuid4())
+    if kind == hot.PORT:
+        network_id, network_name = cloud.network(props.get('network'))
+        fixed = [f.get('ip_address') for f in props.get('fixed_ips') or []
+                 if isinstance(f, dict) and f.get('ip_address')]
+        ip = fixed[0] if fixed else cloud.allocate_ip(res['physical_id'])
+        cloud.state['addresses'][ip] = res['physical_id']
+        res['data'] = {'ip': ip, 'mac': _mac(res['physical_id']),
+                       'network': network_name, 'network_id': network_id,
+                       'device_id': '',
+                       'allowed_address_pairs': [
+                           {'ip_address': p.get('ip_address'),
+                            'mac_address': p.get('mac_address') or
+                            _mac(res['physical_id'])}
+                           for p in props.get('allowed_address_pairs') or []]}
+    elif kind == hot.FLOATING_IP:
+        res['data'] = {'ip': cloud.allocate_ip(res['physical_id']),
+                       'port_id': props.get('port_id')}
+    elif kind == hot.SERVER_GROUP:
+        policies = props.get('policies') or [props.get('policy')]
+        res['data'] = {'name': props.get('name', res['name']),
+                       'policies': [p for p in policies if p], 'members': []}
+    elif kind == hot.VOLUME:
+        res['data'] = {'name': props.get('name', res['name']),
+                       'size': props.get('size', 1), 'attachments': []}
+    elif kind == hot.VOLUME_ATTACHMENT:
+        _attach(cloud, stack['root'], props['volume_id'],
+                props['instance_uuid'], props.get('mountpoint'))
+    elif kind == hot.SERVER:
+        _create_server(cloud, stack, res, new_servers)
+    elif kind == hot.SCALING_GROUP:
+        _create_group(cloud, stack, res, template, new_servers)
+    elif kind == hot.SCALING_POLICY:
+        res['data'] = {}
+    else:
+        nested = cloud.build_stack(
+            template.find_nested(kind), props,
+            '%s-%s-%s' % (stack['name'], res['name'], short_id()),
+            stack['id'], res['name'], stack['root'], new_servers)
+        res['physical_id'] = res['nested'] = nested['id']
+
+
+def _mac(physical_id):
+    tail = physical_id.replace('-', '')[-6:]
+    return 'fa:16:3e:%s:%s:%s' % (tail[0:2], tail[2:4], tail[4:6])
+
+
+def _create_server(cloud, stack, res, new_servers):
+    props, server_id = res['properties'], res['physical_id']
+    ports = [net['port'] for net in props.get('networks') or []
+             if isinstance(net, dict) and net.get('port')]
+    for port_id in ports:
+        _, port = cloud._find_physical(stack['root'], port_id, hot.PORT)
+        port['data']['device_id'] = server_id
+    group_id = (props.get('scheduler_hints') or {}).get('group')
+    res['data'] = {'ports': ports,
+                   'server_groups': [group_id] if group_id else [],
+                   'display_name': props.get('name', res['name']),
+                   'flavor': props.get('flavor'), 'image': props.get('image'),
+                   'compute_host': cloud.place_server(stack['root'], group_id,
+                                                      server_id)}
+    if group_id:
+        _group(cloud, stack['root'], group_id)['data']['members'].append(
+            server_id)
+    for mapping in props.get('block_device_mapping_v2') or []:
+        if mapping.get('volume_id'):
+            _attach(cloud, stack['root'], mapping['volume_id'], server_id,
+                    mapping.get('device_name'))
+    new_servers.append(server_id)
+
+
+def _group(cloud, root, group_id):
+    return cloud._find_physical(root, group_id, hot.SERVER_GROUP)[1]
+
+
+def _attach(cloud, root, volume_id, server_id, device):
+    _, volume = cloud._find_physical(root, volume_id, hot.VOLUME)
+    device = device or 'vdb'
+    volume['data']['attachments'].append({
+        'server_id': server_id, 'attachment_id': str(uuid.uuid4()),
+        'device': device if device.startswith('/dev/') else '/dev/' + device})
+
+
+def _create_group(cloud, stack, res, template, new_servers):
+    props = res['properties']
+    member = props['resource']
+    group_stack = {
+        'id': res['physical_id'],
+        'name': '%s-%s-%s' % (stack['name'], res['name'], short_id()),
+        'template': None, 'parameters': {}, 'parent': stack['id'],
+        'parent_resource': res['name'], 'root': stack['root'],
+        'status': 'CREATE_COMPLETE', 'creation_time': res['creation_time'],
+        'updated_time': None, 'description': '', 'resources': {},
+        'generated_template': {'heat_template_version': '2015-04-30',
+                               'resources': {}}}
+    cloud.state['stacks'][group_stack['id']] = group_stack
+    minimum = int(props.get('min_size', 0))
+    maximum = max(int(props.get('max_size', minimum)),
+                  cloud.state.get('group_max_sizes', {}).get(
+                      _group_vdu(template, res['name']), 0))
+    desired = int(props.get('desired_capacity', minimum))
+    if not minimum <= desired <= maximum:  # Heat refuses such a group too
+        raise LabCloudError(reason='%s: desired_capacity %d is outside '
+                            'min_size %d .. max_size %d' % (
+                                res['name'], desired, minimum, maximum))
+    res['nested'] = group_stack['id']
+    res['data'] = {'min': minimum, 'max': maximum, 'desired': desired,
+                   'member_type': member['type'],
+                   'member_template': template.find_nested(member['type']),
+                   'member_parameters': member.get('properties') or {}}
+    for _ in range(res['data']['desired']):
+        add_member(cloud, stack, res, new_servers)
+
+
+def _group_vdu(template, name):
+    """The VDU whose desired_capacity parameter sizes group ``name``."""
+    wanted = (template.resources[name].get('properties') or {}).get(
+        'desired_capacity')
+    path = wanted.get('get_param') if isinstance(wanted, dict) else None
+    return path[2] if isinstance(path, list) and len(path) == 4 else None
+
+
+def add_member(cloud, top, group, new_servers):
+    """One new member nested stack in an AutoScalingGroup; its resource."""
+    group_stack = cloud.state['stacks'][group['nested']]
+    data = group['data']
+    name = short_id()
+    for other in group_stack['resources'].values():
+        other['status'], other['updated_time'] = 'UPDATE_COMPLETE', \
+            top['updated_time'] or other['updated_time']
+    member_stack = cloud.build_stack(
+        data['member_template'], data['member_parameters'],
+        '%s-%s-%s' % (group_stack['name'], name, short_id()),
+        group_stack['id'], name, top['root'], new_servers)
+    member = {'name': name, 'type': data['member_type'],
+              'physical_id': member_stack['id'], 'nested': member_stack['id'],
+              'status': 'CREATE_COMPLETE', 'reason': 'state changed',
+              'creation_time': member_stack['creation_time'],
+              'updated_time': member_stack['creation_time'],
+              'required_by': [], 'data': {}, 'properties':
+              data['member_parameters']}
+    group_stack['resources'][name] = member
+    group_stack['generated_template']['resources'][name] = {
+        'type': data['member_type'], 'properties': data['member_parameters']}
+    return member
+
+
+def _is_unhealthy(cloud, member):
+    if member['status'] == 'CHECK_FAILED':
+        return True
+    nested = cloud.state['stacks'][member['nested']]
+    return any(r['status'] == 'CHECK_FAILED'
+               for r in nested['resources'].values())
+
+
+def remove_member(cloud, top, group, gone_servers):
+    """Remove one member: an unhealthy one first, else the newest."""
+    group_stack = cloud.state['stacks'][group['nested']]
+    members = list(group_stack['resources'].values())
+    unhealthy = [m for m in members if _is_unhealthy(cloud, m)]
+    victim = (unhealthy or members)[-1]
+    gone_servers.extend(delete_tree(cloud, cloud.state['stacks'][
+        victim['nested']]))
+    del group_stack['resources'][victim['name']]
+    del group_stack['generated_template']['resources'][victim['name']]
+    return victim
+
+
+def delete_tree(cloud, stack):
+    """Delete a stack and everything below it; the server ids deleted."""
+    servers = []
+    for res in reversed(list(stack['resources'].values())):
+        if res.get('nested') and res['nested'] in cloud.state['stacks']:
+            servers.extend(delete_tree(cloud,
+                                       cloud.state['stacks'][res['nested']]))
+        if res['type'] in (hot.PORT, hot.FLOATING_IP):
+            cloud.release_ip(res['data']['ip'])
+        elif res['type'] == hot.SERVER:
+            servers.append(res['physical_id'])
+            _leave_groups(cloud, stack['root'], res)
+    del cloud.state['stacks'][stack['id']]
+    return servers
+
+
+def _leave_groups(cloud, root, server):
+    for group_id in server['data']['server_groups']:
+        try:
+            members = _group(cloud, root, group_id)['data']['members']
+        except Exception:   # the group went first (whole stack deleted)
+            continue
+        if server['physical_id'] in members:
+            members.remove(server['physical_id'])
+
+
+def replace_server(cloud, root, res):
+    """Give a server a new id and maybe a new host; its port (IP) stays."""
+    old_id = res['physical_id']
+    _leave_groups(cloud, root, res)
+    new_id = str(uuid.uuid4())
+    res['physical_id'] = new_id
+    groups = res['data']['server_groups']
+    res['data']['compute_host'] = cloud.place_server(
+        root, groups[0] if groups else None, new_id)
+    for group_id in groups:
+        _group(cloud, root, group_id)['data']['members'].append(new_id)
+    for port_id in res['data']['ports']:
+        cloud._find_physical(root, port_id, hot.PORT)[1]['data'][
+            'device_id'] = new_id
+    for _, other in cloud._tree_resources(root):
+        if other['type'] == hot.VOLUME:
+            for attachment in other['data']['attachments']:
+                if attachment['server_id'] == old_id:
+                    attachment['server_id'] = new_id
+    res.update(status='CREATE_COMPLETE', reason='state changed',
+               creation_time=now(), updated_time=now())
+    return new_id
+
+
+def _by_physical(cloud, physical_id):
+    for stack in cloud.state['stacks'].values():
+        for res in stack['resources'].values():
+            if res['physical_id'] == physical_id:
+                return res
+    return None
+
+
+def _floating_ips_of(cloud, port_id):
+    return [res for stack in cloud.state['stacks'].values()
+            for res in stack['resources'].values()
+            if res['type'] == hot.FLOATING_IP and
+            res['data'].get('port_id') == port_id]
+
+
+def attributes(cloud, res):
+    """What Heat's resource show puts under ``attributes`` for ``res``."""
+    render = _RENDERERS.get(res['type'])
+    shown = render(cloud, res) if render else {}
+    if res['type'] in _RENDERERS and res['type'] not in (
+            hot.SCALING_GROUP, hot.SCALING_POLICY):
+        shown = dict(shown, show=dict(shown))
+    return shown
+
+
+def _server(cloud, res):
+    data, addresses = res['data'], {}
+    for port_id in data['ports']:
+        port = _by_physical(cloud, port_id)
+        if port is None:
+            continue
+        entries = addresses.setdefault(port['data']['network'], [])
+        entries.append({'version': 4, 'addr': port['data']['ip'],
+                        'OS-EXT-IPS:type': 'fixed',
+                        'OS-EXT-IPS-MAC:mac_addr': port['data']['mac']})
+        for fip in _floating_ips_of(cloud, port_id):
+            entries.append({'version': 4, 'addr': fip['data']['ip'],
+                            'OS-EXT-IPS:type': 'floating',
+                            'OS-EXT-IPS-MAC:mac_addr': port['data']['mac']})
+    volumes = [{'id': other['physical_id']}
+               for stack in cloud.state['stacks'].values()
+               for other in stack['resources'].values()
+               if other['type'] == hot.VOLUME and any(
+                   a['server_id'] == res['physical_id']
+                   for a in other['data']['attachments'])]
+    return {'id': res['physical_id'], 'name': data['display_name'],
+            'status': 'ERROR' if res['status'] == 'CHECK_FAILED' else 'ACTIVE',
+            'tenant_id': cloud.project_id, 'addresses': addresses,
+            'flavor': {'original_name': data['flavor']},
+            'image': {'id': data['image']}, 'metadata': {},
+            'created': res['creation_time'], 'updated': res['updated_time'],
+            'OS-EXT-SRV-ATTR:host': data['compute_host'],
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': data['compute_host'],
+            'OS-EXT-SRV-ATTR:hostname': data['display_name'].lower(),
+            'OS-EXT-AZ:availability_zone': 'nova',
+            'OS-EXT-STS:vm_state': 'active',
+            'os-extended-volumes:volumes_attached': volumes,
+            'server_groups': list(data['server_groups'])}
+
+
+def _port(cloud, res):
+    data = res['data']
+    return {'id': res['physical_id'], 'name': res['name'],
+            'network_id': data['network_id'],
+            'mac_address': data['mac'],
+            'fixed_ips': [{'subnet_id': cloud.state['subnet_id'],
+                           'ip_address': data['ip']}],
+            'device_id': data['device_id'],
+            'device_owner': 'compute:nova' if data['device_id'] else '',
+            'allowed_address_pairs': data['allowed_address_pairs'],
+            'status': 'ACTIVE' if data['device_id'] else 'DOWN',
+            'admin_state_up': True, 'tenant_id': cloud.project_id}
+
+
+def _floating_ip(cloud, res):
+    port = _by_physical(cloud, res['data']['port_id'] or '')
+    return {'id': res['physical_id'],
+            'floating_ip_address': res['data']['ip'],
+            'floating_network_id': cloud.state['network_id'],
+            'port_id': res['data']['port_id'],
+            'fixed_ip_address': port['data']['ip'] if port else None,
+            'status': 'ACTIVE' if port else 'DOWN',
+            'tenant_id': cloud.project_id}
+
+
+def _server_group(cloud, res):
+    data = res['data']
+    return {'id': res['physical_id'], 'name': data['name'],
+            'policy': data['policies'][0] if data['policies'] else None,
+            'policies': list(data['policies']), 'rules': {},
+            'members': list(data['members']), 'project_id': cloud.project_id}
+
+
+def _volume(cloud, res):
+    data = res['data']
+    attachments = [dict(a, id=res['physical_id'],
+                        volume_id=res['physical_id'],
+                        host_name=_host_of(cloud, a['server_id']))
+                   for a in data['attachments']]
+    return {'id': res['physical_id'], 'name': data['name'],
+            'size': data['size'], 'attachments': attachments,
+            'status': 'in-use' if attachments else 'available',
+            'volume_type': 'lab', 'bootable': 'false'}
+
+
+def _host_of(cloud, server_id):
+    server = _by_physical(cloud, server_id)
+    return server['data']['compute_host'] if server else None
+
+
+def _scaling_group(cloud, res):
+    members = cloud.state['stacks'][res['nested']]['resources']
+    return {'current_size': len(members),
+            'refs': [m['physical_id'] for m in members.values()],
+            'refs_map': {name: m['physical_id']
+                         for name, m in members.items()},
+            'outputs': {}, 'outputs_list': {}}
+
+
+def _scaling_policy(cloud, res):
+    return {'alarm_url': '', 'signal_url': ''}
+
+
+_RENDERERS = {hot.SERVER: _server, hot.PORT: _port,
+              hot.FLOATING_IP: _floating_ip, hot.SERVER_GROUP: _server_group,
+              hot.VOLUME: _volume, hot.SCALING_GROUP: _scaling_group,
+              hot.SCALING_POLICY: _scaling_policy}

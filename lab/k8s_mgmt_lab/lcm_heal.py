@@ -1,0 +1,167 @@
+"""Heal on the lab the way Tacker runs it, and crash a VM to heal.
+
+Tacker's conductor's order, played with the lab's cloud:
+
+* one VNFC: ``heal_start`` (no kwargs beyond the lab's two), then Heat
+  replaces the server (mark the server resource unhealthy, stack update:
+  new server id, same port and IP, maybe another compute host; lab.json
+  maps the VNFC id to the new server id, as Tacker's vnfc_resource_info
+  does), then ``heal_end`` with ``vnf=``.
+* the whole VNF (no VNFC id): ``heal_start``, then the stack is deleted and
+  created again (new stack id, new servers, new VNFC ids), then
+  ``heal_end``.
+
+:func:`kill` (``lab kill``) crashes a VM (every process in it dies; Heat
+still shows the server) so a heal can be tried on a dead node.
+"""
+
+import dataclasses
+import os
+import time
+import uuid
+
+from heatclient import client as heat_client
+
+from k8s_mgmt import package as package_mod
+from k8s_mgmt import secrets
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt.topology import heat as topology_heat
+from k8s_mgmt_lab import registry as registry_mod
+from k8s_mgmt_lab import vm as vm_mod
+
+
+def server_of_vnfc(record, vnfc_id):
+    by_vnfc = {v: s for s, v in (record.get('vnfc_ids') or {}).items()}
+    if vnfc_id not in by_vnfc:
+        raise LabError('no VNFC %s in this lab; its VNFCs are: %s'
+                       % (vnfc_id, ', '.join(sorted(by_vnfc)) or 'none'))
+    return by_vnfc[vnfc_id]
+
+
+def kill(settings, vnfc_id):
+    """Crash the VM of ``vnfc_id``; its server id (False: already dead)."""
+    record = lcm.read_lab(settings)
+    server_id = server_of_vnfc(record, vnfc_id)
+    registry = registry_mod.Registry(settings.state_dir)
+    return server_id, vm_mod.kill(registry, server_id)
+
+
+def _heat(record):
+    heat = record['heat']
+    session = topology_heat.session_from_settings(
+        heat['auth_url'], heat['username'], secrets.Secret(heat['password']),
+        heat['project_name'])
+    return heat_client.Client('1', session=session)
+
+
+def _stack_ref(client, stack_id):
+    # name/id: the lab (like Heat) answers a bare id with a redirect, which
+    # an HTTP client may replay as GET.
+    return '%s/%s' % (client.stacks.get(stack_id).stack_name, stack_id)
+
+
+def replace_vnfc(settings, record, topology, vnfc_id):
+    """Heat heals one server; lab.json maps the VNFC to the new server."""
+    node = topology.by_vnfc_id(vnfc_id)
+    if node is None:
+        raise LabError('VNFC %s has no server in stack %s'
+                       % (vnfc_id, record['stack_id']))
+    client = _heat(record)
+    client.resources.mark_unhealthy(_stack_ref(client, node.stack_id),
+                                    node.resource_name, True, 'lab heal')
+    client.stacks.update(_stack_ref(client, record['stack_id']),
+                         existing=True)
+    healed = status_mod.read_topology(record).by_stack_id(node.stack_id)
+    if healed is None or healed.server_id == node.server_id:
+        raise LabError('the stack update did not replace server %s'
+                       % node.server_id)
+    ids = dict(record.get('vnfc_ids') or {})
+    ids.pop(node.server_id, None)
+    ids[healed.server_id] = vnfc_id
+    record['vnfc_ids'] = ids
+    manager.write_record(settings.lab_file, record)
+    return healed.server_id
+
+
+def recreate_stack(settings, record):
+    """Whole-VNF heal on the cloud: new stack, new servers, new VNFC ids."""
+    client = _heat(record)
+    ref = _stack_ref(client, record['stack_id'])
+    resp = client.http_client.post('/stacks/%s/actions' % ref,
+                                   data={'lab_recreate': None})
+    record['stack_id'] = resp.json()['stack']['id']
+    record['vnfc_ids'] = {}
+    topology = status_mod.read_topology(record)
+    record['vnfc_ids'] = {n.server_id: str(uuid.uuid4())
+                          for n in topology.all_nodes()}
+    manager.write_record(settings.lab_file, record)
+    return record['stack_id']
+
+
+@dataclasses.dataclass
+class HealResult:
+    vnf_instance_id: str
+    vnfc_id: str                 # None: the whole VNF
+    old: str                     # server id (VNFC) or stack id (whole VNF)
+    new: str
+    seconds_start: float
+    seconds_cloud: float
+    seconds_end: float
+
+
+def _instance(settings, record):
+    inst_id = record.get('vnf_instance_id')
+    if not inst_id:
+        raise LabError('no VNF instance on this lab yet; run "k8s-mgmt lab '
+                       'instantiate" first')
+    body = manager.lab_request(record)
+    pkg = lcm.package_dir(settings)
+    if not os.path.isdir(pkg):
+        package_mod.build(output_dir=pkg)
+    lcm._use_driver_state_dir(settings)
+    return inst_id, lcm.instantiate_request(body), {
+        'vnf_package_path': pkg, 'vim_info': lcm.vim_info(record)}
+
+
+def _instantiated(inst_id, record, request, topology):
+    inst = lcm.vnf_instance(inst_id, record, request, topology)
+    inst['instantiation_state'] = 'INSTANTIATED'
+    return inst
+
+
+def heal(settings, vnfc_id=None, driver=None):
+    """heal_start, the cloud's part, heal_end; errors propagate."""
+    record = lcm.read_lab(settings)
+    inst_id, request, lab_kwargs = _instance(settings, record)
+    if driver is None:
+        from k8s_mgmt.driver import KubernetesMgmtDriver
+        driver = KubernetesMgmtDriver()
+    heal_request = {'vnfc_instance_id': [vnfc_id] if vnfc_id else [],
+                    'cause': 'k8s-mgmt lab heal', 'additional_params': {}}
+    topology = status_mod.read_topology(record)
+    began = time.monotonic()
+    driver.heal_start(context=None,
+                      vnf_instance=_instantiated(inst_id, record, request,
+                                                 topology),
+                      heal_vnf_request=heal_request, grant=None,
+                      grant_request=None, **lab_kwargs)
+    started = time.monotonic()
+    if vnfc_id:
+        old = server_of_vnfc(record, vnfc_id)
+        new = replace_vnfc(settings, record, topology, vnfc_id)
+    else:
+        old = record['stack_id']
+        new = recreate_stack(settings, record)
+    replaced = time.monotonic()
+    topology = status_mod.read_topology(record)
+    driver.heal_end(context=None,
+                    vnf_instance=_instantiated(inst_id, record, request,
+                                               topology),
+                    heal_vnf_request=heal_request, grant=None,
+                    grant_request=None, vnf=lcm.vnf_dict(inst_id, record),
+                    **lab_kwargs)
+    return HealResult(inst_id, vnfc_id, old, new, started - began,
+                      replaced - started, time.monotonic() - replaced)

@@ -1,0 +1,253 @@
+"""Scale and terminate on the lab, in the order Tacker's conductor uses.
+
+The cloud side goes through the lab's Heat API, the way Tacker's OpenStack
+infra driver drives Heat (one scaling-policy signal per step, a stack
+delete); the driver's hooks get Tacker-shaped dicts and the conductor's
+keyword arguments (ANCHORS.md):
+
+* SCALE_OUT: Heat grows the group, then ``scale_end(scale_out_id_list=<new
+  member stack ids>, vnf=...)``. When scale_end fails, the conductor rolls
+  back: ``scale_start`` with the SCALE_OUT request and ``scale_name_list``
+  (the new members), then Heat shrinks the group again.
+* SCALE_IN: ``scale_start(scale_name_list=<members Heat will remove>,
+  scale_out_id_list=[], vnf=...)``, then Heat shrinks the group.
+* Terminate: ``terminate_start``, Heat deletes the stack, then
+  ``terminate_end`` with ``vim_connection_info`` emptied.
+"""
+
+import dataclasses
+import time
+import uuid
+
+from heatclient import client as heat_client
+from oslo_log import log as logging
+
+from k8s_mgmt import secrets
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt.topology import heat as topology_heat
+
+LOG = logging.getLogger(__name__)
+
+SCALE_OUT = 'SCALE_OUT'
+SCALE_IN = 'SCALE_IN'
+DEFAULT_ASPECT = 'worker_instance'
+
+
+@dataclasses.dataclass
+class ScaleResult:
+    scale_type: str
+    aspect_id: str
+    steps: int
+    member_names: list          # members added (out) or removed (in)
+    member_stack_ids: list
+    seconds_cloud: float
+    seconds_driver: float
+    rolled_back: bool = False
+
+
+class Heat(object):
+    """The few Heat calls the conductor's side needs, on the lab's API."""
+
+    def __init__(self, record):
+        auth = record['heat']
+        session = topology_heat.session_from_settings(
+            auth['auth_url'], auth['username'],
+            secrets.Secret(auth['password']), auth['project_name'])
+        self.client = heat_client.Client('1', session=session)
+        self.stack_id = record['stack_id']
+        self.stack_ref = '%s/%s' % (record['stack_name'], record['stack_id'])
+
+    def members(self, aspect_id):
+        """The group's members, oldest first: dicts of name, stack id,
+        status, creation time."""
+        group = self.client.resources.get(self.stack_ref, aspect_id)
+        nested = group.physical_resource_id
+        if not nested:
+            raise LabError('group %s has no nested stack' % aspect_id)
+        found = self.client.resources.list(nested)
+        items = [{'name': r.resource_name,
+                  'stack_id': r.physical_resource_id,
+                  'status': r.resource_status,
+                  'created': r.creation_time or ''} for r in found]
+        order = {m['name']: i for i, m in enumerate(items)}
+        return sorted(items, key=lambda m: (m['created'], order[m['name']]))
+
+    def signal(self, aspect_id, scale_type, steps):
+        policy = '%s_%s' % (aspect_id, 'scale_out' if scale_type == SCALE_OUT
+                            else 'scale_in')
+        for _ in range(steps):
+            self.client.resources.signal(self.stack_ref, policy)
+
+    def delete_stack(self):
+        self.client.stacks.delete(self.stack_ref)
+
+
+def members_heat_removes(members, count):
+    """Which members a scale-in by ``count`` removes, in removal order:
+    unhealthy ones first, then the newest (the lab cloud's rule, Heat's
+    default)."""
+    left = list(members)
+    chosen = []
+    for _ in range(min(count, len(left))):
+        unhealthy = [m for m in left if m['status'].endswith('FAILED')]
+        victim = (unhealthy or left)[-1]
+        left.remove(victim)
+        chosen.append(victim)
+    return chosen
+
+
+def scale_request(scale_type, aspect_id, steps, additional_params=None):
+    return {'type': scale_type, 'aspect_id': aspect_id,
+            'number_of_steps': steps,
+            'additional_params': dict(additional_params or {})}
+
+
+class _Conductor(object):
+    """What the lab's conductor needs for one LCM call."""
+
+    def __init__(self, settings, driver):
+        self.settings = settings
+        self.record = lcm.read_lab(settings)
+        if self.record.get('terminated'):
+            raise LabError('the lab\'s VNF instance was terminated; run '
+                           '"k8s-mgmt lab down" and "lab up" again')
+        if driver is None:
+            from k8s_mgmt.driver import KubernetesMgmtDriver
+            driver = KubernetesMgmtDriver()
+        self.driver = driver
+        self.inst_id = lcm.instance_id(settings, self.record)
+        self.pkg = lcm.package_dir(settings)
+        lcm._use_driver_state_dir(settings)
+        self.inst_request = lcm.instantiate_request(
+            manager.lab_request(self.record))
+        self.heat = Heat(self.record)
+        self.kwargs = {'vnf_package_path': self.pkg,
+                       'vim_info': lcm.vim_info(self.record)}
+
+    def vnf_instance(self):
+        topology = status_mod.read_topology(self.record)
+        inst = lcm.vnf_instance(self.inst_id, self.record, self.inst_request,
+                                topology)
+        inst['instantiation_state'] = 'INSTANTIATED'
+        return inst
+
+    def vnf(self):
+        vnf = lcm.vnf_dict(self.inst_id, self.record)
+        vnf['status'] = 'PENDING_SCALE'
+        return vnf
+
+    def hook(self, name, request, **kwargs):
+        method = getattr(self.driver, name)
+        request_kwarg = ('terminate_vnf_request' if name.startswith(
+            'terminate') else 'scale_vnf_request')
+        return method(context=None, vnf_instance=self.vnf_instance(),
+                      grant=None, grant_request=None,
+                      **{request_kwarg: request}, **kwargs, **self.kwargs)
+
+    def remember_servers(self):
+        """New servers get VNFC ids (Tacker adds vnfcResourceInfo)."""
+        topology = status_mod.read_topology(self.record)
+        known = self.record.setdefault('vnfc_ids', {})
+        current = {n.server_id for n in topology.all_nodes()}
+        for server_id in current - set(known):
+            known[server_id] = str(uuid.uuid4())
+        for server_id in set(known) - current:
+            del known[server_id]
+        manager.write_record(self.settings.lab_file, self.record)
+
+
+def scale(settings, scale_type, aspect_id=DEFAULT_ASPECT, steps=1,
+          additional_params=None, driver=None):
+    """One scale operation: the cloud and the driver's hooks in order."""
+    if scale_type not in (SCALE_OUT, SCALE_IN):
+        raise LabError('unknown scale type %r' % scale_type)
+    if steps < 1:
+        raise LabError('--steps must be at least 1')
+    conductor = _Conductor(settings, driver)
+    request = scale_request(scale_type, aspect_id, steps, additional_params)
+    if scale_type == SCALE_OUT:
+        return _scale_out(conductor, request)
+    return _scale_in(conductor, request)
+
+
+def _scale_out(conductor, request):
+    heat, aspect = conductor.heat, request['aspect_id']
+    before = {m['name'] for m in heat.members(aspect)}
+    began = time.monotonic()
+    heat.signal(aspect, SCALE_OUT, request['number_of_steps'])
+    new = [m for m in heat.members(aspect) if m['name'] not in before]
+    conductor.remember_servers()
+    cloud_done = time.monotonic()
+    try:
+        conductor.hook('scale_end', request,
+                       scale_out_id_list=[m['stack_id'] for m in new],
+                       vnf=conductor.vnf())
+    except Exception as err:
+        LOG.warning('scale_end failed (%s); rolling the scale-out back',
+                    secrets.redact(str(err)).splitlines()[0])
+        try:
+            _roll_back(conductor, request, new)
+        except Exception as rollback_err:  # report, keep the first error
+            LOG.error('the rollback failed too: %s',
+                      secrets.redact(str(rollback_err)))
+        raise
+    return ScaleResult(SCALE_OUT, aspect, request['number_of_steps'],
+                       [m['name'] for m in new],
+                       [m['stack_id'] for m in new],
+                       cloud_done - began, time.monotonic() - cloud_done)
+
+
+def _roll_back(conductor, request, new):
+    """The conductor's rollback of a failed scale-out."""
+    try:
+        conductor.hook('scale_start', request,
+                       scale_name_list=[m['name'] for m in new],
+                       vnf=conductor.vnf())
+    finally:
+        # Heat's rollback removes the new members whatever the driver did.
+        conductor.heat.signal(request['aspect_id'], SCALE_IN, len(new))
+        conductor.remember_servers()
+
+
+def _scale_in(conductor, request):
+    heat, aspect = conductor.heat, request['aspect_id']
+    members = heat.members(aspect)
+    gone = members_heat_removes(members, request['number_of_steps'])
+    began = time.monotonic()
+    conductor.hook('scale_start', request,
+                   scale_name_list=[m['name'] for m in gone],
+                   scale_out_id_list=[], vnf=conductor.vnf())
+    driver_done = time.monotonic()
+    heat.signal(aspect, SCALE_IN, request['number_of_steps'])
+    conductor.remember_servers()
+    return ScaleResult(SCALE_IN, aspect, request['number_of_steps'],
+                       [m['name'] for m in gone],
+                       [m['stack_id'] for m in gone],
+                       time.monotonic() - driver_done, driver_done - began)
+
+
+def terminate(settings, driver=None):
+    """terminate_start, delete the stack, terminate_end (VIM emptied)."""
+    conductor = _Conductor(settings, driver)
+    request = {'termination_type': 'FORCEFUL', 'additional_params': {}}
+    began = time.monotonic()
+    conductor.hook('terminate_start', request)
+    conductor.heat.delete_stack()
+    conductor.record['terminated'] = True
+    manager.write_record(settings.lab_file, conductor.record)
+    # Tacker re-initialises instantiated_vnf_info and empties
+    # vim_connection_info; additionalParams stay.
+    inst = {'id': conductor.inst_id, 'vnfd_id': lcm.VNFD_ID,
+            'instantiation_state': 'NOT_INSTANTIATED',
+            'vim_connection_info': [], 'instantiated_vnf_info': {
+                'flavour_id': conductor.inst_request['flavour_id'],
+                'additional_params': lcm.camel_cased(
+                    conductor.inst_request['additional_params'])}}
+    conductor.driver.terminate_end(
+        context=None, vnf_instance=inst, terminate_vnf_request=request,
+        grant=None, grant_request=None, **conductor.kwargs)
+    return {'vnf_instance_id': conductor.inst_id,
+            'seconds': round(time.monotonic() - began, 2)}

@@ -1,0 +1,150 @@
+"""Steps kubeadm's stand-in shares between init and join: start the REAL
+etcd and the API server stand-in, write kubeconfigs, start the kubelet."""
+
+import json
+import os
+import socket
+import time
+
+from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import client as client_mod
+from k8s_mgmt_lab.standins import pki
+from k8s_mgmt_lab.standins import store as store_mod
+from k8s_mgmt_lab.standins import systemctl
+
+CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane'
+CONTROL_PLANE_TAINT = {'key': CONTROL_PLANE_LABEL, 'effect': 'NoSchedule'}
+WAIT_SECONDS = 60.0
+
+
+class Failure(standins.StandinError):
+    pass
+
+
+def source_ip_towards(host):
+    """This node's IP on the route to ``host`` (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect((host, 9))
+        return sock.getsockname()[0]
+
+
+def load_config(path):
+    """{kind: document} of a kubeadm config file."""
+    import yaml
+    with open(path) as f:
+        return {d['kind']: d for d in yaml.safe_load_all(f) if d}
+
+
+def kubelet_node_ip(node_registration):
+    extra = node_registration.get('kubeletExtraArgs') or {}
+    if isinstance(extra, list):  # v1beta4: name/value pairs
+        extra = {e['name']: e['value'] for e in extra}
+    return extra.get('node-ip')
+
+
+def _start(service):
+    if systemctl.start(service) != 0:
+        raise Failure('could not start %s (see %s/%s.log)'
+                      % (service, systemctl.LOG_DIR, service))
+
+
+def poll(what, check, seconds=WAIT_SECONDS):
+    for _ in Poll(seconds, first=0.02, maximum=1.0):
+        if check():
+            return
+    raise Failure('timed out after %.0fs waiting for %s' % (seconds, what))
+
+
+def start_etcd(name, ip, initial_cluster, state):
+    port_c, port_p = standins.ETCD_CLIENT_PORT, standins.ETCD_PEER_PORT
+    argv = ['/usr/bin/etcd', '--name', name,
+            '--data-dir', standins.ETCD_DATA_DIR,
+            '--listen-client-urls',
+            'http://127.0.0.1:%d,http://%s:%d' % (port_c, ip, port_c),
+            '--advertise-client-urls', 'http://%s:%d' % (ip, port_c),
+            '--listen-peer-urls', 'http://%s:%d' % (ip, port_p),
+            '--initial-advertise-peer-urls', 'http://%s:%d' % (ip, port_p),
+            '--initial-cluster', initial_cluster,
+            '--initial-cluster-state', state,
+            '--initial-cluster-token', 'k8s-mgmt-lab']
+    standins.write_file(standins.STANDIN_DIR + '/etcd.json',
+                        json.dumps({'argv': argv}), 0o600)
+    _manifest('etcd', argv)
+    _start('etcd')
+    store = store_mod.EtcdStore()
+    poll('etcd to become healthy', store.healthy)
+    return store
+
+
+def _manifest(name, argv):
+    """A static-pod-like manifest: what kubeadm reset and preflight look at."""
+    import yaml
+    doc = {'apiVersion': 'v1', 'kind': 'Pod',
+           'metadata': {'name': name, 'namespace': 'kube-system',
+                        'annotations': {'k8s-mgmt.lab/stand-in': 'true'}},
+           'spec': {'containers': [{'name': name, 'command': argv}]}}
+    standins.write_file(os.path.join(standins.MANIFESTS_DIR, name + '.yaml'),
+                        yaml.safe_dump(doc), 0o600)
+
+
+def start_apiserver(node_ip, node_name, endpoint_host, extra_sans=()):
+    pki.write_serving_cert(pki.apiserver_sans(node_ip, node_name,
+                                              endpoint_host, extra_sans))
+    config = {'bind': '0.0.0.0', 'port': standins.API_PORT,
+              'cert': pki.APISERVER_CERT, 'key': pki.APISERVER_KEY,
+              'ca': pki.CA_CERT,
+              'etcd': '127.0.0.1:%d' % standins.ETCD_CLIENT_PORT,
+              'node_grace': standins.settings()['node_grace'],
+              'advertise_address': node_ip}
+    standins.write_file(standins.STANDIN_DIR + '/apiserver.json',
+                        json.dumps(config), 0o600)
+    _manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
+    _start('kube-apiserver')
+    local = client_mod.Client('https://127.0.0.1:%d' % standins.API_PORT,
+                              pki.read_ca())
+    if not local.wait_ready(WAIT_SECONDS):
+        raise Failure('the API server did not become ready in %.0fs'
+                      % WAIT_SECONDS)
+
+
+def write_admin_conf(store, server):
+    token = pki.new_token()
+    store.add_token(token, 'kubernetes-admin', ['system:masters'])
+    standins.write_file(standins.ADMIN_CONF, pki.kubeconfig(
+        server, pki.read_ca(), 'kubernetes-admin', token), 0o600)
+
+
+def node_token_from_store(store, node_name):
+    token = pki.new_token()
+    store.add_token(token, 'system:node:' + node_name,
+                    ['system:nodes', 'system:authenticated'])
+    return token
+
+
+def start_kubelet(server, token, node_name, node_ip, control_plane):
+    user = 'system:node:' + node_name
+    standins.write_file(standins.KUBELET_CONF, pki.kubeconfig(
+        server, pki.read_ca(), user, token), 0o600)
+    state = {'node_name': node_name, 'node_ip': node_ip,
+             'labels': {CONTROL_PLANE_LABEL: ''} if control_plane else {},
+             'taints': [CONTROL_PLANE_TAINT] if control_plane else []}
+    standins.write_file(standins.KUBELET_STATE,
+                        json.dumps(state), 0o644)
+    systemctl.main(['enable', 'kubelet'])
+    _start('kubelet')
+    api = client_mod.Client(server, pki.read_ca(), token)
+
+    def registered():
+        try:
+            return api.request('GET', '/api/v1/nodes/' + node_name)[0] == 200
+        except OSError:
+            return False
+    poll('node %s to register' % node_name, registered)
+
+
+def model_duration(kind):
+    """The one fixed wait: how long the real kubeadm step would take."""
+    seconds = float(standins.settings().get(kind + '_delay') or 0)
+    if seconds > 0:
+        time.sleep(seconds)

@@ -1,0 +1,148 @@
+"""kubelet stand-in: registers its Node and heartbeats its status.
+
+Started by the systemctl stand-in; like the real kubelet under systemd's
+restart loop it waits for ``/etc/kubernetes/kubelet.conf`` (written by
+``kubeadm init/join``), then registers the node and PATCHes its status every
+``heartbeat_interval`` seconds. The API server stand-in judges Ready from
+the last heartbeat, so a node whose VM dies turns NotReady by itself.
+"""
+
+import math
+import os
+import platform
+import socket
+import sys
+import time
+
+from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import client as client_mod
+from k8s_mgmt_lab.standins import faults
+
+MERGE = 'application/merge-patch+json'
+
+
+def version_line():
+    return 'Kubernetes %s' % standins.kubernetes_version()
+
+
+def node_status(node_ip):
+    beat = standins.rfc3339()
+    conditions = [
+        {'type': kind, 'status': 'False', 'reason': 'KubeletHas' + reason,
+         'message': 'kubelet stand-in', 'lastHeartbeatTime': beat,
+         'lastTransitionTime': beat}
+        for kind, reason in (('MemoryPressure', 'SufficientMemory'),
+                             ('DiskPressure', 'NoDiskPressure'),
+                             ('PIDPressure', 'SufficientPID'))]
+    conditions.append({'type': 'Ready', 'status': 'True',
+                       'reason': 'KubeletReady',
+                       'message': 'kubelet stand-in is posting ready status',
+                       'lastHeartbeatTime': beat,
+                       'lastTransitionTime': beat})
+    version = standins.kubernetes_version()
+    machine = _read('/etc/machine-id') or 'unknown'
+    return {
+        'addresses': [{'type': 'InternalIP', 'address': node_ip},
+                      {'type': 'Hostname', 'address': socket.gethostname()}],
+        'conditions': conditions,
+        'capacity': {'cpu': str(os.cpu_count() or 1), 'memory': '2Gi',
+                     'pods': '110'},
+        'allocatable': {'cpu': str(os.cpu_count() or 1), 'memory': '2Gi',
+                        'pods': '110'},
+        'nodeInfo': {
+            'architecture': 'amd64', 'bootID': machine,
+            'containerRuntimeVersion': 'containerd://1.7.24-standin',
+            'kernelVersion': platform.release(), 'kubeProxyVersion': version,
+            'kubeletVersion': version, 'machineID': machine,
+            'operatingSystem': 'linux', 'osImage': 'k8s-mgmt lab VM',
+            'systemUUID': machine},
+    }
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ''
+
+
+def node_object(state):
+    name = state['node_name']
+    labels = {'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux',
+              'beta.kubernetes.io/arch': 'amd64'}
+    labels.update(state.get('labels') or {})
+    return {'apiVersion': 'v1', 'kind': 'Node',
+            'metadata': {'name': name, 'labels': labels},
+            'spec': {'taints': state.get('taints') or []},
+            'status': node_status(state['node_ip'])}
+
+
+def wait_for_files(paths):
+    """Like systemd restarting a kubelet that has no config yet: for as
+    long as it takes."""
+    for _ in Poll(math.inf, first=0.05, maximum=1.0):
+        if all(os.path.exists(p) for p in paths):
+            return
+
+
+def register(api, state):
+    status, _ = api.request('GET', '/api/v1/nodes/' + state['node_name'])
+    if status == 404:
+        api.call('POST', '/api/v1/nodes', node_object(state),
+                 ok=(201, 409))
+
+
+def exit_if_faulted():
+    """An injected kubelet fault: exit as a kubelet that cannot reach its
+    container runtime does (systemd would report the unit failed)."""
+    if faults.active('kubelet'):
+        faults.note('kubelet')
+        sys.stderr.write(
+            'E0000 00:00:00.000000 run.go:72] "command failed" err="failed '
+            'to run Kubelet: validate service connection: validate CRI v1 '
+            'runtime API for endpoint \\"unix:///run/containerd/'
+            'containerd.sock\\": rpc error: code = Unavailable"\n')
+        sys.stderr.flush()
+        sys.exit(1)
+
+
+def heartbeat_forever(api, state, interval):
+    registered = False
+    while True:
+        exit_if_faulted()
+        started = time.monotonic()
+        try:
+            if not registered:
+                register(api, state)
+                registered = True
+            status, _ = api.request(
+                'PATCH', '/api/v1/nodes/%s/status' % state['node_name'],
+                {'status': node_status(state['node_ip'])}, MERGE)
+            if status == 404:
+                registered = False  # deleted (drain, scale-in): register again
+        except (OSError, client_mod.APIFailure) as err:
+            sys.stderr.write('kubelet: heartbeat failed: %s\n' % err)
+            sys.stderr.flush()
+        time.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    if '--version' in args:
+        print(version_line())
+        return 0
+    exit_if_faulted()
+    wait_for_files([standins.KUBELET_CONF, standins.KUBELET_STATE])
+    state = standins.read_json(standins.KUBELET_STATE)
+    api = client_mod.Client.from_kubeconfig(standins.KUBELET_CONF, 5.0,
+                                            keep_alive=True)
+    heartbeat_forever(api, state,
+                      float(standins.settings()['heartbeat_interval']))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

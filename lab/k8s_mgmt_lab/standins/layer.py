@@ -1,0 +1,149 @@
+"""The stand-ins as an overlay layer of the lab VMs' root filesystem.
+
+``write_layer(directory, ...)`` fills ``directory`` with small ``/bin/sh``
+wrappers at the real tools' paths (``/usr/bin/kubeadm``, ``kubelet``,
+``kubectl``, ``containerd`` and ``/usr/local/bin/systemctl``, which comes
+before ``/usr/bin`` on the VMs' PATH and sudo's secure_path) that exec the
+host's Python on a module of this package, plus the settings file and a
+stand-in CNI manifest. The VM sees the host's root read-only, so the
+interpreter and this source tree are visible inside it.
+"""
+
+import json
+import os
+import shlex
+import sys
+
+from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import faults
+
+TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
+         'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
+         'usr/local/bin/systemctl': 'systemctl'}
+CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
+
+WRAPPER = """#!/bin/sh
+# k8s-mgmt lab stand-in for {tool} (not the real binary); see
+# lab/k8s_mgmt_lab/standins/{module}.py
+{guard}PYTHONPATH={python_path}
+export PYTHONPATH
+exec {argv} "$@"
+"""
+# Packaged tools vanish under the "apt" fault (a fresh VM whose mirror is
+# unreachable), so the install script takes its apt-get path.
+PACKAGED = ('kubeadm', 'kubelet', 'kubectl')
+NOT_INSTALLED = """if [ -e {fault} ]; then
+    echo "sh: 1: {tool}: not found" >&2
+    exit 127
+fi
+"""
+# apt-get as the real one, unless the "apt" fault is set: then it fails as
+# apt does when its mirror cannot be reached.
+APT_GET = """#!/bin/sh
+# k8s-mgmt lab: the real apt-get, or a failing one under the "apt" fault
+# (lab/k8s_mgmt_lab/standins/faults.py)
+if [ -e {fault} ]; then
+    echo "[k8s-mgmt lab] fault \\"apt\\" is set on this VM; clear it with \\
+\\"k8s-mgmt lab fault VM apt --clear\\"" >&2
+    echo "E: Failed to fetch https://pkgs.k8s.io/core:/stable:/InRelease \\
+ Temporary failure resolving 'pkgs.k8s.io'" >&2
+    echo "E: Unable to fetch some archives, maybe run apt-get update or try \\
+with --fix-missing?" >&2
+    exit 100
+fi
+exec /usr/bin/apt-get "$@"
+"""
+
+# Recorded by the API server like any manifest; no pod network is made.
+CNI_YAML = """# k8s-mgmt lab stand-in CNI: objects are stored, nothing runs.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: standin-cni
+  namespace: kube-system
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: standin-cni
+  namespace: kube-system
+  labels:
+    k8s-app: standin-cni
+spec:
+  selector:
+    matchLabels:
+      k8s-app: standin-cni
+  template:
+    metadata:
+      labels:
+        k8s-app: standin-cni
+    spec:
+      serviceAccountName: standin-cni
+      containers:
+      - name: cni
+        image: registry.invalid/k8s-mgmt-lab/standin-cni:1
+"""
+
+
+def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
+                node_grace=None, kubernetes_version=None):
+    """Write the stand-in layer into ``directory`` (created if needed)."""
+    python = python or sys.executable
+    apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
+    for rel, module in TOOLS.items():
+        path = os.path.join(directory, rel)
+        tool = os.path.basename(rel)
+        guard = NOT_INSTALLED.format(fault=apt_fault, tool=tool) \
+            if tool in PACKAGED else ''
+        standins.write_file(path, WRAPPER.format(
+            tool=tool, module=module, guard=guard,
+            python_path=shlex.quote(standins.python_path()),
+            argv=shlex.join(standins.python_argv(module, python=python))),
+            0o755)
+    standins.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),
+                        APT_GET.format(fault=apt_fault), 0o755)
+    values = dict(standins.DEFAULTS, init_delay=float(init_delay),
+                  join_delay=float(join_delay))
+    if node_grace is not None:
+        values['node_grace'] = float(node_grace)
+    if kubernetes_version:
+        values['kubernetes_version'] = kubernetes_version
+    settings_path = directory + standins.SETTINGS_FILE
+    standins.write_file(settings_path, json.dumps(values, indent=1) + '\n',
+                        0o644)
+    standins.write_file(directory + CNI_MANIFEST, CNI_YAML, 0o644)
+    return directory
+
+
+def host_paths(python=None):
+    """Host directories the stand-ins run from: the interpreter, its standard
+    library, this source tree and the site-packages on their path.
+
+    The VMs see them bound read-only at the same paths, wherever the project
+    lives (a clone under /tmp is hidden by the VM's own /tmp otherwise).
+    """
+    python = os.path.realpath(python or sys.executable)
+    paths = [os.path.dirname(python), sys.base_prefix, sys.prefix]
+    paths += standins.python_path().split(os.pathsep)
+    paths = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)},
+                   key=len)
+    kept = []
+    for path in paths:  # a directory inside a kept one is already there
+        if not any(path == k or path.startswith(k.rstrip('/') + '/')
+                   for k in kept):
+            kept.append(path)
+    return [p for p in kept if _hidden_in_vm(p)]
+
+
+# The VM mounts its own tmpfs here, hiding the host's content.
+_VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
+
+
+def _hidden_in_vm(path):
+    """True when the VM's overlay of / would not show ``path``: it lies on
+    another host filesystem than /, or under a mount the VM makes its own.
+    Everything else is visible already, and binding it (say /usr) would hide
+    the stand-in layer above it."""
+    if any(path == m or path.startswith(m + '/') for m in _VM_OWN_MOUNTS):
+        return True
+    return os.stat(path).st_dev != os.stat('/').st_dev

@@ -1,0 +1,228 @@
+"""systemctl stand-in: systemd is not PID 1 in a lab VM.
+
+Manages the services the node scripts use as plain processes of the VM, with
+pid files in /run/standin: the REAL haproxy (master-worker mode, reloaded
+with SIGUSR2 after ``haproxy -c``) and keepalived (reloaded with SIGHUP), the
+REAL etcd (argv written by the kubeadm stand-in), and the Python stand-ins
+kube-apiserver, kubelet and containerd. Killing the VM's init kills them all.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+
+from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab import standins
+
+PROG = 'systemctl'
+PID_DIR = '/run/standin'
+ENABLED_DIR = '/etc/systemd/standin-enabled'
+LOG_DIR = '/var/log/standin'
+# A service that dies within this many seconds of its start fails the start.
+START_WINDOW = 0.3
+HAPROXY_CFG = '/etc/haproxy/haproxy.cfg'
+
+
+def _python(module, *args):
+    return standins.python_argv(module, *args)
+
+
+def service_argv(name):
+    """The command line of a known service, or None."""
+    if name == 'haproxy':
+        return ['/usr/sbin/haproxy', '-W', '-db', '-f', HAPROXY_CFG]
+    if name == 'keepalived':
+        return ['/usr/sbin/keepalived', '-n', '-l', '-D', '-f',
+                '/etc/keepalived/keepalived.conf',
+                '-p', PID_DIR + '/keepalived-main.pid',
+                '-r', PID_DIR + '/keepalived-vrrp.pid',
+                '-c', PID_DIR + '/keepalived-checkers.pid']
+    if name == 'etcd':
+        spec = standins.read_json(standins.STANDIN_DIR + '/etcd.json')
+        return spec['argv'] if spec else None
+    if name == 'kube-apiserver':
+        return _python('apiserver', '--config',
+                       standins.STANDIN_DIR + '/apiserver.json')
+    if name == 'kubelet':
+        return _python('kubelet')
+    if name == 'containerd':
+        return _python('containerd', 'serve')
+    return None
+
+
+KNOWN = ('haproxy', 'keepalived', 'etcd', 'kube-apiserver', 'kubelet',
+         'containerd')
+
+
+def _pid_file(name):
+    return os.path.join(PID_DIR, name + '.pid')
+
+
+def running_pid(name):
+    try:
+        with open(_pid_file(name)) as f:
+            pid = int(f.read().strip())
+        with open('/proc/%d/stat' % pid) as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if state in ('Z', 'X') else pid
+
+
+def _spawn(name, argv):
+    os.makedirs(LOG_DIR, exist_ok=True)
+    env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
+           'LANG': 'C.UTF-8', 'HOME': '/root',
+           'PYTHONPATH': standins.python_path()}
+    log = os.open(os.path.join(LOG_DIR, name + '.log'),
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.dup2(os.open('/dev/null', os.O_RDONLY), 0)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            # An inherited SSH channel fd would keep the session open.
+            os.closerange(3, 65536)
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    os.close(log)
+    return pid
+
+
+def start(name):
+    if running_pid(name):
+        return 0
+    argv = service_argv(name)
+    if argv is None:
+        return _fail('Job for %s.service failed: no configuration (the '
+                     'stand-in was not set up for it)' % name)
+    os.makedirs(PID_DIR, exist_ok=True)
+    pid = _spawn(name, argv)
+    standins.write_file(_pid_file(name), '%d\n' % pid, 0o644)
+    # A process that dies at once (bad config) fails the start, as systemd
+    # would report; anything alive after this short window counts as up.
+    for _ in Poll(START_WINDOW, first=0.01, maximum=START_WINDOW):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return _fail('Job for %s.service failed (exit status %d); see '
+                         '%s/%s.log' % (name, os.waitstatus_to_exitcode(
+                             status), LOG_DIR, name))
+    return 0
+
+
+def stop(name):
+    pid = running_pid(name)
+    if pid:
+        for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            if _wait_gone(name, grace):
+                break
+    try:
+        os.unlink(_pid_file(name))
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def _wait_gone(name, grace):
+    for _ in Poll(grace, first=0.01, maximum=0.2):
+        if not running_pid(name):
+            return True
+    return False
+
+
+def reload(name):
+    pid = running_pid(name)
+    if not pid:
+        return _fail('Job for %s.service failed: the service is not active'
+                     % name)
+    if name == 'haproxy':
+        check = subprocess.run(['/usr/sbin/haproxy', '-c', '-q', '-f',
+                                HAPROXY_CFG])
+        if check.returncode != 0:
+            return _fail('Job for haproxy.service failed: haproxy -c '
+                         'rejected %s' % HAPROXY_CFG)
+        os.kill(pid, signal.SIGUSR2)  # master-worker reload
+    elif name == 'keepalived':
+        os.kill(pid, signal.SIGHUP)
+    else:
+        return restart(name)
+    return 0
+
+
+def restart(name):
+    stop(name)
+    return start(name)
+
+
+def _enable(name, on):
+    marker = os.path.join(ENABLED_DIR, name)
+    if on:
+        standins.write_file(marker, '', 0o644)
+    elif os.path.exists(marker):
+        os.unlink(marker)
+    return 0
+
+
+def _fail(message, status=1):
+    sys.stderr.write(message + '\n')
+    return status
+
+
+def main(argv=None):
+    args = list(sys.argv[1:] if argv is None else argv)
+    quiet = any(a in ('-q', '--quiet') for a in args)
+    now = '--now' in args
+    words = [a for a in args if not a.startswith('-')]
+    if not words:
+        return _fail('%s: missing command' % PROG)
+    verb, units = words[0], [u[:-len('.service')] if u.endswith('.service')
+                             else u for u in words[1:]]
+    if verb == 'daemon-reload':
+        return 0
+    unknown = [u for u in units if u not in KNOWN]
+    if unknown:
+        return _fail('Unit %s.service not found.' % unknown[0], 5)
+    status = 0
+    for unit in units:
+        status = max(status, _one(verb, unit, quiet, now))
+    return status
+
+
+def _one(verb, unit, quiet, now):
+    if verb in ('start', 'stop', 'restart', 'reload'):
+        return {'start': start, 'stop': stop, 'restart': restart,
+                'reload': reload}[verb](unit)
+    if verb in ('reload-or-restart', 'try-restart'):
+        return reload(unit) if running_pid(unit) else start(unit)
+    if verb in ('enable', 'disable'):
+        _enable(unit, verb == 'enable')
+        if now:
+            return (start if verb == 'enable' else stop)(unit)
+        return 0
+    if verb == 'is-active':
+        active = bool(running_pid(unit))
+        quiet or print('active' if active else 'inactive')
+        return 0 if active else 3
+    if verb == 'is-enabled':
+        enabled = os.path.exists(os.path.join(ENABLED_DIR, unit))
+        quiet or print('enabled' if enabled else 'disabled')
+        return 0 if enabled else 1
+    if verb == 'status':
+        pid = running_pid(unit)
+        print('%s.service - %s (lab stand-in)\n   Active: %s' % (
+            unit, unit, 'active (running) pid %d' % pid if pid
+            else 'inactive (dead)'))
+        return 0 if pid else 3
+    return _fail('%s: unknown command %s' % (PROG, verb))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

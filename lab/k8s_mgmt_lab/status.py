@@ -1,0 +1,124 @@
+"""What ``k8s-mgmt lab status`` reports, read the way the driver reads it.
+
+The VMs and their roles come from the lab's Heat API through the driver's own
+topology reader, and ``ssh_ok`` from the driver's own SSH layer with host-key
+pinning, so a green status means the driver will see the same thing.
+"""
+
+import os
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import params
+from k8s_mgmt import parallel
+from k8s_mgmt import secrets
+from k8s_mgmt import ssh
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.standins import report as standins_report
+from k8s_mgmt.ssh import console_keys
+from k8s_mgmt.topology import heat as topology_heat
+from k8s_mgmt.topology.from_params import spec_from_params
+from k8s_mgmt_lab import registry as registry_mod
+
+SSH_PROBE_DEADLINE = 5.0
+
+# Parts of the lab that stand in for something real, named for the report.
+STAND_INS = {
+    'openstack': 'Keystone v3, Heat v1 and Nova console-output APIs served '
+                 'by the lab from the sample package\'s BaseHOT (stand-in)',
+    'vms': 'network namespaces with an overlay root filesystem and a real '
+           'OpenSSH server (stand-in for Nova VMs)',
+    'kubernetes': standins_report.STAND_INS,
+}
+
+
+def lab_session(record):
+    """A keystoneauth session on the lab's Keystone (Heat and Nova)."""
+    heat = record['heat']
+    return topology_heat.session_from_settings(
+        heat['auth_url'], heat['username'], secrets.Secret(heat['password']),
+        heat['project_name'])
+
+
+def read_topology(record):
+    session = lab_session(record)
+    cluster = params.load_request(manager.lab_request(record))
+    reader = topology_heat.HeatReader(session)
+    return reader.read_topology(spec_from_params(cluster), record['stack_id'],
+                                vnfc_ids=record.get('vnfc_ids'))
+
+
+def probe_ssh(settings, record, nodes):
+    """{node name: True/False}: does the VM answer SSH with a pinned key?"""
+    store = ssh.HostKeyStore(os.path.join(settings.state_dir,
+                                          'host_keys.json'))
+    password = secrets.Secret(record.get('vm_password', settings.password))
+    # First contact verified as the driver does: the lab's Nova console.
+    first_contact = console_keys.FirstContactVerifier(
+        lambda: (lab_session(record), None))
+
+    def probe(node):
+        target = ssh.SSHTarget(name=node.name, host=node.ssh_ip,
+                               username='ubuntu', password=password,
+                               server_id=node.server_id)
+        with ssh.SSHSession(target, store=store,
+                            connect_deadline=SSH_PROBE_DEADLINE,
+                            first_contact=first_contact) as session:
+            session.run(ssh.Command('true'), step='probe', timeout=10)
+        return True
+
+    try:
+        return parallel.run_on_nodes('lab status', 'ssh', nodes, probe)
+    except exceptions.NodesFailed as err:
+        answers = dict(getattr(err, 'results', {}) or {})
+        for name, _error in err.failures:
+            answers[name] = False
+        return answers
+
+
+def lab_status(settings, check_ssh=True):
+    record = manager.read_record(settings)
+    if record is None:
+        raise LabError('no lab is up in %s; run "k8s-mgmt lab up"'
+                       % settings.state_dir)
+    if not _alive(record.get('daemon_pid')):
+        raise LabError('the lab daemon (pid %s) is not running; run '
+                       '"k8s-mgmt lab down" to clean up'
+                       % record.get('daemon_pid'))
+    topology = read_topology(record)
+    nodes = topology.all_nodes()
+    answers = probe_ssh(settings, record, nodes) if check_ssh else {}
+    heat = dict(record['heat'], stack_id=record['stack_id'],
+                stack_name=record['stack_name'])
+    vms = registry_mod.Registry(settings.state_dir).read()['vms']
+    kubernetes = standins_report.cluster_report(
+        settings.state_dir, [vms.get(n.server_id, {}).get('vm_dir')
+                             for n in topology.masters])
+    report = {
+        'flavour': record['flavour'],
+        'state_dir': settings.state_dir,
+        'heat': heat,
+        'vip': topology.vip,
+        'vms': [{'name': n.name, 'role': n.role, 'vnfc_id': n.vnfc_id,
+                 'server_id': n.server_id, 'ip': n.ssh_ip,
+                 'compute_host': n.compute_host,
+                 'ssh_ok': answers.get(n.name) if check_ssh else None}
+                for n in nodes],
+        'stand_ins': STAND_INS,
+    }
+    if kubernetes is not None:  # only once a cluster was made
+        report['kubernetes'] = kubernetes
+        report['etcd_members'] = kubernetes.pop('etcd_members', None)
+    return report
+
+
+def _alive(pid):
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
