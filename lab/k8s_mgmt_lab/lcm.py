@@ -5,7 +5,7 @@ The lab has no Tacker, so this module plays the conductor's part: it builds
 the objects Tacker would pass (as plain dicts; the driver reads dicts and
 Tacker objects alike through :func:`k8s_mgmt.context.field`) and calls the
 hooks on ONE :class:`~k8s_mgmt.driver.KubernetesMgmtDriver` with keyword
-arguments only, exactly as the conductor does (see ANCHORS.md):
+arguments only, exactly as the conductor does:
 ``instantiate_start`` before Heat (no kwargs) and ``instantiate_end`` after
 it with ``vnf=<vnf dict>``. Two lab-only kwargs tell the driver what Tacker
 would otherwise look up itself: ``vnf_package_path`` (the package built into

@@ -3,7 +3,7 @@
 The cloud side goes through the lab's Heat API, the way Tacker's OpenStack
 infra driver drives Heat (one scaling-policy signal per step, a stack
 delete); the driver's hooks get Tacker-shaped dicts and the conductor's
-keyword arguments (ANCHORS.md):
+keyword arguments (tacker.conductor.conductor_server):
 
 * SCALE_OUT: Heat grows the group, then ``scale_end(scale_out_id_list=<new
   member stack ids>, vnf=...)``. When scale_end fails, the conductor rolls

@@ -17,6 +17,12 @@ The tests compare what came out with the checkout, and have Tacker's own CSAR
 loader check the CSAR the installed wheel built (in a process of its own:
 tests/helpers/tacker_csar_check.py).
 
+The lab is a distribution of its own (``lab/``, ``k8s-mgmt-lab``): the
+driver's sdist and wheels must hold none of it. Its wheel is built too, and
+installed (without dependencies: they are the driver's, already there) into
+the same virtualenv after the driver's CLI was run alone, so the tests see
+``k8s-mgmt`` without and then with the lab's verbs.
+
 Build isolation is kept (``python -m build`` installs the newest setuptools
 and wheel from PyPI into a throwaway environment per step): that is the
 setuptools a release and ``pip install`` use and the one whose warnings about
@@ -55,6 +61,9 @@ FLAVOURS = ('simple', 'complex', 'podaffinity')
 SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
            'Scripts/k8s_mgmt_lib.sh')
 COMPILED = ('.pyc', '.pyo')
+LAB_DIR = 'lab'                 # the lab's distribution in the checkout
+LAB_PACKAGE = 'k8s_mgmt_lab'
+LAB_VERBS = ('lab', 'demo')
 # Not copied from the top of the checkout: VCS, virtualenvs, build output.
 NOT_COPIED = {'.git', '.venv', '.tox', '.pytest_cache', 'build', 'dist'}
 # Compiled files that a checkout which has run the tests may hold (the
@@ -104,6 +113,29 @@ def sdist_members(path):
         return in_shipped_dirs(m.name.split('/', 1)[1]
                                for m in archive.getmembers()
                                if m.isfile() and '/' in m.name)
+
+
+def all_members(path):
+    """'/'-separated names of the files in a wheel or an sdist (the
+    sdist's top directory "<name>-<version>/" left out)."""
+    if path.endswith('.whl'):
+        with zipfile.ZipFile(path) as archive:
+            return {i.filename for i in archive.infolist() if not i.is_dir()}
+    with tarfile.open(path) as archive:
+        return {m.name.split('/', 1)[1] for m in archive.getmembers()
+                if m.isfile() and '/' in m.name}
+
+
+def lab_modules(root):
+    """The lab's .py files in the checkout, as its wheel names them."""
+    top = os.path.join(root, LAB_DIR)
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(
+            os.path.join(top, LAB_PACKAGE)):
+        dirnames[:] = [d for d in dirnames if d != '__pycache__']
+        found |= {os.path.relpath(os.path.join(dirpath, n), top).replace(
+            os.sep, '/') for n in filenames if n.endswith('.py')}
+    return found
 
 
 def _ignore_at_top(directory, names):
@@ -171,6 +203,12 @@ def dist(request, tmp_path_factory):
     result['sdist'] = _only(str(tmp / 'release'), '.tar.gz')
     result['wheel'] = _only(str(tmp / 'release'), '.whl')
     result['direct_wheel'] = _only(str(tmp / 'direct'), '.whl')
+    step = time.monotonic()
+    _run([sys.executable, '-m', 'build', '--wheel', '--outdir',
+          str(tmp / 'lab'), os.path.join(tree, LAB_DIR)],
+         'python -m build --wheel lab', 600, cwd=str(tmp))
+    timings['lab build'] = time.monotonic() - step
+    result['lab_wheel'] = _only(str(tmp / 'lab'), '.whl')
 
     # A fresh virtualenv without pip of its own: this venv's pip installs
     # into it (--python), which saves the few seconds ensurepip takes.
@@ -201,6 +239,15 @@ def dist(request, tmp_path_factory):
     result['request'] = _run([cli, 'package', 'request', 'complex'],
                              'k8s-mgmt package request', 300, env=env,
                              cwd=str(outside))
+    result['help_alone'] = _run([cli, '--help'], 'k8s-mgmt --help', 120,
+                                env=env, cwd=str(outside)).stdout
+    _run([sys.executable, '-m', 'pip', '--python', python, 'install',
+          '--no-compile', '--no-input', '--no-deps', result['lab_wheel']],
+         'pip install of the lab wheel', 300, env=env, cwd=str(tmp))
+    result['help_with_lab'] = _run([cli, '--help'], 'k8s-mgmt --help', 120,
+                                   env=env, cwd=str(outside)).stdout
+    result['lab_help'] = _run([cli, 'lab', '--help'], 'k8s-mgmt lab --help',
+                              120, env=env, cwd=str(outside)).stdout
     result['venv'] = str(venv)
     yield result
 
@@ -292,3 +339,51 @@ def test_tacker_accepts_the_csar_of_the_installed_wheel(dist, tmp_path):
     assert SCRIPTS[0] in report['tampered']
     assert report['chosen'] == tacker_csar_check.MGMT_DRIVER
     assert report['edited'] == 'refused'
+
+
+@pytest.mark.parametrize('kind', ['sdist', 'wheel', 'direct_wheel'])
+def test_the_drivers_distributions_hold_nothing_of_the_lab(dist, kind):
+    members = all_members(dist[kind])
+    assert 'k8s_mgmt/driver.py' in members
+    lab = sorted(m for m in members
+                 if m.startswith((LAB_PACKAGE + '/', LAB_DIR + '/')))
+    assert lab == [], '%s holds lab files: %s' % (kind, lab[:5])
+
+
+def test_the_lab_wheel_holds_the_lab_and_nothing_of_the_driver(dist):
+    members = all_members(dist['lab_wheel'])
+    code = {m for m in members if not m.startswith(
+        LAB_PACKAGE.replace('_', '-') + '-') and '.dist-info/' not in m}
+    expected = lab_modules(REPO)
+    assert {'k8s_mgmt_lab/cli/lab.py', 'k8s_mgmt_lab/standins/kubeadm.py',
+            'k8s_mgmt_lab/vm.py'} <= expected
+    assert sorted(code ^ expected) == []
+
+
+def test_the_lab_wheel_needs_the_driver_and_adds_its_verbs(dist):
+    with zipfile.ZipFile(dist['lab_wheel']) as archive:
+        names = archive.namelist()
+        meta = archive.read(next(n for n in names
+                                 if n.endswith('.dist-info/METADATA')))
+        points = archive.read(next(
+            n for n in names if n.endswith('.dist-info/entry_points.txt')))
+    requires = [line.split(':', 1)[1].strip() for line in
+                meta.decode().splitlines()
+                if line.startswith('Requires-Dist:')]
+    assert 'k8s-mgmt[tacker]' in requires, requires
+    assert points.decode().split() == [
+        '[k8s_mgmt.cli]', 'demo', '=', 'k8s_mgmt_lab.cli.demo',
+        'lab', '=', 'k8s_mgmt_lab.cli.lab']
+
+
+def _verbs(help_text):
+    """The verbs "k8s-mgmt --help" lists (the lines under COMMAND)."""
+    lines = help_text.split('COMMAND\n', 2)[-1].split('\n\n')[0]
+    return [line.split()[0] for line in lines.splitlines() if line.strip()]
+
+
+def test_the_lab_verbs_come_with_the_lab_distribution_only(dist):
+    alone = _verbs(dist['help_alone'])
+    assert 'package' in alone and not set(LAB_VERBS) & set(alone), alone
+    assert _verbs(dist['help_with_lab']) == alone + sorted(LAB_VERBS)
+    assert 'instantiate' in dist['lab_help']

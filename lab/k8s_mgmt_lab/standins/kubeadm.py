@@ -112,7 +112,7 @@ def upload_certs(api, certificate_key):
                          % status)
 
 
-def seed_cluster(store, endpoint, cluster_config):
+def write_initial_objects(store, endpoint, cluster_config):
     """What kubeadm's init phases put into a new cluster."""
     import yaml
 
@@ -232,7 +232,7 @@ def init(args):
         name, ip, standins.ETCD_PEER_PORT), 'new')
     print('[etcd] etcd member %s started (http://%s:%d)'
           % (name, ip, standins.ETCD_CLIENT_PORT))
-    seed_cluster(store, endpoint, cluster)
+    write_initial_objects(store, endpoint, cluster)
     server = 'https://' + endpoint
     cp.write_admin_conf(store, server)
     sans = (cluster.get('apiServer') or {}).get('certSANs') or ()
