@@ -208,10 +208,7 @@ def cmd_status(args):
 
 
 def _print_status(settings, as_json):
-    try:
-        report = status_mod.lab_status(settings)
-    except LabError as err:
-        raise UserError(str(err))
+    report = status_mod.lab_status(settings)  # a LabError is a UserError
     if as_json:
         print(json.dumps(report, indent=2))
         return 0
