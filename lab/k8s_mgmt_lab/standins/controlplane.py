@@ -147,4 +147,4 @@ def model_duration(kind):
     """The one fixed wait: how long the real kubeadm step would take."""
     seconds = float(standins.settings().get(kind + '_delay') or 0)
     if seconds > 0:
-        time.sleep(seconds)
+        time.sleep(seconds)  # not a poll: the modelled duration

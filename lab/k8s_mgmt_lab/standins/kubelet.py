@@ -126,7 +126,8 @@ def heartbeat_forever(api, state, interval):
         except (OSError, client_mod.APIFailure) as err:
             sys.stderr.write('kubelet: heartbeat failed: %s\n' % err)
             sys.stderr.flush()
-        time.sleep(max(0.0, interval - (time.monotonic() - started)))
+        pause = max(0.0, interval - (time.monotonic() - started))
+        time.sleep(pause)  # not a poll: the heartbeat's period
 
 
 def main(argv=None):
