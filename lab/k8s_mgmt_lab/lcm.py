@@ -132,7 +132,7 @@ class InstantiateResult:
     package_dir: str
 
 
-def _use_driver_state_dir(settings):
+def use_driver_state_dir(settings):
     """Configure the driver as the lab's tacker.conf would.
 
     Its state lives inside the lab state dir (``lab down`` removes it) and
@@ -165,7 +165,7 @@ def instantiate(settings, driver=None, request_body=None):
     inst_id = instance_id(settings, record)
     pkg = package_dir(settings)
     package_mod.build(output_dir=pkg)
-    state_dir = _use_driver_state_dir(settings)
+    state_dir = use_driver_state_dir(settings)
     request = instantiate_request(body)
     lab_kwargs = {'vnf_package_path': pkg, 'vim_info': vim_info(record)}
 
@@ -188,7 +188,7 @@ def instantiate(settings, driver=None, request_body=None):
         driver_state=os.path.join(state_dir, inst_id), package_dir=pkg)
 
 
-def _load_yaml(path):
+def load_yaml(path):
     import yaml
     with open(path) as handle:
         return yaml.safe_load(handle)
@@ -201,7 +201,7 @@ def cluster_report(result):
     vim_path = os.path.join(result.driver_state, state_mod.VIM_CONFIG)
     kube_path = os.path.join(result.driver_state, state_mod.KUBECONFIG)
     try:
-        vim = _load_yaml(vim_path)
+        vim = load_yaml(vim_path)
     except (OSError, ValueError) as err:
         raise LabError('instantiate_end finished but left no VIM config '
                        '(%s): %s' % (vim_path, err))

@@ -121,7 +121,7 @@ def _instance(settings, record):
     pkg = lcm.package_dir(settings)
     if not os.path.isdir(pkg):
         package_mod.build(output_dir=pkg)
-    lcm._use_driver_state_dir(settings)
+    lcm.use_driver_state_dir(settings)
     return inst_id, lcm.instantiate_request(body), {
         'vnf_package_path': pkg, 'vim_info': lcm.vim_info(record)}
 

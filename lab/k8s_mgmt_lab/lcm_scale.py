@@ -120,7 +120,7 @@ class _Conductor(object):
         self.driver = driver
         self.inst_id = lcm.instance_id(settings, self.record)
         self.pkg = lcm.package_dir(settings)
-        lcm._use_driver_state_dir(settings)
+        lcm.use_driver_state_dir(settings)
         self.inst_request = lcm.instantiate_request(
             manager.lab_request(self.record))
         self.heat = Heat(self.record)

@@ -12,6 +12,7 @@ from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab.cli import lab_heal
 from k8s_mgmt_lab.cli import lab_lcm
+from k8s_mgmt_lab.cli import lab_plan
 from k8s_mgmt_lab.cli import lab_scale
 from k8s_mgmt_lab.cli import lab_tools
 from k8s_mgmt_lab import cleanup
@@ -75,6 +76,7 @@ def register(subparsers):
     lab_heal.register(verbs)        # heal and kill
     lab_scale.register(verbs)       # scale and terminate
     lab_tools.register(verbs)       # fault and exec
+    lab_plan.register(verbs)        # plan
     lab.set_defaults(func=lambda args: lab.print_help() or 2)
 
 
