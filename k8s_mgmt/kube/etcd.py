@@ -16,7 +16,9 @@ import urllib.parse
 from oslo_log import log as logging
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt import ssh
+from k8s_mgmt.ssh import client as ssh_client
 
 LOG = logging.getLogger(__name__)
 
@@ -29,6 +31,10 @@ LOCAL_CLIENT_PORT = 2379
 DIAL_TIMEOUT = '2s'
 COMMAND_TIMEOUT = '4s'
 RUN_TIMEOUT = 60
+# How long a member removal is retried while etcd does not commit it.
+REMOVE_TIMEOUT = 20
+_DEADLINE = 'context deadline exceeded'
+_NOT_FOUND = 'member not found'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +193,27 @@ class EtcdCtl(object):
                            endpoints=urls, check=False)
         return self._json(step, result, parse_endpoint_health)
 
-    def remove(self, member):
+    def remove(self, member, timeout=REMOVE_TIMEOUT):
+        """Remove ``member``; a proposal etcd did not commit in time
+        (``context deadline exceeded``: a slow disk, a leader election)
+        is tried again until ``timeout``; a member already gone is done."""
         LOG.info('%s: removing etcd member %s (%s)', self.node,
                  member.name or '(unstarted)', member.hex_id)
-        self._run('etcd member remove', ['member', 'remove', member.hex_id])
+        step = 'etcd member remove'
+        poll = polling.Poll(timeout, first=1.0, maximum=5.0)
+        for _attempt in poll:
+            result = self._run(step, ['member', 'remove', member.hex_id],
+                               check=False)
+            if result.ok:
+                return
+            if _NOT_FOUND in result.stderr:
+                LOG.info('%s: etcd member %s is already gone', self.node,
+                         member.hex_id)
+                return
+            if _DEADLINE not in result.stderr:
+                break
+            LOG.warning('%s: etcd did not commit the removal of member %s '
+                        'in time; trying again', self.node, member.hex_id)
+        raise exceptions.RemoteCommandError(
+            node=self.node, step=step, status=result.status,
+            stderr=ssh_client.stderr_tail(result.stderr))

@@ -107,10 +107,21 @@ def test_member_list_health_add_and_remove_through_etcdctl(cluster):
     assert health == {'http://127.0.0.1:%d' % cluster: False}
     assert 'no quorum now: 0 of 2' in etcd.removal_problem(
         members, health, unstarted)
+    # Without quorum etcd cannot commit the removal: tried again until
+    # the deadline, then the error says why.
     started = time.monotonic()
-    with pytest.raises(exceptions.RemoteCommandError):
-        ctl.remove(unstarted[0])
+    with pytest.raises(exceptions.RemoteCommandError) as err:
+        ctl.remove(unstarted[0], timeout=6)
+    assert 'context deadline exceeded' in str(err.value)
+    removes = [c for c in session.commands if 'member remove' in c]
+    assert len(removes) >= 2
     assert time.monotonic() - started < 30
+
+
+def test_removing_a_member_that_is_gone_is_done(cluster):
+    ctl = etcd.EtcdCtl(LocalSession(), 'master-1', local_port=cluster)
+    ctl.remove(etcd.Member(0x1234, 'master-9', (), ()))
+    assert [m.name for m in ctl.members()] == ['master-1']
 
 
 def test_health_reports_a_dead_endpoint_from_json_despite_exit_1(cluster):
