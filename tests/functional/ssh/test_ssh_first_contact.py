@@ -301,12 +301,15 @@ class _SwapKeyDuringAuth(paramiko.Transport):
 
 
 class _KeySwappingServer(ssh_test_server.SSHTestServer):
-    def __init__(self, other_key, **kwargs):
+    """Serves through ``transport_cls``, which swaps in ``other_key``."""
+
+    def __init__(self, transport_cls, other_key, **kwargs):
         super().__init__(**kwargs)
+        self.transport_cls = transport_cls
         self.other_key = other_key
 
     def _serve(self, sock):
-        transport = _SwapKeyDuringAuth(sock, self.other_key)
+        transport = self.transport_cls(sock, self.other_key)
         with self._lock:
             self._transports.append(transport)
         transport.add_server_key(self.host_key)
@@ -319,7 +322,8 @@ class _KeySwappingServer(ssh_test_server.SSHTestServer):
 def test_host_key_changed_in_a_re_exchange_is_refused(fast_conf, pin_store,
                                                       make_target):
     other = paramiko.ECDSAKey.generate()
-    server = _KeySwappingServer(other, users={'tester': 'pw-Kq9-secret-Zr4'})
+    server = _KeySwappingServer(_SwapKeyDuringAuth, other,
+                                users={'tester': 'pw-Kq9-secret-Zr4'})
     server.start()
     try:
         session = client.SSHSession(make_target(server), store=pin_store,
@@ -360,26 +364,11 @@ class _SwapKeyAfterFirstCommand(paramiko.Transport):
                              daemon=True).start()
 
 
-class _LateSwapServer(ssh_test_server.SSHTestServer):
-    def __init__(self, other_key, **kwargs):
-        super().__init__(**kwargs)
-        self.other_key = other_key
-
-    def _serve(self, sock):
-        transport = _SwapKeyAfterFirstCommand(sock, self.other_key)
-        with self._lock:
-            self._transports.append(transport)
-        transport.add_server_key(self.host_key)
-        try:
-            transport.start_server(server=ssh_test_server._Interface(self))
-        except (paramiko.SSHException, EOFError, OSError):
-            transport.close()
-
-
 def test_host_key_changed_in_a_re_exchange_after_connect_is_refused(
         fast_conf, pin_store, make_target):
     other = paramiko.ECDSAKey.generate()
-    server = _LateSwapServer(other, users={'tester': 'pw-Kq9-secret-Zr4'})
+    server = _KeySwappingServer(_SwapKeyAfterFirstCommand, other,
+                                users={'tester': 'pw-Kq9-secret-Zr4'})
     server.start()
     try:
         session = client.SSHSession(make_target(server), store=pin_store,
