@@ -169,12 +169,10 @@ def remove_masters(op, topology, masters):
     refuse_unless_healable(op, topology, masters)
     helper, reachable = yield from pick_helper(op, topology, masters)
     ctl, members, health = yield etcd_phase(op, topology, helper)
-    leaving = [m for t in masters
-               for m in etcd.members_of_node(members, t.name, t.nic_ip)]
-    if leaving:
-        problem = etcd.removal_problem(members, health, leaving)
-        if problem:
-            raise heal_plan.HealRefused(reason=problem)
+    problem = heal_plan.etcd_refusal(members, health, masters)
+    if problem:
+        raise heal_plan.HealRefused(reason=problem)
+    leaving = heal_plan.leaving_members(members, masters)
     live = yield node_work.probe_phase(op, 'Probe the masters to heal',
                                        masters)
     access = yield credentials_phase(op, topology, helper)

@@ -72,11 +72,17 @@ def master_refusal(params, topology, targets):
     return None
 
 
+def leaving_members(members, targets):
+    """The etcd members of the nodes being healed."""
+    return tuple(m for t in targets
+                 for m in etcd.members_of_node(members, t.name, t.nic_ip))
+
+
 def etcd_refusal(members, health, targets):
-    """Why removing the targets' etcd members is unsafe, or None."""
-    leaving = tuple(m for t in targets
-                    for m in etcd.members_of_node(members, t.name, t.nic_ip))
-    return etcd.removal_problem(members, health, leaving)
+    """Why removing the targets' etcd members is unsafe; None when it is
+    safe or they have none."""
+    leaving = leaving_members(members, targets)
+    return etcd.removal_problem(members, health, leaving) if leaving else None
 
 
 def stale_members(members, masters):

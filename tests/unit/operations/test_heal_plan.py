@@ -175,6 +175,11 @@ def test_etcd_refusal_uses_the_targets_members():
         None
     assert 'break etcd quorum' in heal_plan.etcd_refusal(
         members, _health(2), topo.masters[:1])
+    # A worker has no member: nothing leaves etcd, nothing to refuse,
+    # even when etcd is unwell.
+    assert heal_plan.leaving_members(members, topo.workers[:1]) == ()
+    assert heal_plan.etcd_refusal(members, _health(2),
+                                  topo.workers[:1]) is None
 
 
 def _argv(call):
