@@ -165,6 +165,7 @@ is_ipv6() {
 # no_root_squash would give root on the share to every host).
 is_nfs_clients() {
     local address=${1%/*} prefix=${1#*/}
+    [[ $1 != */* || $prefix =~ ^[1-9][0-9]{0,2}$ ]] || return 1
     if is_ipv4 "$address"; then
         [[ $1 != */* ]] || in_range "$prefix" 1 32
     elif is_ipv6 "$address"; then

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# setup_storage.sh: which device a volume is, and when it may be formatted.
+# lsblk, blkid and mkfs.ext4 are stand-in functions here;
+# tests/scripts/test_setup_storage_real.py runs the real ones.
+
+load helpers
+
+setup() {
+    load_script setup_storage.sh
+    DIR=$BATS_TEST_TMPDIR
+    BY_ID_DIR=$DIR/by-id
+    mkdir -p "$BY_ID_DIR"
+    MKFS_LOG=$DIR/mkfs.log
+    : >"$MKFS_LOG"
+}
+
+# block_device NAME: a block device node in DIR (root only; any numbers:
+# only the stand-ins look at it).
+block_device() {
+    [[ $EUID -eq 0 ]] || skip "mknod needs root"
+    mknod "$DIR/$1" b 7 250
+}
+
+lsblk() {
+    printf '%s\n' "${LSBLK_ROWS[@]}"
+}
+
+mkfs.ext4() {
+    echo "mkfs.ext4 $*" >>"$MKFS_LOG"
+}
+
+# blkid answers in turn from PROBES: "STATUS|KEY=VALUE KEY=VALUE", the last
+# one again once they run out; it counts its calls in a file, as probe
+# calls it in a subshell.
+blkid() {
+    local count answer
+    count=$(($(cat "$DIR/probes" 2>/dev/null || echo 0) + 1))
+    echo "$count" >"$DIR/probes"
+    answer=${PROBES[$((count <= ${#PROBES[@]} ? count - 1 : ${#PROBES[@]} - 1))]}
+    [[ $* == *export* && -n ${answer#*|} ]] && printf '%s\n' ${answer#*|}
+    return "${answer%%|*}"
+}
+
+@test "find_device: the by-id link wins over the device Cinder reports" {
+    block_device vdb
+    block_device vdc
+    ln -s "$DIR/vdb" "$BY_ID_DIR/virtio-0f5e6c1a-57d4-4c1e-9"
+    LSBLK_ROWS=('disk vdb')
+    VOLUME_IDS=(0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c)
+    VOLUME_DEVICES=("$DIR/vdc")
+    run --separate-stderr -0 find_devices
+    [ "$output" = "device: volume 0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c is $DIR/vdb, found by its link $BY_ID_DIR/virtio-0f5e6c1a-57d4-4c1e-9" ]
+    [[ $stderr == *"Cinder reports $DIR/vdc, the link says $DIR/vdb: using $DIR/vdb"* ]]
+}
+
+@test "find_device: no link, the device Cinder reports; neither, a failure" {
+    block_device vdc
+    LSBLK_ROWS=('disk vdc')
+    VOLUME_IDS=(vol-1)
+    VOLUME_DEVICES=("$DIR/vdc")
+    find_devices >"$DIR/out"
+    [ "${DEVICES[0]}" = "$DIR/vdc" ]
+    grep -qF "found as reported by Cinder (no $BY_ID_DIR/virtio-vol-1)" "$DIR/out"
+    VOLUME_DEVICES=("")
+    CURRENT_STEP=device
+    run --separate-stderr -1 find_devices
+    [ "$stderr" = "setup_storage.sh: device: volume vol-1: no $BY_ID_DIR/virtio-vol-1 and no device given" ]
+    # A link to nothing counts as no link.
+    ln -s "$DIR/gone" "$BY_ID_DIR/virtio-vol-1"
+    VOLUME_DEVICES=("$DIR/vdc")
+    find_devices >/dev/null
+    [ "${DEVICES[0]}" = "$DIR/vdc" ]
+}
+
+@test "find_device: a file, a partition or a disk with partitions is refused" {
+    block_device vdb
+    VOLUME_IDS=(vol-1)
+    : >"$DIR/plain"
+    VOLUME_DEVICES=("$DIR/plain")
+    run -1 find_devices
+    [[ $output == *"volume vol-1: $DIR/plain is not a block device"* ]]
+    VOLUME_DEVICES=("$DIR/vdb")
+    LSBLK_ROWS=('part vdb1')
+    run -1 find_devices
+    [[ $output == *"$DIR/vdb is a 'part', not a whole disk"* ]]
+    LSBLK_ROWS=('disk vdb' 'part vdb1' 'part vdb2')
+    run -1 find_devices
+    [[ $output == *"$DIR/vdb has partitions or holders (part vdb1 part vdb2)"* ]]
+    LSBLK_ROWS=('loop loop3')
+    run -0 find_devices
+}
+
+@test "find_devices: two volumes on one device are refused" {
+    block_device vdb
+    LSBLK_ROWS=('disk vdb')
+    VOLUME_IDS=(vol-1 vol-2)
+    VOLUME_DEVICES=("$DIR/vdb" "$DIR/vdb")
+    run -1 find_devices
+    [[ $output == *"volumes vol-1 and vol-2 are both $DIR/vdb"* ]]
+}
+
+@test "check_filesystem: no signature at all: formatted ext4, once" {
+    DEVICES=(/dev/vdb)
+    PROBES=('2|' '2|' '0|UUID=new-uuid TYPE=ext4 USAGE=filesystem')
+    check_filesystem 0 >"$DIR/out"
+    [ "$(cat "$MKFS_LOG")" = 'mkfs.ext4 -q -- /dev/vdb' ]
+    [ "$(cat "$DIR/out")" = 'filesystem: no filesystem on /dev/vdb: formatted ext4' ]
+    [ "$FORMATTED" = 1 ]
+    [ "$KEPT" = 0 ]
+    [ "${FS_UUIDS[0]}" = new-uuid ]
+    [ "${FS_TYPES[0]}" = ext4 ]
+}
+
+@test "check_filesystem: a filesystem is kept as it is" {
+    DEVICES=(/dev/vdb)
+    PROBES=('0|UUID=old-uuid TYPE=xfs USAGE=filesystem')
+    check_filesystem 0 >"$DIR/out"
+    [ "$(cat "$DIR/out")" = 'filesystem: /dev/vdb has xfs (UUID old-uuid): mounted as it is, not formatted' ]
+    [ "$KEPT" = 1 ]
+    [ "${FS_TYPES[0]}" = xfs ]
+    [ ! -s "$MKFS_LOG" ]
+}
+
+@test "check_filesystem: anything else found or any blkid failure: refused" {
+    DEVICES=(/dev/vdb)
+    CURRENT_STEP=filesystem
+    refused() {
+        local want=$1
+        shift
+        PROBES=("$@")
+        rm -f "$DIR/probes"
+        run --separate-stderr check_filesystem 0
+        [ "$status" -eq 1 ] || { echo "status $status for $*"; return 1; }
+        [[ $stderr == *"$want"* ]] || { echo "got: $stderr"; return 1; }
+    }
+    refused 'not formatting: /dev/vdb holds a partition table (gpt)' '0|PTTYPE=gpt'
+    refused 'not formatting: /dev/vdb holds a partition table (dos)' '0|PTTYPE=dos TYPE=ext4 USAGE=filesystem UUID=u'
+    refused "holds a 'LVM2_member' signature (usage 'raid'), not a filesystem" '0|TYPE=LVM2_member USAGE=raid UUID=u'
+    refused "holds a 'crypto_LUKS' signature (usage 'crypto')" '0|TYPE=crypto_LUKS USAGE=crypto UUID=u'
+    refused "holds a 'swap' signature (usage 'other')" '0|TYPE=swap USAGE=other UUID=u'
+    refused "holds a 'unknown' signature" '0|'
+    refused 'has ext4 without a UUID' '0|TYPE=ext4 USAGE=filesystem'
+    refused 'blkid -p /dev/vdb failed (exit 8)' '8|'
+    refused 'blkid -p /dev/vdb failed (exit 4)' '4|'
+    refused 'blkid finds no ext4 after mkfs.ext4 (exit 2)' '2|'
+    # Only the last case got as far as mkfs.
+    [ "$(wc -l <"$MKFS_LOG")" -eq 1 ]
+}
+
+@test "format_ext4 probes again and refuses when anything is there now" {
+    DEVICES=(/dev/vdb)
+    CURRENT_STEP=filesystem
+    # Empty at the first look, a filesystem at the second.
+    PROBES=('2|' '0|UUID=u TYPE=ext4 USAGE=filesystem')
+    run --separate-stderr -1 check_filesystem 0
+    [ "$stderr" = 'setup_storage.sh: filesystem: refusing to format /dev/vdb: blkid -p finds a signature on it or fails (exit 0)' ]
+    rm -f "$DIR/probes"
+    PROBES=('8|')
+    run -1 format_ext4 /dev/vdb
+    [ ! -s "$MKFS_LOG" ]
+}
+
+@test "mkfs runs in one place only, behind the probe" {
+    local script=$SCRIPTS_DIR/setup_storage.sh
+    # The one line that runs mkfs (as a command, not in a message) is in
+    # format_ext4, which check_filesystem alone calls, for blkid's exit 2.
+    [ "$(grep -Ec '^[^#"]*\bmkfs' "$script")" -eq 1 ]
+    sed -n '/^format_ext4() {/,/^}/p' "$script" | grep -q '^    mkfs.ext4 -q -- "\$device" </dev/null'
+    [ "$(grep -c 'format_ext4 "' "$script")" -eq 1 ]
+    sed -n '/^check_filesystem() {/,/^}/p' "$script" | grep -A1 '^        2)$' | grep -q 'format_ext4 "\$device"'
+    # Never forced.
+    run -1 grep -E 'mkfs[^ ]* .*-F' "$script"
+}
