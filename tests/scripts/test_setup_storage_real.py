@@ -309,3 +309,40 @@ def test_a_second_run_changes_nothing(vm, tmp_path):
     assert fstab_block(vm.file('exports')) == [
         '%s/data/a 10.0.0.0/8(rw,sync,no_subtree_check,no_root_squash) '
         '192.168.1.7(rw,sync,no_subtree_check,no_root_squash)' % tmp_path]
+
+
+def test_mounts_in_the_way_are_refused(vm, tmp_path):
+    (tmp_path / 'content').mkdir()
+    vm.add_volume('vdb', volume_id='busy', prepare=ext4_with_marker(
+        tmp_path / 'content'))
+    vm.start()
+    args = ['--volume', 'busy,,%s/data' % tmp_path,
+            '--export', '%s/data,10.0.0.0/8' % tmp_path]
+
+    def refused(why):
+        result = vm.run_script(*args)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert 'setup_storage.sh: mount: ' + why in result.stderr
+        assert vm.file('fstab') == FOREIGN_FSTAB
+
+    # Files in the bare mount point would be hidden by the volume.
+    (tmp_path / 'data').mkdir()
+    (tmp_path / 'data' / 'written-while-unmounted').write_text('x')
+    refused('%s/data is not empty: mounting /dev/vdb there would hide its '
+            'files' % tmp_path)
+    (tmp_path / 'data' / 'written-while-unmounted').unlink()
+    # Another file system at the mount point.
+    mounted = vm.inside(['mount', '-t', 'tmpfs', 'other-fs',
+                         '%s/data' % tmp_path])
+    assert mounted.returncode == 0, mounted.stderr
+    refused('%s/data already has other-fs mounted, not /dev/vdb' % tmp_path)
+    assert vm.inside(['umount', '%s/data' % tmp_path]).returncode == 0
+    # The volume mounted somewhere else.
+    (tmp_path / 'elsewhere').mkdir()
+    mounted = vm.inside(['mount', '-t', 'ext4', '/dev/vdb',
+                         '%s/elsewhere' % tmp_path])
+    assert mounted.returncode == 0, mounted.stderr
+    refused('/dev/vdb is already mounted at %s/elsewhere, not at %s/data'
+            % (tmp_path, tmp_path))
+    assert vm.mounts() == {'%s/elsewhere' % tmp_path:
+                           vm.device_number('vdb')}
