@@ -16,7 +16,8 @@ INSTALL_SCRIPT = 'install_k8s_cluster.sh'
 LB_SCRIPT = 'configure_lb.sh'
 # The helpers both scripts source from their own directory.
 SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
-SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT)
+STORAGE_SCRIPT = 'setup_storage.sh'
+SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT)
 
 
 def _root():

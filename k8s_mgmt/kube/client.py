@@ -45,6 +45,11 @@ class NodeState:
 APIError = exceptions.KubernetesAPIError
 
 
+def status_of(err):
+    """The HTTP status of an APIError the API answered, else None."""
+    return err.kwargs.get('status') if isinstance(err, APIError) else None
+
+
 def request_timeout(deadline=None):
     """Seconds the next request may take: ``kube_api_timeout``, or less
     when ``deadline`` (a ``time.monotonic()`` value) is nearer."""
@@ -124,6 +129,16 @@ class ClusterAPI(object):
                                                           'replace')))
         return json.loads(response.data)
 
+    @property
+    def core(self):
+        """The generated CoreV1Api of this client (for :meth:`call`)."""
+        return self._core
+
+    def call(self, what, fn, *args, deadline=None, **kwargs):
+        """``fn`` of the generated client, bounded and tried once; its
+        JSON answer, or APIError naming ``what``."""
+        return self._call(what, fn, *args, deadline=deadline, **kwargs)
+
     def _call(self, what, fn, *args, deadline=None, **kwargs):
         limit = request_timeout(deadline)
         try:
@@ -131,7 +146,8 @@ class ClusterAPI(object):
                                       **kwargs)
         except k8s_client.ApiException as err:
             raise APIError(endpoint=self.endpoint, what=what,
-                           reason='HTTP %s %s' % (err.status, err.reason))
+                           reason='HTTP %s %s' % (err.status, err.reason),
+                           status=err.status)
         except Exception as err:  # urllib3/ssl/socket: one message for all
             raise APIError(endpoint=self.endpoint, what=what,
                            reason=failure_reason(err, limit))

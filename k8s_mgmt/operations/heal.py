@@ -4,33 +4,50 @@ The VNFC ids of the request map to nodes through the instance's
 ``vnfc_resource_info`` (server id -> VNFC id) and the Heat topology. An
 unknown id, the only master or an etcd quorum at risk stop the heal before
 anything changes. Masters are handled first (one etcd change at a time),
-then workers. See heal_master.py, heal_worker.py and heal_vnf.py.
+then workers. The storage server VNFC is healed as storage.py says: its
+PVs are checked and deleted first, registered again last. See
+heal_master.py, heal_worker.py, heal_vnf.py and storage.py.
 """
 
 from k8s_mgmt.operations import heal_master
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import heal_worker
 from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import storage
 
 HealRefused = heal_plan.HealRefused
 
 
 def _split(targets):
     return ([t for t in targets if t.role == 'master'],
-            [t for t in targets if t.role == 'worker'])
+            [t for t in targets if t.role == 'worker'],
+            [t for t in targets if t.role == 'storage'])
 
 
 def _targets(op, topology):
     """The nodes of the request's VNFC ids (HealRefused if unknown)."""
     ids = heal_plan.requested_vnfc_ids(op.ctx.request)
-    return heal_plan.resolve_targets(topology, ids)
+    return heal_plan.resolve_targets(topology, ids,
+                                     storage=storage.enabled(op.params))
 
 
 def build_vnfcs_start(op):
-    """heal_start with VNFC ids: take the nodes out of the cluster."""
+    """heal_start with VNFC ids: take the nodes out of the cluster.
+
+    The storage server's PVs are checked first: a PV in use refuses the
+    whole heal before any node is touched."""
     topology = yield node_work.topology_phase(op)
-    masters, workers = _split(_targets(op, topology))
+    targets = _targets(op, topology)
+    masters, workers, storage_targets = _split(targets)
     access = None
+    if storage_targets:
+        _helper, access = yield from heal_master.api_through_a_master(
+            op, topology, targets)
+        names = yield storage.check_phase(
+            op, access, 'healing the storage server %s'
+            % storage_targets[0].name)
+        yield storage.delete_phase(op, access, names)
+        yield heal_worker.forget_pins_phase(op, storage_targets)
     if masters:
         access = yield from heal_master.remove_masters(op, topology, masters)
     if workers:
@@ -43,10 +60,13 @@ def build_vnfcs_start(op):
 
 
 def build_vnfcs_end(op):
-    """heal_end with VNFC ids: join the replacement VMs."""
+    """heal_end with VNFC ids: join the replacement VMs; set up a new
+    storage server and register the PVs with its address."""
     topology = yield node_work.topology_phase(op)
-    masters, workers = _split(_targets(op, topology))
+    masters, workers, storage_targets = _split(_targets(op, topology))
     access = helper = None
+    if storage_targets:
+        yield from storage.heal_server(op, topology)
     if masters:
         helper, access = yield from heal_master.join_masters(op, topology,
                                                              masters)
@@ -56,3 +76,8 @@ def build_vnfcs_end(op):
                 op, topology, workers)
         yield from heal_worker.join_workers(op, topology, access, workers,
                                             helper)
+    if storage_targets:
+        if access is None:
+            helper, access = yield from heal_master.api_through_a_master(
+                op, topology, ())
+        yield from storage.register_phases(op, access, topology)

@@ -33,26 +33,32 @@ def requested_vnfc_ids(request):
     return seen
 
 
-def resolve_targets(topology, vnfc_ids):
-    """The nodes of ``vnfc_ids``; HealRefused naming every unknown id."""
+def resolve_targets(topology, vnfc_ids, storage=False):
+    """The nodes of ``vnfc_ids``; HealRefused naming every unknown id.
+    ``storage``: the storage server VNFC may be healed too (the request
+    has storage_server)."""
+    healable = ('master', 'worker') + (('storage',) if storage else ())
+    words = ', '.join(healable[:-1]) + ' and ' + healable[-1]
     found, unknown = [], []
     for vnfc_id in vnfc_ids:
         node = topology.by_vnfc_id(vnfc_id)
         if node is None:
             unknown.append(vnfc_id)
-        elif node.role not in ('master', 'worker'):
-            raise HealRefused(reason='VNFC %s is the %s node %s; only master '
-                                     'and worker VNFCs can be healed one by '
-                                     'one' % (vnfc_id, node.role, node.name))
+        elif node.role not in healable:
+            raise HealRefused(reason='VNFC %s is the %s node %s; only %s '
+                                     'VNFCs can be healed one by one' % (
+                                         vnfc_id, node.role, node.name,
+                                         words))
         else:
             found.append(node)
     if unknown:
-        known = sorted(n.vnfc_id for n in topology.masters + topology.workers
-                       if n.vnfc_id)
+        pool = topology.masters + topology.workers + (
+            topology.storage if storage else ())
+        known = sorted(n.vnfc_id for n in pool if n.vnfc_id)
         raise HealRefused(
-            reason='unknown VNFC id(s) %s in stack %s; the master and worker '
-                   'VNFCs are: %s' % (', '.join(unknown), topology.stack_id,
-                                      ', '.join(known) or 'none'))
+            reason='unknown VNFC id(s) %s in stack %s; the %s VNFCs are: '
+                   '%s' % (', '.join(unknown), topology.stack_id, words,
+                           ', '.join(known) or 'none'))
     return tuple(found)
 
 

@@ -7,7 +7,9 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Upload the scripts
     Read the cluster network's prefix on <first master>
     Configure the load balancer on every master
-    Initialise the first master     (kubeadm init)
+    Initialise the first master     (kubeadm init; with a storage server,
+                                     its set-up and every NFS client at
+                                     the same time: storage.py)
     Create the VIM token            (token-secret: the API credentials)
     Read the cluster's nodes        (who is Ready already: no join again)
     Read join data                  (print-join, only if someone must join)
@@ -15,6 +17,8 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Join workers                    (all at once, bounded)
     Wait until every node is Ready  (Kubernetes API, backoff to a deadline)
     Label workers                   (CIS-node, zone)
+    Register the PersistentVolumes  (storage server only; then wait until
+                                     they are Available)
     Register the VIM
 
 Read -> decide -> act: what the API reports decides what still has to be
@@ -32,6 +36,7 @@ from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import storage
 from k8s_mgmt.operations import uploads
 
 LOG = logging.getLogger(__name__)
@@ -94,16 +99,31 @@ def lb_phase(op, title, topology, change):
     return node_work.scripts_phase(op, title, nodes, calls, 'configure-lb')
 
 
-def init_phase(op, first, ends):
+def init_phase(op, first, ends, alongside=None):
+    """kubeadm init on ``first``. ``alongside`` (with a storage server):
+    the storage server's setup and the other nodes' NFS clients, run at
+    the same time as the init (the first master installs its NFS client
+    once its init is done)."""
     call = scripts.init_call(first, op.params, ends)
+
+    def record():
+        op.state.update_cluster_record(
+            init_master_server_id=first.server_id, endpoint=ends.api_url)
 
     def init():
         op.run_script(first, call)
-        op.state.update_cluster_record(
-            init_master_server_id=first.server_id, endpoint=ends.api_url)
-    return Phase(scripts.title_init(first), nodes=(first.name,),
-                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
-                 action=init)
+        record()
+    if alongside is None:
+        return Phase(scripts.title_init(first), nodes=(first.name,),
+                     work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                     action=init)
+    nodes, calls = alongside
+    calls = dict(calls)
+    calls[first.name] = [call] + list(calls.get(first.name, ()))
+    return node_work.scripts_phase(
+        op, scripts.title_init(first) + storage.TITLE_ALONGSIDE_INIT,
+        [first] + [n for n in nodes if n is not first], calls, 'init',
+        after=record)
 
 
 def vim_name(op):
@@ -135,19 +155,27 @@ def build(op):
     params = op.params
     topology = yield node_work.topology_phase(op)
     nodes = topology.masters + topology.workers
-    yield node_work.connect_phase(op, 'Connect to every node', nodes)
-    for script in op.scripts.shipped_instead(nodes):
+    alongside = None
+    if storage.enabled(params):
+        # Checked before any VM is touched: the volumes are attached.
+        server, server_call = storage.server_call(op, topology)
+        alongside = storage.alongside_init(op, nodes, server, server_call)
+        everyone = nodes + (server,)
+    else:
+        everyone = nodes
+    yield node_work.connect_phase(op, 'Connect to every node', everyone)
+    for script in op.scripts.shipped_instead(everyone):
         LOG.info('%s using the shipped %s (%s): the VNF package has none '
                  'at %s', op.prefix, script.name, script.origin,
                  uploads.package_path(params, script.name))
-    yield node_work.upload_phase(op, nodes)
+    yield node_work.upload_phase(op, everyone)
     first = first_master(topology, op.state.cluster_record())
     ends = scripts.endpoints(topology, params, first)
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)
         yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password()))
-    yield init_phase(op, first, ends)
+    yield init_phase(op, first, ends, alongside)
     access = yield node_work.api_phase(op, scripts.TITLE_TOKEN, topology,
                                        first, first)
     # Joins need no Ready master, only a working API: do not wait longer.
@@ -156,6 +184,8 @@ def build(op):
     states = yield node_work.ready_phase(op, TITLE_READY, access, nodes)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 topology.workers, states)
+    if storage.enabled(params):
+        yield from storage.register_phases(op, access, topology)
     registered = yield register_phase(op, access)
     LOG.info('%s cluster ready: %d master(s), %d worker(s), API %s',
              op.prefix, len(topology.masters), len(topology.workers),

@@ -132,16 +132,39 @@ def script_phase(op, title, node, call, assume=None):
                  action=lambda: op.run_script(node, call), assume=assume)
 
 
-def scripts_phase(op, title, nodes, calls, step):
-    """One script run per node, all at once; ``calls`` by node name."""
-    ordered = [calls[n.name] for n in nodes]
+def _call_list(calls):
+    return list(calls) if isinstance(calls, (list, tuple)) else [calls]
+
+
+def scripts_phase(op, title, nodes, calls, step, after=None):
+    """Script runs on every node at once; ``calls`` by node name, each a
+    ScriptCall or a list of them (run in order on that node). ``after``
+    runs once every node is done."""
+    ordered = {n.name: _call_list(calls[n.name]) for n in nodes}
+
+    def one(node, _session):
+        result = None
+        for call in ordered[node.name]:
+            result = op.run_script(node, call)
+        return result
+
+    def action():
+        results = op.on_nodes(step, nodes, one)
+        if after is not None:
+            after()
+        return results
     return Phase(title, nodes=names(nodes), parallel=True,
                  work=tuple(phases.script_work(c, uploads.REMOTE_DIR)
-                            for c in ordered),
-                 action=lambda: op.on_nodes(
-                     step, nodes,
-                     lambda node, _session: op.run_script(node,
-                                                          calls[node.name])))
+                            for n in nodes for c in ordered[n.name]),
+                 action=action)
+
+
+def nfs_clients(op, nodes):
+    """{name: [the NFS client install]} with a storage server, else
+    {name: []}: what a node runs after its join."""
+    if op.params.storage_server is None:
+        return {n.name: [] for n in nodes}
+    return {n.name: [scripts.nfs_client_call(n, op.params)] for n in nodes}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,13 +249,23 @@ def join_data_phase(op, master):
 
 
 def join_master_phase(op, master, ends, join):
-    return script_phase(op, scripts.title_join_master(master), master,
-                        scripts.join_call(master, op.params, ends, join))
+    """Join ``master`` (then, with a storage server, its NFS client)."""
+    join_call = scripts.join_call(master, op.params, ends, join)
+    clients = nfs_clients(op, [master])[master.name]
+    if not clients:
+        return script_phase(op, scripts.title_join_master(master), master,
+                            join_call)
+    return scripts_phase(op, scripts.title_join_master(master), [master],
+                         {master.name: [join_call] + clients},
+                         'join-master')
 
 
 def join_workers_phase(op, title, workers, ends, join):
-    calls = {w.name: scripts.join_call(w, op.params, ends, join)
-             for w in workers}
+    """Join every worker at once (each then installs the NFS client when
+    there is a storage server)."""
+    clients = nfs_clients(op, workers)
+    calls = {w.name: [scripts.join_call(w, op.params, ends, join)] +
+             clients[w.name] for w in workers}
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
 

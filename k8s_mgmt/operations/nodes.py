@@ -22,6 +22,8 @@ def group_params(params, node):
         return params.master_node
     if node.role == 'worker':
         return params.worker_node
+    if node.role == 'storage' and params.storage_server is not None:
+        return params.storage_server
     raise ValueError('no credentials for a %s node (%s)'
                      % (node.role, node.name))
 

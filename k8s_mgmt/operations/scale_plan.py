@@ -24,12 +24,20 @@ def _aspect_of(params, role):
 
 def check_worker_aspect(params, aspect_id):
     """Refuse to scale anything but the worker group."""
+    worker = _aspect_of(params, 'worker')
     if aspect_id and aspect_id == _aspect_of(params, 'master'):
         raise exceptions.MgmtDriverError(
             error_message='scaling aspect %s scales the master nodes; only '
                           'workers (aspect %s) can be scaled. Heal a master '
-                          'instead' % (aspect_id,
-                                       _aspect_of(params, 'worker')))
+                          'instead' % (aspect_id, worker))
+    if aspect_id and worker and aspect_id != worker:
+        storage = (' The storage server cannot be scaled: there is one per '
+                   'cluster; heal it instead.'
+                   if params.storage_server is not None else '')
+        raise exceptions.MgmtDriverError(
+            error_message='scaling aspect %s is not the workers\' aspect %s; '
+                          'only workers can be scaled.%s'
+                          % (aspect_id, worker, storage))
 
 
 def new_workers(topology, scale_out_ids):

@@ -22,6 +22,7 @@ from k8s_mgmt.operations import uploads
 
 INSTALL = uploads.INSTALL
 CONFIGURE_LB = uploads.CONFIGURE_LB
+STORAGE = uploads.STORAGE
 REMOTE_DIR = uploads.REMOTE_DIR
 HAPROXY_PORT = 16443
 APISERVER_PORT = 6443
@@ -141,13 +142,17 @@ class ScriptCall:
     """One run of a node script on one node."""
 
     node: str                 # topology node name
-    script: str               # INSTALL or CONFIGURE_LB
+    script: str               # INSTALL, CONFIGURE_LB or STORAGE
     argv: tuple               # mode and options; never a secret
     stdin_secrets: tuple = ()  # ((key, Secret), ...) sent as KEY=VALUE
 
     @property
     def mode(self):
-        return self.argv[0] if self.script == INSTALL else 'configure-lb'
+        if self.script == INSTALL:
+            return self.argv[0]
+        if self.script == STORAGE:
+            return 'storage-%s' % self.argv[0]
+        return 'configure-lb'
 
     def command(self, remote_dir=REMOTE_DIR):
         argv = list(self.argv)
@@ -288,6 +293,29 @@ def join_call(node, params, ends, join):
             argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),
                       tuple(stdin + _proxy_secrets(params)))
+
+
+def storage_server_call(node, params, volumes):
+    """setup_storage.sh server on the storage node: each Cinder volume
+    (its id, the device Cinder reports, where to mount it) and each
+    export. ``volumes``: {volume_resource_id: topology Volume}."""
+    storage = params.storage_server
+    argv = ['server']
+    for setup in storage.cinder_volume_setup_params:
+        volume = volumes[setup.volume_resource_id]
+        argv += ['--volume', '%s,%s,%s' % (volume.volume_id,
+                                           volume.device or '',
+                                           setup.mount_to)]
+    for export in storage.nfs_server_setup_params:
+        argv += ['--export', '%s,%s' % (export.export_dir, export.export_to)]
+    return ScriptCall(node.name, STORAGE, tuple(argv),
+                      tuple(_proxy_secrets(params)))
+
+
+def nfs_client_call(node, params):
+    """setup_storage.sh client: the NFS client packages on ``node``."""
+    return ScriptCall(node.name, STORAGE, ('client',),
+                      tuple(_proxy_secrets(params)))
 
 
 def vip_prefix_from(params, vip, interface_prefix=None):

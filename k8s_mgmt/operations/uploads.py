@@ -1,10 +1,12 @@
 """Which node scripts go to which node, and from where: the one upload.
 
-A node gets the scripts' shared library (first: both scripts source it)
+A node gets the scripts' shared library (first: the scripts source it)
 and the install script; a master of an HA cluster also gets the
-load-balancer script. Each is the VNF package's copy when the package has
-one (``script_path`` for the install script, ``Scripts/<name>`` for the
-others), else the copy this distribution ships. They land in
+load-balancer script, and with a storage server every node gets the
+storage script (the storage server gets only that one and the library).
+Each is the VNF package's copy when the package has one (``script_path``
+for the install script, ``Scripts/<name>`` for the others), else the copy
+this distribution ships. They land in
 :data:`REMOTE_DIR` (a directory of the login user's home, mode 0700) with
 mode 0700.
 """
@@ -19,6 +21,7 @@ from k8s_mgmt import ssh
 INSTALL = shipped.INSTALL_SCRIPT
 CONFIGURE_LB = shipped.LB_SCRIPT
 LIBRARY = shipped.SCRIPT_LIBRARY
+STORAGE = shipped.STORAGE_SCRIPT
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
@@ -54,10 +57,16 @@ def package_path(params, name):
 
 def names_for(node, params):
     """The scripts ``node`` needs, in upload order: first the library
-    the scripts source from their own directory."""
+    the scripts source from their own directory. The storage server
+    gets only the storage script; with a storage server, masters and
+    workers get it too (its ``client`` mode installs the NFS client)."""
+    if node.role == 'storage':
+        return [LIBRARY, STORAGE]
     names = [LIBRARY, INSTALL]
     if params.is_ha and node.role == 'master':
         names.append(CONFIGURE_LB)
+    if params.storage_server is not None:
+        names.append(STORAGE)
     return names
 
 

@@ -63,17 +63,29 @@ def check_storage(report, params):
                 storage.nfs_server_setup_params, 'export_dir', False)
         mounts = [v.mount_to for v in storage.cinder_volume_setup_params]
         for index, export in enumerate(storage.nfs_server_setup_params):
+            where = '%s[%d]' % (child(_STORAGE, 'nfs_server_setup_params'),
+                                index)
             if mounts and not any(_under(export.export_dir, m)
                                   for m in mounts):
-                report.warn('%s[%d].export_dir' % (
-                    child(_STORAGE, 'nfs_server_setup_params'), index),
+                report.problem(
+                    where + '.export_dir',
                     '%s is on no Cinder volume mount (%s); its data would '
-                    'live on the VM\'s root disk' % (
+                    'live on the VM\'s root disk and be lost with the VM' % (
                         export.export_dir, ', '.join(mounts)))
-    if params.pv_registration_params and storage is None:
-        report.warn(child(ROOT, 'pv_registration_params'),
-                    'given without storage_server: the NFS server must '
-                    'already exist behind nfs_server_cp')
+            if export.export_to and export.export_to.endswith('/0'):
+                report.problem(where + '.export_to',
+                               '%s would export to every address; give the '
+                               'cluster network' % export.export_to)
+    registrations = params.pv_registration_params
+    if registrations and storage is None:
+        report.problem(child(ROOT, 'pv_registration_params'),
+                       'needs storage_server: the PersistentVolumes point '
+                       'at the NFS server the driver sets up')
+    cps = sorted({r.nfs_server_cp[:40] for r in registrations})
+    if len(cps) > 1:
+        report.problem(child(ROOT, 'pv_registration_params'),
+                       'nfs_server_cp differs between entries (%s); the '
+                       'storage server has one NFS address' % ', '.join(cps))
 
 
 def _unique(report, path, items, field, fatal):

@@ -29,6 +29,7 @@ from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import overlap
 from k8s_mgmt.params import package_checks
+from k8s_mgmt.params import pv_manifests
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params.reader import child
 from k8s_mgmt.params.reader import SectionReader
@@ -97,6 +98,8 @@ class ClusterValidator(SectionReader):
                 self.report, self.package_dir, self.flavour,
                 user_data=top['user_data_ref'] if used else None,
                 params=params if used else None, ext_cps=ext_cps)
+            if used and params is not None:
+                pv_manifests.check(self.report, self.package_dir, params)
         return params
 
     def _params(self, top, default_version):

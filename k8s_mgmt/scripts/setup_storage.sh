@@ -32,6 +32,7 @@ readonly DPKG_LOCK_SECONDS=300
 
 MODE=""
 ROOT_DIR=""
+SECRETS_SOURCE=""
 CURRENT_STEP="arguments"
 # One entry per --volume, in the order given.
 VOLUME_IDS=()
@@ -63,6 +64,8 @@ client: installs nfs-common.
 
   --volume ID,DEVICE,MOUNT_TO  a Cinder volume and where to mount it
   --export DIR,CLIENTS         a directory to export and who may mount it
+  -s FILE    KEY=VALUE lines (FILE mode 0600 or stricter, or - for stdin):
+             http_proxy, https_proxy for apt; never on the command line
   -o DIR     for tests only: read and write /etc/fstab and /etc/exports as
              DIR/etc/fstab and DIR/etc/exports; devices, mounts, packages
              and services stay the real ones
@@ -85,6 +88,11 @@ parse_args() {
     shift
     while [[ $# -gt 0 ]]; do
         case $1 in
+            -s)
+                [[ $# -ge 2 ]] || usage_error "option $1 needs a value"
+                SECRETS_SOURCE=$2
+                shift 2
+                ;;
             --volume | --export | -o)
                 [[ $# -ge 2 ]] || usage_error "option $1 needs a value"
                 add_option "$1" "$2"
@@ -218,6 +226,18 @@ validate_exports() {
     for dir in "${EXPORT_DIRS[@]}"; do
         [[ " ${EXPORT_DIR_LIST[*]} " == *" $dir "* ]] || EXPORT_DIR_LIST+=("$dir")
     done
+}
+
+# Proxy URLs may carry a password: exported to apt-get's environment,
+# never put on a command line.
+store_secret() {
+    local key=$1 value=$2
+    case $key in
+        http_proxy | https_proxy)
+            [[ $value =~ ^https?://[^[:space:]]+$ ]] || usage_error "secret '$key' is not an http(s) URL"
+            export "$key=$value" ;;
+        *) usage_error "unknown key in secrets input: '$key'" ;;
+    esac
 }
 
 validate_args() {
@@ -616,6 +636,7 @@ main() {
     parse_args "$@"
     validate_args
     become_root "${ORIGINAL_ARGS[@]}"
+    [[ -z $SECRETS_SOURCE ]] || read_secret_lines "$SECRETS_SOURCE" store_secret
     trap 'on_error $? $LINENO' ERR
     trap cleanup EXIT
     "$MODE"

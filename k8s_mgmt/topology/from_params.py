@@ -18,8 +18,11 @@ def spec_from_params(params):
     groups = [_group('master', master), _group('worker', params.worker_node)]
     storage = params.storage_server
     if storage is not None and storage.ssh_cp_name:
-        groups.append(GroupSpec(role='storage',
-                                ssh_cp_name=storage.ssh_cp_name))
+        # The PVs point at the NFS server CP's address: the node's NIC.
+        nfs_cps = {r.nfs_server_cp for r in params.pv_registration_params}
+        groups.append(GroupSpec(
+            role='storage', ssh_cp_name=storage.ssh_cp_name,
+            nic_cp_name=nfs_cps.pop() if len(nfs_cps) == 1 else None))
     lb = params.external_lb_param
     if lb is not None and lb.ssh_cp_name:
         groups.append(GroupSpec(role='lb', ssh_cp_name=lb.ssh_cp_name))

@@ -118,3 +118,21 @@ args() {
     [ "$stderr" = 'setup_storage.sh: missing --export DIR,CLIENTS (see -h)' ]
     run -2 bash "$SCRIPT"
 }
+
+@test "-s: proxy URLs come from the secrets input into apt's environment" {
+    args client -s -
+    [ "$SECRETS_SOURCE" = - ]
+    unset http_proxy https_proxy
+    read_secret_lines - store_secret <<<$'http_proxy=http://u:pw@proxy:3128\nhttps_proxy=http://proxy:3129'
+    [ "$http_proxy" = http://u:pw@proxy:3128 ]
+    [ "$https_proxy" = http://proxy:3129 ]
+    # Exported: apt-get, a child process, sees them.
+    [ "$(bash -c 'echo $http_proxy')" = http://u:pw@proxy:3128 ]
+    run --separate-stderr read_secret_lines - store_secret <<<'http_proxy=ftp://x'
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"secret 'http_proxy' is not an http(s) URL"* ]]
+    [[ $stderr != *ftp://x* ]]
+    run --separate-stderr read_secret_lines - store_secret <<<'token=abc'
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"unknown key in secrets input: 'token'"* ]]
+}

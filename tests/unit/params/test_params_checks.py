@@ -280,18 +280,32 @@ def test_storage_server_checks(changes, where, message):
     assert message in got
 
 
-def test_storage_server_good_and_warnings():
+def test_storage_server_good():
     result = load(_with_storage(nfs_server_setup_params=[
         {'export_dir': '/volume/nfs/pv1', 'export_to': '10.254.0.7'},
-        {'export_dir': '/srv/nfs', 'export_to': '10.254.0.0/24'}]))
+        {'export_dir': '/volume/nfs', 'export_to': '10.254.0.0/24'}]))
     exports = result.storage_server.nfs_server_setup_params
     assert [e.export_to for e in exports] == ['10.254.0.7', '10.254.0.0/24']
-    assert 'on no Cinder volume mount' in dict(result.warnings)[
-        S + '.nfs_server_setup_params[1].export_dir']
+    assert not result.warnings
+
+
+@pytest.mark.parametrize('export, where, message', [
+    # Data outside the volume would die with the VM.
+    ({'export_dir': '/srv/nfs', 'export_to': '10.254.0.0/24'},
+     '.export_dir', 'on no Cinder volume mount (/volume)'),
+    ({'export_dir': '/volume/nfs', 'export_to': '0.0.0.0/0'},
+     '.export_to', 'would export to every address'),
+])
+def test_storage_export_rules(export, where, message):
+    path, got = only_problem(_with_storage(nfs_server_setup_params=[
+        {'export_dir': '/volume/nfs/pv1', 'export_to': '10.254.0.7'},
+        export]))
+    assert path == S + '.nfs_server_setup_params[1]' + where
+    assert message in got
 
 
 def test_pv_registration_paths():
-    additional = h.base_params()
+    additional = _with_storage()
     additional[h.ROOT]['pv_registration_params'] = [
         {'pv_manifest_file_path': 'Files/pv1.yaml', 'nfs_server_cp': 'cp'},
         {'pv_manifest_file_path': '/abs.yaml', 'nfs_server_cp': 'cp'}]
@@ -299,6 +313,21 @@ def test_pv_registration_paths():
     assert path == (h.ROOT + '.pv_registration_params[1].'
                     'pv_manifest_file_path')
     assert 'absolute' in message
+
+
+@pytest.mark.parametrize('storage, cps, message', [
+    (False, ('cp', 'cp'), 'needs storage_server'),
+    (True, ('cp', 'other_cp'), 'nfs_server_cp differs between entries '
+                               '(cp, other_cp)'),
+])
+def test_pv_registration_needs_one_storage_server(storage, cps, message):
+    additional = _with_storage() if storage else h.base_params()
+    additional[h.ROOT]['pv_registration_params'] = [
+        {'pv_manifest_file_path': 'Files/pv%d.yaml' % i, 'nfs_server_cp': cp}
+        for i, cp in enumerate(cps)]
+    path, got = only_problem(additional)
+    assert path == h.ROOT + '.pv_registration_params'
+    assert message in got
 
 
 def test_ansible_mode_needs_its_fields_not_script_path():

@@ -181,13 +181,28 @@ def test_cluster_cp_not_in_the_base_hot(field, built_package):
         % (h.ROOT, field.replace('|', '.'))]
 
 
+PV1 = '''apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv1
+spec:
+  capacity:
+    storage: 1Gi
+  accessModes: [ReadWriteMany]
+  nfs:
+    server: 0.0.0.0
+    path: /volume/nfs/pv1
+'''
+
+
 def test_storage_external_lb_and_pv_cps(package_copy):
     body = sample('simple')
     root = body['additionalParams'][h.ROOT]
     root['storage_server'] = h.storage_section()
     root['pv_registration_params'] = [
-        {'pv_manifest_file_path': 'Files/README.md',
+        {'pv_manifest_file_path': 'Files/kubernetes/pv1.yaml',
          'nfs_server_cp': 'storage_server_CP'}]
+    write(package_copy, 'Files/kubernetes/pv1.yaml', PV1)
     root['external_lb_param'] = {
         'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
         'ssh_password': h.PASSWORD, 'script_path': 'Scripts/configure_lb.sh'}
