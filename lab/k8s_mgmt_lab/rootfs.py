@@ -2,8 +2,9 @@
 
 A VM's root is an overlay of three layers: its own upper dir (hostname, host
 key, sshd config, everything the VM writes), the lab image layer shared by all
-VMs (user ``ubuntu``, sudo rule, init program, hidden host keys) and the
-host's ``/`` as the read-only bottom. Nothing is copied from the host's root
+VMs (user ``ubuntu``, sudo rule, init program, hidden host keys, apt pointed
+at the lab's local package repository) and the host's ``/`` as the read-only
+bottom. Nothing is copied from the host's root
 and nothing is written to it. All layers live on a tmpfs under the lab state
 dir, so an upper dir is never itself on an overlay and teardown is one umount.
 """
@@ -14,11 +15,21 @@ import os
 import shutil
 
 from k8s_mgmt_lab.host import run
+from k8s_mgmt_lab import prereq
 
 USER = 'ubuntu'
 INIT_PATH = '/usr/local/sbin/k8s-lab-init'
 HOST_KEY = '/etc/ssh/ssh_host_ed25519_key'
 SUDOERS_FILE = '/etc/sudoers.d/90-k8s-mgmt-lab-ubuntu'
+APT_SOURCE = '/etc/apt/sources.list.d/k8s-mgmt-lab.list'
+APT_LISTS = '/var/lib/apt/lists'
+POLICY_RC_D = '/usr/sbin/policy-rc.d'
+# Package scripts start no daemon (as in an image build); the node scripts
+# start services through systemctl.
+POLICY_RC_D_SCRIPT = """#!/bin/sh
+# k8s-mgmt lab VM: invoke-rc.d starts nothing
+exit 101
+"""
 
 SSHD_CONFIG = """\
 # sshd of a k8s-mgmt lab VM (generated per VM boot)
@@ -208,6 +219,7 @@ def build_image(image_dir, password):
            '# lab VM: no name server; lab traffic stays on the lab subnet\n')
     _write(image_dir + INIT_PATH, INIT_PROGRAM, 0o755)
     _hide_host_keys(os.path.join(etc, 'ssh'))
+    _apt_layer(image_dir)
     home = os.path.join(image_dir, 'home', USER)
     shutil.copytree('/etc/skel', home, dirs_exist_ok=True)
     for dirpath, _, files in os.walk(home):
@@ -224,13 +236,40 @@ def _shadow_gid(group_lines):
     return 0
 
 
+def _whiteout(path):
+    # A char device 0/0 is an overlay whiteout: the host's file at that path
+    # is invisible inside every VM.
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mknod(path, 0o600 | 0o020000, 0)
+
+
 def _hide_host_keys(ssh_dir):
-    # A char device 0/0 is an overlay whiteout: the host's own sshd keys are
-    # invisible inside every VM.
     os.makedirs(ssh_dir, exist_ok=True)
     for name in os.listdir('/etc/ssh'):
         if name.startswith('ssh_host_'):
-            os.mknod(os.path.join(ssh_dir, name), 0o600 | 0o020000, 0)
+            _whiteout(os.path.join(ssh_dir, name))
+
+
+def _apt_layer(image_dir):
+    """apt in a VM knows only the lab's local repository (the host's sources
+    and package lists are hidden) and package scripts start no daemon."""
+    repository = prereq.local_packages()
+    sources = '/etc/apt/sources.list.d'
+    hidden = [os.path.join(sources, n) for n in os.listdir(sources)] \
+        if os.path.isdir(sources) else []
+    for path in hidden + ['/etc/apt/sources.list']:
+        if os.path.lexists(path):
+            _whiteout(image_dir + path)
+    _write(image_dir + APT_SOURCE, '# k8s-mgmt lab: the only package source '
+           'of a lab VM\ndeb [trusted=yes] file:%s ./\n' % repository)
+    lists = image_dir + APT_LISTS
+    os.makedirs(os.path.join(lists, 'partial'))
+    os.setxattr(lists, 'trusted.overlay.opaque', b'y')
+    _write(image_dir + POLICY_RC_D, POLICY_RC_D_SCRIPT, 0o755)
+    # dpkg's man-db trigger rebuilds the whole manual index (about 10 s per
+    # install); without this flag file it does nothing.
+    if os.path.exists('/var/lib/man-db/auto-update'):
+        _whiteout(image_dir + '/var/lib/man-db/auto-update')
 
 
 def prepare_upper(upper, vm_id, hostname, ip):

@@ -2,10 +2,11 @@
 
 ``write_layer(directory, ...)`` fills ``directory`` with small ``/bin/sh``
 wrappers at the real tools' paths (``/usr/bin/kubeadm``, ``kubelet``,
-``kubectl``, ``containerd`` and ``/usr/local/bin/systemctl``, which comes
-before ``/usr/bin`` on the VMs' PATH and sudo's secure_path) that exec the
-host's Python on a module of this package, plus the settings file and a
-stand-in CNI manifest. The VM sees the host's root read-only, so the
+``kubectl``, ``containerd``, ``/usr/local/bin/systemctl`` and
+``/usr/local/sbin/exportfs``, which come before ``/usr/bin`` and
+``/usr/sbin`` on the VMs' PATH and sudo's secure_path) that exec the host's
+Python on a module of this package, plus the settings file and a stand-in
+CNI manifest. The VM sees the host's root read-only, so the
 interpreter and this source tree are visible inside it.
 """
 
@@ -14,12 +15,14 @@ import os
 import shlex
 import sys
 
+from k8s_mgmt_lab import prereq
 from k8s_mgmt_lab import standins
 from k8s_mgmt_lab.standins import faults
 
 TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
          'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
-         'usr/local/bin/systemctl': 'systemctl'}
+         'usr/local/bin/systemctl': 'systemctl',
+         'usr/local/sbin/exportfs': 'nfs'}
 CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 
 WRAPPER = """#!/bin/sh
@@ -103,7 +106,8 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
     standins.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),
                         APT_GET.format(fault=apt_fault), 0o755)
     values = dict(standins.DEFAULTS, init_delay=float(init_delay),
-                  join_delay=float(join_delay))
+                  join_delay=float(join_delay),
+                  nfs_server_root=prereq.GANESHA_ROOT)
     if node_grace is not None:
         values['node_grace'] = float(node_grace)
     if kubernetes_version:
@@ -125,6 +129,10 @@ def host_paths(python=None):
     python = os.path.realpath(python or sys.executable)
     paths = [os.path.dirname(python), sys.base_prefix, sys.prefix]
     paths += standins.python_path().split(os.pathsep)
+    # The local package repository and the unpacked NFS server (filled
+    # later, when the lab image is built).
+    os.makedirs(prereq.PACKAGE_CACHE, mode=0o755, exist_ok=True)
+    paths.append(prereq.PACKAGE_CACHE)
     paths = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)},
                    key=len)
     kept = []

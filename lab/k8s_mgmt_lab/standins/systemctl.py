@@ -3,8 +3,10 @@
 Manages the services the node scripts use as plain processes of the VM, with
 pid files in /run/standin: the REAL haproxy (master-worker mode, reloaded
 with SIGUSR2 after ``haproxy -c``) and keepalived (reloaded with SIGHUP), the
-REAL etcd (argv written by the kubeadm stand-in), and the Python stand-ins
-kube-apiserver, kubelet and containerd. Killing the VM's init kills them all.
+REAL etcd (argv written by the kubeadm stand-in), the REAL rpcbind and, as
+``nfs-kernel-server`` (alias ``nfs-server``), the REAL nfs-ganesha serving
+/etc/exports (see ``nfs``), and the Python stand-ins kube-apiserver, kubelet
+and containerd. Killing the VM's init kills them all.
 """
 
 import os
@@ -14,6 +16,7 @@ import sys
 
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import nfs
 
 PROG = 'systemctl'
 PID_DIR = '/run/standin'
@@ -22,6 +25,8 @@ LOG_DIR = '/var/log/standin'
 # A service that dies within this many seconds of its start fails the start.
 START_WINDOW = 0.3
 HAPROXY_CFG = '/etc/haproxy/haproxy.cfg'
+NFS_SERVER = 'nfs-kernel-server'
+ALIASES = {'nfs-server': NFS_SERVER}
 
 
 def _python(module, *args):
@@ -48,11 +53,22 @@ def service_argv(name):
         return _python('kubelet')
     if name == 'containerd':
         return _python('containerd', 'serve')
+    if name == 'rpcbind':
+        return ['/usr/sbin/rpcbind', '-f', '-w']
+    if name == NFS_SERVER:
+        return nfs.server_argv(_log_path(name))
     return None
 
 
 KNOWN = ('haproxy', 'keepalived', 'etcd', 'kube-apiserver', 'kubelet',
-         'containerd')
+         'containerd', 'rpcbind', NFS_SERVER)
+# Verbs that need the unit file, which a package brings.
+NEEDS_UNIT = ('start', 'restart', 'reload', 'reload-or-restart',
+              'try-restart', 'enable')
+
+
+def _log_path(name):
+    return os.path.join(LOG_DIR, name + '.log')
 
 
 def _pid_file(name):
@@ -75,7 +91,7 @@ def _spawn(name, argv):
     env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
            'LANG': 'C.UTF-8', 'HOME': '/root',
            'PYTHONPATH': standins.python_path()}
-    log = os.open(os.path.join(LOG_DIR, name + '.log'),
+    log = os.open(_log_path(name),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     pid = os.fork()
     if pid == 0:
@@ -94,6 +110,12 @@ def _spawn(name, argv):
 
 
 def start(name):
+    if name == NFS_SERVER:
+        return start_nfs_server()[0]
+    return _start(name)
+
+
+def _start(name):
     if running_pid(name):
         return 0
     argv = service_argv(name)
@@ -112,6 +134,40 @@ def start(name):
                          '%s/%s.log' % (name, os.waitstatus_to_exitcode(
                              status), LOG_DIR, name))
     return 0
+
+
+def start_nfs_server():
+    """rpcbind, then ganesha on /etc/exports, serving when this returns.
+    Returns (status, errors): errors are the exports left out, which the
+    service log keeps (as ``ExecStartPre=-exportfs -r`` would)."""
+    if running_pid(NFS_SERVER):
+        return 0, []
+    status = _start('rpcbind')
+    if status:
+        return status, []
+    try:
+        errors = nfs.prepare()
+    except nfs.ExportsError as exc:
+        errors = ['%s: %s' % (nfs.PROG, exc)]
+    log = _log_path(NFS_SERVER)
+    offset = os.path.getsize(log) if os.path.exists(log) else 0
+    status = _start(NFS_SERVER)
+    if status:
+        return status, errors
+    serving, failed = nfs.wait_serving(
+        lambda: running_pid(NFS_SERVER) is not None, log, offset)
+    if not serving:
+        stop(NFS_SERVER)
+        return _fail('Job for %s.service failed: ganesha.nfsd did not '
+                     'start serving; see %s' % (NFS_SERVER, log)), errors
+    with open(log, 'a') as f:
+        f.writelines('[k8s-mgmt lab] %s\n' % line for line in errors + failed)
+    return 0, errors + failed
+
+
+def restart_nfs_server():
+    stop(NFS_SERVER)
+    return start_nfs_server()
 
 
 def stop(name):
@@ -185,9 +241,11 @@ def main(argv=None):
         return _fail('%s: missing command' % PROG)
     verb, units = words[0], [u[:-len('.service')] if u.endswith('.service')
                              else u for u in words[1:]]
+    units = [ALIASES.get(u, u) for u in units]
     if verb == 'daemon-reload':
         return 0
-    unknown = [u for u in units if u not in KNOWN]
+    unknown = [u for u in units if u not in KNOWN or (
+        u == NFS_SERVER and verb in NEEDS_UNIT and not nfs.unit_installed())]
     if unknown:
         return _fail('Unit %s.service not found.' % unknown[0], 5)
     status = 0
