@@ -205,11 +205,14 @@ def join_missing(op, topology, first, ends, states):
         yield phases.skipped('Join nodes', 'every node is already Ready')
         return
     join = yield node_work.join_data_phase(op, first)
+    # Their NFS clients were installed during the init.
     for master in masters:
-        yield node_work.join_master_phase(op, master, ends, join)
+        yield node_work.join_master_phase(op, master, ends, join,
+                                          nfs_client=False)
     if workers:
         yield node_work.join_workers_phase(op, scripts.TITLE_JOIN_WORKERS,
-                                           workers, ends, join)
+                                           workers, ends, join,
+                                           nfs_client=False)
     else:
         yield phases.skipped(scripts.TITLE_JOIN_WORKERS,
                              'every worker is already Ready')

@@ -248,10 +248,11 @@ def join_data_phase(op, master):
                  action=read, assume=PLANNED_JOIN)
 
 
-def join_master_phase(op, master, ends, join):
-    """Join ``master`` (then, with a storage server, its NFS client)."""
+def join_master_phase(op, master, ends, join, nfs_client=True):
+    """Join ``master`` (then, with a storage server and ``nfs_client``,
+    its NFS client)."""
     join_call = scripts.join_call(master, op.params, ends, join)
-    clients = nfs_clients(op, [master])[master.name]
+    clients = nfs_clients(op, [master])[master.name] if nfs_client else []
     if not clients:
         return script_phase(op, scripts.title_join_master(master), master,
                             join_call)
@@ -260,10 +261,11 @@ def join_master_phase(op, master, ends, join):
                          'join-master')
 
 
-def join_workers_phase(op, title, workers, ends, join):
+def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
     """Join every worker at once (each then installs the NFS client when
-    there is a storage server)."""
-    clients = nfs_clients(op, workers)
+    there is a storage server and ``nfs_client``)."""
+    clients = nfs_clients(op, workers if nfs_client else [])
+    clients = {w.name: clients.get(w.name, []) for w in workers}
     calls = {w.name: [scripts.join_call(w, op.params, ends, join)] +
              clients[w.name] for w in workers}
     return scripts_phase(op, title, workers, calls, 'join-worker')

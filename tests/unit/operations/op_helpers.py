@@ -52,14 +52,15 @@ def topology(masters=1, workers=2, vip=None, anti_affinity=False):
 
 def context(params, operation='instantiate', hook='instantiate_end',
             request=None, vnf_id='inst-1', scale_out_ids=(), scale_names=(),
-            grant=None):
+            grant=None, package_dir=None):
     """The context a hook call builds, for a dry run (no Tacker, no VIM)."""
     from k8s_mgmt import context as ctx_mod
     return ctx_mod.OperationContext(
         operation=operation, hook=hook, vnf_instance_id=vnf_id,
         flavour=params.flavour, stack_id='stack-top', params=params,
         request=request, vnf_instance={'id': vnf_id}, grant=grant,
-        scale_out_ids=tuple(scale_out_ids), scale_names=tuple(scale_names))
+        package_dir=package_dir, scale_out_ids=tuple(scale_out_ids),
+        scale_names=tuple(scale_names))
 
 
 def plan(params, topo, operation='instantiate', hook='instantiate_end',
