@@ -145,6 +145,10 @@ def load_all(package_dir, params):
     exports = _exports(params)
     for index, item in enumerate(params.pv_registration_params):
         relative = item.pv_manifest_file_path
+        if package_dir is None:
+            problems.append((field_path(index), '%s: no VNF package to read '
+                             'it from' % relative))
+            continue
         try:
             manifest = parse(relative, _read_text(package_dir, relative),
                              exports, item.nfs_server_cp)

@@ -153,3 +153,10 @@ class _Collect(object):
 
     def problem(self, path, message):
         self.problems.append((path, message))
+
+
+def test_without_a_package_each_manifest_is_a_problem(tmp_path):
+    loaded = _request_with(tmp_path, {}, ['Files/pv.yaml'])
+    assert pv_manifests.load_all(None, loaded) == ([], [(
+        pv_manifests.field_path(0),
+        'Files/pv.yaml: no VNF package to read it from')])
