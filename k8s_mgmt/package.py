@@ -7,7 +7,8 @@ class (it compares SHA-256 digests), and it refuses a CSAR whose
 package is assembled, not hand-edited: the sample source tree that the
 distribution ships (``k8s_mgmt/samples/vnf_package``, or another tree given
 with ``--source``), the installed driver module as
-``Scripts/k8s_mgmt_driver.py``, the shipped node scripts under ``Scripts/``,
+``Scripts/k8s_mgmt_driver.py``, the shipped node scripts under ``Scripts/``
+(the cluster install, the load balancer and the storage server's script),
 and a TOSCA.meta whose artifact entries (``Source``/``Algorithm``/``Hash``,
 ETSI SOL004) are computed here. The zip is reproducible: sorted entries and a
 fixed timestamp, so the same inputs give the same bytes.
@@ -89,10 +90,18 @@ def _source_files(root):
 
 
 def _added_files():
-    """The driver module and the scripts, from this installation."""
+    """The driver module and the scripts, from this installation.
+
+    Every shipped script must be there: a package without one would fail
+    only when the driver needs it on a VM."""
     added = {DRIVER_ARTIFACT: _read(driver_module_path())}
     for name in shipped.SCRIPTS:
-        added['Scripts/' + name] = _read(shipped.script(name))
+        entry = shipped.script(name)
+        if not entry.is_file():
+            raise PackageError('this installation of k8s-mgmt lacks the '
+                               'node script %s (looked in %s)'
+                               % (name, entry))
+        added['Scripts/' + name] = _read(entry)
     return added
 
 

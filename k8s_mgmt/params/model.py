@@ -22,7 +22,7 @@ DEFAULT_POD_CIDR = '192.168.0.0/16'
 DEFAULT_SERVICE_CIDR = '10.96.0.0/12'
 
 HA_FLAVOURS = ('complex', 'podaffinity')
-KNOWN_FLAVOURS = ('simple',) + HA_FLAVOURS
+KNOWN_FLAVOURS = ('simple', 'storage') + HA_FLAVOURS
 OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
 
 

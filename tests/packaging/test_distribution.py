@@ -57,9 +57,9 @@ if importlib.util.find_spec('build') is None:
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples')
-FLAVOURS = ('simple', 'complex', 'podaffinity')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
 SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
-           'Scripts/k8s_mgmt_lib.sh')
+           'Scripts/k8s_mgmt_lib.sh', 'Scripts/setup_storage.sh')
 COMPILED = ('.pyc', '.pyo')
 LAB_DIR = 'lab'                 # the lab's distribution in the checkout
 LAB_PACKAGE = 'k8s_mgmt_lab'

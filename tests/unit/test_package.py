@@ -26,7 +26,8 @@ from tests.helpers import tacker_csar_check
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SAMPLES = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
-FLAVOURS = ('simple', 'complex', 'podaffinity')
+REPO_SAMPLE = os.path.join(REPO, 'k8s_mgmt', 'samples', 'vnf_package')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
 HOOKS = ('instantiate_start', 'instantiate_end', 'heal_start', 'heal_end',
          'scale_start', 'scale_end', 'terminate_start', 'terminate_end')
 
@@ -73,6 +74,65 @@ def test_driver_artifact_is_the_installed_module_and_scripts_are_copied(
     with zipfile.ZipFile(built) as archive:
         mode = archive.getinfo('Scripts/install_k8s_cluster.sh').external_attr
     assert (mode >> 16) & 0o777 == 0o755
+
+
+def test_a_missing_node_script_fails_the_build(tmp_path, monkeypatch):
+    """An installation without the storage script builds no package (it
+    would fail only when the driver sets up a storage server)."""
+    root = tmp_path / 'k8s_mgmt'
+    shutil.copytree(os.path.join(REPO, 'k8s_mgmt', 'scripts'),
+                    root / 'scripts')
+    (root / 'scripts' / shipped.STORAGE_SCRIPT).unlink()
+    monkeypatch.setattr(shipped, '_root', lambda: root)
+    with pytest.raises(package.PackageError) as caught:
+        package.assemble(str(REPO_SAMPLE))
+    assert str(caught.value) == (
+        'this installation of k8s-mgmt lacks the node script '
+        'setup_storage.sh (looked in %s)'
+        % (root / 'scripts' / 'setup_storage.sh'))
+
+
+def test_storage_flavour_files(built):
+    """The storage flavour's VNFD, BaseHOT, PV manifests and script are in
+    the CSAR, and its VNFD and BaseHOT agree on the storage server."""
+    members = zip_members(built)
+    for name in ('Definitions/sample_kubernetes_df_storage.yaml',
+                 'BaseHOT/storage/storage_hot_top.yaml',
+                 'BaseHOT/storage/nested/storage_nested_master.yaml',
+                 'BaseHOT/storage/nested/storage_nested_worker.yaml',
+                 'Scripts/setup_storage.sh'):
+        assert name in members, name
+    with zipfile.ZipFile(built) as archive:
+        mode = archive.getinfo('Scripts/setup_storage.sh').external_attr
+    assert (mode >> 16) & 0o777 == 0o755
+    for index in (1, 2, 3):
+        manifest = yaml.safe_load(
+            members['Files/kubernetes/nfs-pv%d.yaml' % index])
+        assert manifest['kind'] == 'PersistentVolume'
+        assert manifest['spec']['nfs'] == {
+            'server': '0.0.0.0', 'path': '/volume/nfs/pv%d' % index}
+        assert manifest['spec']['accessModes'] == ['ReadWriteMany']
+        assert manifest['spec']['storageClassName'] == ''
+    vnfd = yaml.safe_load(
+        members['Definitions/sample_kubernetes_df_storage.yaml'])
+    nodes = vnfd['topology_template']['node_templates']
+    size = nodes['storage_server_volume']['properties'][
+        'virtual_block_storage_data']['size_of_storage']
+    top = yaml.safe_load(members['BaseHOT/storage/storage_hot_top.yaml'])
+    resources = top['resources']
+    assert size == '%d GB' % resources['storage_server_volume'][
+        'properties']['size']
+    assert resources['storage_server']['properties'][
+        'block_device_mapping_v2'] == [
+            {'device_name': 'vdb', 'boot_index': -1,
+             'volume_id': {'get_resource': 'storage_server_volume'}}]
+    # No scaling aspect, no group: the storage server is never scaled.
+    scaled = [target for policy in vnfd['topology_template']['policies']
+              for body in policy.values()
+              if body['type'] == 'tosca.policies.nfv.VduScalingAspectDeltas'
+              for target in body['targets']]
+    assert sorted(scaled) == ['masterNode', 'workerNode']
+    assert resources['storage_server']['type'] == 'OS::Nova::Server'
 
 
 def test_same_inputs_same_bytes_whatever_the_mtimes(tmp_path):

@@ -112,7 +112,7 @@ def test_sample_request_fills_every_nfv_param_of_the_basehot(csar, flavour):
         'resourceId']
     assert parameters['nfv']['CP']['masterNode_CP1'] == {
         'network': network, 'fixed_ips': []}
-    masters = 1 if flavour == 'simple' else 3
+    masters = 1 if flavour in ('simple', 'storage') else 3
     assert parameters['nfv']['VDU']['masterNode']['desired_capacity'] == (
         masters)
     assert parameters['nfv']['VDU']['workerNode']['flavor'] == 'm1.medium'

@@ -23,7 +23,7 @@ def test_fixtures_exist():
     assert len(SEED_FIXTURES) == 5
     assert len(LEGACY_FIXTURES) == 1
     assert {os.path.basename(p) for p in SAMPLE_FILES} == {
-        'simple.json', 'complex.json', 'podaffinity.json'}
+        'simple.json', 'complex.json', 'podaffinity.json', 'storage.json'}
 
 
 @pytest.mark.skipif(not os.path.isdir(h.SEEDS), reason='seeds not present')
