@@ -11,7 +11,12 @@ every VM is up). These checks read the package to catch them first:
   BaseHOT: a template directly in ``BaseHOT/<flavourId>/`` or in its
   ``nested/``, where Tacker reads them;
 * every ``extVirtualLinks[].extCps[].cpdId`` is a CP (``VduCp`` or
-  ``VnfExtCp``) of the flavour's VNFD in ``Definitions/``.
+  ``VnfExtCp``) of the flavour's VNFD in ``Definitions/``;
+* every storage server ``volume_resource_id`` is an ``OS::Cinder::Volume``
+  of the flavour's BaseHOT (the driver finds the volume by that name).
+
+The PersistentVolume manifests are checked by
+:mod:`k8s_mgmt.params.pv_manifests`.
 
 YAML is read with ``yaml.safe_load``. A problem in the package itself is
 reported at ``flavourId`` (or the UserData key) and names the file.
@@ -36,6 +41,7 @@ _CP_FIELDS = (
     ('external_lb_param', ('ssh_cp_name',)),
 )
 _ROOT = 'k8s_cluster_installation_param'
+_VOLUME_TYPE = 'OS::Cinder::Volume'
 # A flavour id is used as a directory name under BaseHOT/.
 _FLAVOUR_DIR = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$')
 _SHOWN = 80
@@ -53,7 +59,8 @@ def check(report, package_dir, flavour, user_data=None, params=None,
     """
     _check_user_data(report, package_dir, user_data)
     named = list(_named_cps(params)) if params is not None else []
-    if flavour is None or not (named or ext_cps):
+    volumes = list(_named_volumes(params)) if params is not None else []
+    if flavour is None or not (named or volumes or ext_cps):
         return
     if not isinstance(flavour, str):
         report.problem('flavourId', 'expected a string, got %s'
@@ -63,20 +70,26 @@ def check(report, package_dir, flavour, user_data=None, params=None,
         report.problem('flavourId', 'cannot name a BaseHOT directory: %s'
                        % fields.show(flavour))
         return
-    if named:
-        _check_named_cps(report, package_dir, flavour, named)
+    if named or volumes:
+        _check_named_resources(report, package_dir, flavour, named, volumes)
     if ext_cps:
         _check_ext_cps(report, package_dir, flavour, ext_cps)
 
 
-def _check_named_cps(report, package_dir, flavour, named):
+def _check_named_resources(report, package_dir, flavour, cps, volumes):
     resources = _hot_resources(report, package_dir, flavour)
     if resources is None:
         return
-    for path, name in named:
+    for path, name in cps + volumes:
         if name not in resources:
             report.problem(path, '%s is not a resource of BaseHOT/%s'
                            % (_short(name), flavour))
+    for path, name in volumes:
+        kind = _get(resources.get(name), 'type')
+        if name in resources and kind != _VOLUME_TYPE:
+            shown = fields.show(kind) if isinstance(kind, str) else 'none'
+            report.problem(path, '%s has type %s in BaseHOT/%s, not %s'
+                           % (_short(name), shown, flavour, _VOLUME_TYPE))
 
 
 def _check_ext_cps(report, package_dir, flavour, ext_cps):
@@ -141,9 +154,18 @@ def _named_cps(params):
                item.nfs_server_cp)
 
 
+def _named_volumes(params):
+    storage = params.storage_server
+    for index, volume in enumerate(
+            storage.cinder_volume_setup_params if storage else ()):
+        yield ('%s.storage_server.cinder_volume_setup_params[%d].'
+               'volume_resource_id' % (_ROOT, index),
+               volume.volume_resource_id)
+
+
 def _hot_resources(report, package_dir, flavour):
-    """Resource names of every template under BaseHOT/<flavour>, or None
-    after a problem."""
+    """{name: definition} of the resources of every template under
+    BaseHOT/<flavour>, or None after a problem."""
     folder = os.path.join(package_dir, 'BaseHOT', flavour)
     if not os.path.isdir(folder):
         report.problem('flavourId', 'no BaseHOT/%s directory in the VNF '
@@ -155,7 +177,7 @@ def _hot_resources(report, package_dir, flavour):
         report.problem('flavourId', 'no top template (*.yaml) in %s of the '
                        'VNF package' % prefix)
         return None
-    resources, complete = set(), True
+    resources, complete = {}, True
     nested = _yaml_files(os.path.join(folder, 'nested'), prefix + '/nested')
     for name in tops + nested:
         loaded, template = _load(report, package_dir, name)

@@ -212,11 +212,15 @@ def test_storage_external_lb_and_pv_cps(package_copy):
         h.ROOT + '.external_lb_param.ssh_cp_name: externalLB_CP1 is not a '
                  'resource of BaseHOT/simple',
         h.ROOT + '.pv_registration_params[0].nfs_server_cp: '
-                 'storage_server_CP is not a resource of BaseHOT/simple']
+                 'storage_server_CP is not a resource of BaseHOT/simple',
+        h.ROOT + '.storage_server.cinder_volume_setup_params[0].'
+                 'volume_resource_id: storage_server_volume is not a '
+                 'resource of BaseHOT/simple']
     # Resources of the top template and of a nested one both count.
     write(package_copy, 'BaseHOT/simple/nested/storage.yaml',
           'heat_template_version: 2016-10-14\nresources:\n'
-          '  storage_server_CP:\n    type: OS::Neutron::Port\n')
+          '  storage_server_CP:\n    type: OS::Neutron::Port\n'
+          '  storage_server_volume:\n    type: OS::Cinder::Volume\n')
     top = os.path.join(package_copy, 'BaseHOT/simple/simple_hot_top.yaml')
     with open(top, encoding='utf-8') as handle:
         text = handle.read()
@@ -225,6 +229,38 @@ def test_storage_external_lb_and_pv_cps(package_copy):
     with open(top, 'w', encoding='utf-8') as handle:
         handle.write(text)
     assert params.load_request(body, package_dir=package_copy).warnings == ()
+
+
+# -- the storage flavour: its manifests and its volume --------------------
+
+
+S = h.ROOT + '.storage_server'
+PV = h.ROOT + '.pv_registration_params'
+
+
+def test_storage_sample_names_what_its_package_holds(built_package):
+    body = sample('storage')
+    assert params.load_request(body, package_dir=built_package).warnings == ()
+    assert lines(changed(
+        body, 'additionalParams|%s|pv_registration_params|2|'
+        'pv_manifest_file_path' % h.ROOT, 'Files/kubernetes/nfs-pv9.yaml'),
+        package_dir=built_package) == [
+        PV + "[2].pv_manifest_file_path: no such file in the VNF package "
+             "%r: 'Files/kubernetes/nfs-pv9.yaml'" % built_package]
+
+
+def test_volume_resource_id_must_be_a_cinder_volume_of_the_base_hot(
+        built_package):
+    where = ('additionalParams|%s|storage_server|cinder_volume_setup_params|'
+             '0|volume_resource_id' % h.ROOT)
+    field = S + '.cinder_volume_setup_params[0].volume_resource_id'
+    assert lines(changed(sample('storage'), where, 'storage_volume'),
+                 package_dir=built_package) == [
+        field + ': storage_volume is not a resource of BaseHOT/storage']
+    assert lines(changed(sample('storage'), where, 'storage_server_CP'),
+                 package_dir=built_package) == [
+        field + ": storage_server_CP has type 'OS::Neutron::Port' in "
+                "BaseHOT/storage, not OS::Cinder::Volume"]
 
 
 def test_missing_base_hot_directory_names_the_flavour(package_copy):
