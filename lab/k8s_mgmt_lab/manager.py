@@ -29,10 +29,11 @@ from k8s_mgmt_lab import registry as registry_mod
 LOG = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
-FLAVOURS = ('simple', 'complex', 'podaffinity')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
 LAB_FILE = 'lab.json'
 PACKAGE_SUBDIR = 'vnf_package'
-ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker'}
+ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker',
+                    'storage_server': 'storage'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,11 +113,7 @@ class Lab(object):
         package_mod.build(output=s.package_zip, output_dir=s.package_dir)
         check_request(request, s.package_dir)
         parameters = user_data.hot_parameters(s.package_zip, request)
-        sizes = {'master': masters, 'worker': workers}
-        for vdu, role in ROLE_OF_RESOURCE.items():
-            if sizes[role] is not None:
-                parameters['nfv']['VDU'][vdu]['desired_capacity'] = (
-                    sizes[role])
+        override_group_sizes(parameters, masters=masters, workers=workers)
         hosts = max(s.compute_hosts, (workers or 0) + 1)
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
@@ -166,6 +163,17 @@ class Lab(object):
         return cleanup.teardown(self.settings.state_dir,
                                 tag=self.settings.tag,
                                 bridge=self.settings.bridge)
+
+
+def override_group_sizes(parameters, masters=None, workers=None):
+    """Set the master and worker groups' desired capacities in the HOT
+    parameters (None: as the request's instantiation level says). Other
+    VDUs, such as the storage server, are no group and keep theirs."""
+    sizes = {'master': masters, 'worker': workers}
+    for vdu, role in ROLE_OF_RESOURCE.items():
+        if sizes.get(role) is not None:
+            parameters['nfv']['VDU'][vdu]['desired_capacity'] = sizes[role]
+    return parameters
 
 
 def request_flavour(request):
