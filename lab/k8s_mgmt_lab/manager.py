@@ -9,6 +9,7 @@ and the API, so any process can ask.
 import dataclasses
 import json
 import os
+import re
 import secrets as pysecrets
 import uuid
 
@@ -62,6 +63,17 @@ class LabSettings:
         return self.package_dir + '.zip'
 
 
+def guest_hostname(server_name):
+    """The hostname a guest gets for a server name, as Nova's
+    sanitize_hostname makes it: lower case, '_' and ' ' as '-', characters
+    no hostname has dropped; so ``storage_server`` boots as
+    ``storage-server``. A '.' becomes '-' too: a lab VM's hostname is one
+    label."""
+    name = re.sub(r'[ _.]', '-', server_name.lower())
+    name = re.sub(r'[^a-z0-9-]', '', name)
+    return name[:63].strip('.-') or 'server'
+
+
 class VMProvisioner(object):
     """LabCloud's provisioner: a Nova server is a lab VM."""
 
@@ -69,7 +81,8 @@ class VMProvisioner(object):
         self.vms = vms
 
     def create_servers(self, specs):
-        self.vms.create_many([(s.server_id, s.name, s.ip) for s in specs])
+        self.vms.create_many([(s.server_id, guest_hostname(s.name), s.ip)
+                              for s in specs])
 
     def delete_servers(self, server_ids):
         for server_id in server_ids:

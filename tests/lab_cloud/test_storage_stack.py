@@ -23,6 +23,7 @@ from k8s_mgmt_lab import cloud as lab_cloud
 from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import user_data
+from k8s_mgmt_lab import vm as vm_mod
 from tests.lab_cloud import nfv_params
 
 PASSWORD = 'lab-secret-pw'
@@ -160,3 +161,27 @@ def test_lab_group_sizes_leave_the_storage_server_alone(
     assert vdus['workerNode']['desired_capacity'] == 3
     assert vdus['masterNode']['desired_capacity'] == 1
     assert 'desired_capacity' not in vdus['storage_server']
+
+
+class _RecordingVMs:
+    def __init__(self):
+        self.created = []
+
+    def create_many(self, items):
+        self.created.extend(items)
+
+
+def test_lab_vms_of_the_storage_stack_get_valid_hostnames(
+        package_dir, tmp_path):
+    """Nova makes 'storage-server' of the server name 'storage_server'; a
+    lab VM's hostname must be a DNS label too."""
+    vms = _RecordingVMs()
+    cloud = _cloud(package_dir, manager.VMProvisioner(vms), tmp_path)
+    cloud.create_stack('storage', nfv_params.sample_parameters(
+        package_dir, 'storage'))
+    names = sorted(hostname.rsplit('-', 1)[0]
+                   for _id, hostname, _ip in vms.created)
+    assert names == ['masternode', 'storage-server', 'workernode']
+    for _id, hostname, _ip in vms.created:
+        assert vm_mod._HOSTNAME.match(hostname), hostname
+    assert manager.guest_hostname('A b_c.d-?') == 'a-b-c-d'
