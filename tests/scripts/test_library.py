@@ -44,19 +44,24 @@ def _node(role):
     return types.SimpleNamespace(role=role, name='%s-1' % role)
 
 
+@pytest.mark.parametrize('storage', [False, True])
 @pytest.mark.parametrize('is_ha', [False, True])
-@pytest.mark.parametrize('role', ['master', 'worker'])
-def test_every_node_gets_the_library_before_its_scripts(role, is_ha):
-    params = types.SimpleNamespace(is_ha=is_ha, script_path=None)
+@pytest.mark.parametrize('role', ['master', 'worker', 'storage'])
+def test_every_node_gets_the_library_before_its_scripts(
+        role, is_ha, storage):
+    params = types.SimpleNamespace(is_ha=is_ha, script_path=None,
+                                   storage_server=object() if storage
+                                   else None)
     names = uploads.names_for(_node(role), params)
     assert names[0] == shipped.SCRIPT_LIBRARY
-    assert uploads.INSTALL in names
+    assert (uploads.INSTALL in names) == (role != 'storage')
     assert (uploads.CONFIGURE_LB in names) == (is_ha and role == 'master')
+    assert (uploads.STORAGE in names) == (storage or role == 'storage')
 
 
 def test_the_library_comes_from_the_package_when_it_has_one(tmp_path):
     params = types.SimpleNamespace(
-        is_ha=True, script_path='Custom/install.sh')
+        is_ha=True, script_path='Custom/install.sh', storage_server=None)
     (tmp_path / 'Scripts').mkdir()
     (tmp_path / 'Scripts' / LIBRARY.name).write_text('# the package copy\n')
     found = uploads.ScriptSet(str(tmp_path), params).get(LIBRARY.name)

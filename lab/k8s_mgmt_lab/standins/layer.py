@@ -22,7 +22,7 @@ from k8s_mgmt_lab.standins import faults
 TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
          'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
          'usr/local/bin/systemctl': 'systemctl',
-         'usr/local/sbin/exportfs': 'nfs'}
+         'usr/local/sbin/exportfs': 'exportfs'}
 CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 
 WRAPPER = """#!/bin/sh

@@ -8,8 +8,9 @@ ganesha configuration generated from the ``/etc/exports`` the script wrote:
 NFS v3 and v4, ``Graceless`` (a restart blocks no client), each export
 served at its own path to the clients and with the options it names.
 
-Run as ``exportfs`` (``/usr/local/sbin/exportfs``, before ``/usr/sbin`` on
-PATH and sudo's secure_path): ``-ra`` re-reads /etc/exports and, when the
+The ``exportfs`` stand-in (module ``exportfs``, run as
+``/usr/local/sbin/exportfs``, before ``/usr/sbin`` on PATH and sudo's
+secure_path) uses this module: ``-ra`` re-reads /etc/exports and, when the
 server runs, RESTARTS ganesha on the new set (a restart is synchronous and,
 being graceless, costs clients one reconnect); ``-v`` lists what is
 exported as exportfs does. Anything else fails loudly.
@@ -21,7 +22,6 @@ import json
 import os
 import re
 import shlex
-import sys
 
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import standins
@@ -303,43 +303,3 @@ def listing():
             lines.append('%s%s%s(%s)' % (path, gap, client['client'],
                                          ','.join(words)))
     return lines
-
-
-def main(argv=None):
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not unit_installed():  # exportfs comes with nfs-kernel-server
-        sys.stderr.write('sh: 1: %s: not found\n' % PROG)
-        return 127
-    if args == ['-v']:
-        for line in listing():
-            print(line)
-        return 0
-    if sorted(''.join(a.lstrip('-') for a in args)) != ['a', 'r'] or \
-            not all(a.startswith('-') for a in args):
-        sys.stderr.write('%s: the k8s-mgmt lab stand-in supports only '
-                         '"exportfs -ra" and "exportfs -v", not %r\n'
-                         % (PROG, ' '.join(args)))
-        return 2
-    return reexport()
-
-
-def reexport():
-    """exportfs -ra: the table from /etc/exports; a running server restarts
-    on it. Exit 1 when an export could not be made, as exportfs does."""
-    from k8s_mgmt_lab.standins import systemctl
-    try:
-        errors = prepare()
-    except ExportsError as exc:
-        sys.stderr.write('%s: %s\n' % (PROG, exc))
-        return 1
-    if systemctl.running_pid(systemctl.NFS_SERVER):
-        status, errors = systemctl.restart_nfs_server()
-        if status:
-            return status
-    for line in errors:
-        sys.stderr.write(line + '\n')
-    return 1 if errors else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())
