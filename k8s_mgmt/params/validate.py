@@ -47,6 +47,8 @@ TACKER_KEYS = frozenset([
     'lcm-operation-coordinate-new-vnf-class',
     'namespace', 'use_helm', 'using_helm_install_param',
     'helm_replica_values', 'vdu_params', 'nfv',
+    # A VNFC heal keeps the VDU's Cinder volumes when this is false.
+    'tacker_extension_heal_include_block_storage',
 ])
 
 # Per-request options and the operations that read them.

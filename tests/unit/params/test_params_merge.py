@@ -110,3 +110,13 @@ def test_bad_requests_are_problems_not_crashes(stored, request_params):
 def params_errors():
     from k8s_mgmt import exceptions
     return exceptions.ValidationError
+
+
+def test_tackers_keep_volumes_switch_is_no_unknown_parameter(stored):
+    merged = params.merge_overrides(
+        stored, {'tacker_extension_heal_include_block_storage': False},
+        'heal')
+    assert not merged.warnings
+    merged = params.merge_overrides(stored, {'no_such_switch': False},
+                                    'heal')
+    assert merged.warnings
