@@ -334,8 +334,10 @@ class LabCloud:
 
     def _server_spec(self, res):
         port = self._port_of(res)
-        return ServerSpec(res['physical_id'],
-                          '%s-%s' % (res['name'], res['physical_id'][:8]),
+        # The VM's hostname: Nova's sanitising turns '_' into '-'.
+        name = '%s-%s' % (res['name'].replace('_', '-'),
+                          res['physical_id'][:8])
+        return ServerSpec(res['physical_id'], name,
                           port['data']['ip'] if port else None,
                           res['data']['compute_host'])
 

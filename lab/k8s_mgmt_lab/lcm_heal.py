@@ -71,17 +71,21 @@ def _stack_ref(client, stack_id):
     return '%s/%s' % (client.stacks.get(stack_id).stack_name, stack_id)
 
 
-def _volumes_of(client, top_ref, node):
-    """(stack name/id, resource name) of every volume Heat shows attached
-    to the node's server."""
-    server = client.resources.get(_stack_ref(client, node.stack_id),
-                                  node.resource_name)
+def unhealthy_resources(client, top_ref, node, include_block_storage):
+    """(stack name/id, resource name) of what a VNFC heal marks unhealthy:
+    the node's server and, unless kept, every volume Heat shows attached
+    to it."""
+    server_ref = _stack_ref(client, node.stack_id)
+    marked = [(server_ref, node.resource_name)]
+    if not include_block_storage:
+        return marked
+    server = client.resources.get(server_ref, node.resource_name)
     ids = {v['id'] for v in server.attributes.get(
         'os-extended-volumes:volumes_attached') or []}
     found = client.resources.list(top_ref, nested_depth=5,
                                   filters={'type': hot.VOLUME})
-    return [(status_mod.stack_of(res), res.resource_name) for res in found
-            if res.physical_resource_id in ids]
+    return marked + [(status_mod.stack_of(res), res.resource_name)
+                     for res in found if res.physical_resource_id in ids]
 
 
 def replace_vnfc(settings, record, topology, vnfc_id,
@@ -94,10 +98,8 @@ def replace_vnfc(settings, record, topology, vnfc_id,
                        % (vnfc_id, record['stack_id']))
     client = _heat(record)
     top_ref = _stack_ref(client, record['stack_id'])
-    unhealthy = [(_stack_ref(client, node.stack_id), node.resource_name)]
-    if include_block_storage:
-        unhealthy += _volumes_of(client, top_ref, node)
-    for stack_ref, name in unhealthy:
+    for stack_ref, name in unhealthy_resources(client, top_ref, node,
+                                               include_block_storage):
         client.resources.mark_unhealthy(stack_ref, name, True, 'lab heal')
     client.stacks.update(top_ref, existing=True)
     healed = status_mod.read_topology(record).by_stack_id(node.stack_id)

@@ -129,11 +129,12 @@ class LoopVolumes(object):
             raise LabError('volume %s: device %r is not a virtio disk name'
                            % (volume_id, device))
         path = self.path(volume_id)
-        loop = next((dev for dev, backing in
-                     loop_devices(self.state_dir).items()
-                     if backing == path), None)
-        if loop is None:
-            loop = run(['losetup', '--find', '--show', path]).stdout.strip()
+        held = [dev for dev, backing in loop_devices(self.state_dir).items()
+                if backing == path]
+        if held:   # one writer per volume: never a second loop device
+            raise LabError('volume %s is still attached elsewhere as %s'
+                           % (volume_id, ', '.join(held)))
+        loop = run(['losetup', '--find', '--show', path]).stdout.strip()
         rdev = os.stat(loop).st_rdev
         try:
             self.vms.exec(server_id, [
