@@ -10,6 +10,7 @@ lock held; the files and loop devices behind volumes are
 :mod:`k8s_mgmt_lab.volumes`.
 """
 
+import datetime
 import string
 import uuid
 
@@ -20,9 +21,10 @@ DISK_LETTERS = string.ascii_lowercase[1:]    # vda is the root disk
 
 
 def _now():
-    # Imported here: cloud_resources imports this module.
-    from k8s_mgmt_lab.cloud_resources import now
-    return now()
+    # Heat's and Cinder's time format (cloud_resources.now, which imports
+    # this module).
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
 
 
 def volume_data(res):
