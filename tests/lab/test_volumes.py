@@ -71,6 +71,9 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
     listing = _in_vm(vm_manager, server_id, 'ls -l /dev/disk/by-id')
     assert 'virtio-%s -> ../../vdb' % volume_id[:20] in listing.stdout
     assert _in_vm(vm_manager, server_id, 'test -b /dev/vdb').returncode == 0
+    # the driver's whole-disk check: one row, a disk the kernel calls loop
+    rows = _in_vm(vm_manager, server_id, 'lsblk -n -r -o TYPE /dev/vdb')
+    assert rows.stdout.split() == ['loop'], rows.stderr
     assert _in_vm(vm_manager, server_id,
                   'blkid -p /dev/vdb').returncode == 2   # nothing on it
     made = _in_vm(vm_manager, server_id,
