@@ -3,7 +3,8 @@
 What the lab creates is recorded in ``<state_dir>/lab-registry.json`` before
 it is created. Teardown trusts the registry but does not depend on it: it
 also finds processes whose root or network namespace belongs to the lab,
-mounts under the state dir and netns/links carrying the lab tag.
+mounts under the state dir, loop devices backed by the lab's volume files
+and netns/links carrying the lab tag.
 """
 
 import contextlib
@@ -19,6 +20,7 @@ from k8s_mgmt_lab.host import run
 from k8s_mgmt_lab import net
 from k8s_mgmt_lab.registry import MARKER
 from k8s_mgmt_lab.registry import Registry
+from k8s_mgmt_lab import volumes
 
 LOG = logging.getLogger(__name__)
 
@@ -83,7 +85,9 @@ def find_leftovers(state_dir, tag, bridge=None):
     """Everything of a lab still present; all lists empty means clean."""
     netns = lab_netns(tag)
     return {'processes': lab_processes(state_dir, netns),
-            'mounts': lab_mounts(state_dir), 'netns': netns,
+            'mounts': lab_mounts(state_dir),
+            'loop_devices': sorted(volumes.loop_devices(state_dir)),
+            'netns': netns,
             'links': lab_links(tag, bridge),
             'state_dir': [state_dir] if os.path.exists(state_dir) else []}
 
@@ -145,7 +149,8 @@ def unmount_all(state_dir):
 
 
 def teardown(state_dir, tag=None, bridge=None):
-    """Remove every process, mount, netns, link and file of the lab.
+    """Remove every process, mount, loop device, netns, link and file of
+    the lab.
 
     ``tag`` and ``bridge`` default to what the registry recorded (or the
     lab defaults when the registry is gone). Returns what was found.
@@ -167,6 +172,9 @@ def teardown(state_dir, tag=None, bridge=None):
     for _ in range(2):
         kill_processes(lab_processes(state_dir, netns))
     unmount_all(state_dir)
+    # The VMs' mount namespaces are gone with their processes: every loop
+    # device of a volume is free to go.
+    volumes.release(state_dir)
     for link in lab_links(tag, bridge):
         net.remove_link(link)
     for name in netns:

@@ -10,6 +10,8 @@ fresh UUID; scale and heal change ids the way Heat does.
 Servers are handed to a *provisioner* (the lab's VM layer) in batches:
 ``create_servers([ServerSpec, ...])`` and ``delete_servers([server_id, ...])``.
 ``provisioner=None`` means no VMs at all (tests of the model and the API).
+Volumes get files and loop devices from a *volume backend*
+(:class:`k8s_mgmt_lab.volumes.LoopVolumes`; ``volumes=None``: none).
 
 State lives in memory behind one lock and is written to a JSON file after each
 change, so ``lab status`` in another process can read it and a later process
@@ -28,6 +30,7 @@ from oslo_log import log as logging
 import yaml
 
 from k8s_mgmt_lab import cloud_resources as resources
+from k8s_mgmt_lab import cloud_volumes
 from k8s_mgmt_lab.errors import InstanceNotReady
 from k8s_mgmt_lab.errors import LabCloudError
 from k8s_mgmt_lab import hot
@@ -55,7 +58,7 @@ now = resources.now
 class LabCloud:
     def __init__(self, package_dir, subnet='10.254.0.0/24', provisioner=None,
                  compute_hosts=3, state_file=None, project_id=None,
-                 group_max_sizes=None, networks=None):
+                 group_max_sizes=None, networks=None, volumes=None):
         """``group_max_sizes``: {VDU name: max_size} raising the BaseHOT's
         AutoScalingGroup limits for this cloud (a lab bigger than the
         sample package allows, like an operator editing max_size).
@@ -65,6 +68,7 @@ class LabCloud:
         bridge and subnet; a port on any other network fails as Neutron
         would."""
         self.provisioner = provisioner
+        self.volumes = volumes
         self.state_file = state_file
         # {server id: text} served as that server's console output instead
         # of its real one (tests: a console that lies or is still booting;
@@ -91,14 +95,14 @@ class LabCloud:
 
     # ----------------------------------------------------------- persistence
     @classmethod
-    def load(cls, state_file, provisioner=None):
+    def load(cls, state_file, provisioner=None, volumes=None):
         with open(state_file) as handle:
             state = json.load(handle)
         if state.get('version') != STATE_VERSION:
             raise LabCloudError(reason='%s: unknown state version %r'
                                 % (state_file, state.get('version')))
         cloud = cls(state['package_dir'], state['subnet'], provisioner,
-                    state_file=state_file)
+                    state_file=state_file, volumes=volumes)
         cloud.state = state
         return cloud
 
@@ -328,42 +332,12 @@ class LabCloud:
         return hot.Evaluator(template, stack['parameters'], resource_id,
                              attribute)
 
-    def place_server(self, root_id, group_id, server_id):
-        """Pick a compute host: spread load, honour the server group policy."""
-        load = collections.Counter()
-        for stack in self.state['stacks'].values():
-            for res in stack['resources'].values():
-                if (res['type'] == hot.SERVER
-                        and res['physical_id'] != server_id):
-                    load[res['data'].get('compute_host')] += 1
-        hosts = list(self.state['compute_hosts'])
-        if group_id:
-            _, group = self._find_physical(root_id, group_id, hot.SERVER_GROUP)
-            used = {self._server_host(root_id, member)
-                    for member in group['data']['members']
-                    if member != server_id}
-            policies = group['data']['policies']
-            if 'anti-affinity' in policies:
-                hosts = [h for h in hosts if h not in used]
-            elif 'affinity' in policies and used:
-                hosts = [h for h in hosts if h in used]
-            if not hosts:
-                raise LabCloudError(
-                    reason='server group %s (%s): no compute host left for '
-                           'another member; %d hosts, %d members already '
-                           'placed'
-                           % (group['name'], ', '.join(policies),
-                              len(self.state['compute_hosts']), len(used)))
-        return min(hosts, key=lambda h: (load[h], h))
-
-    def _server_host(self, root_id, server_id):
-        return self._find_physical(root_id, server_id, hot.SERVER)[1][
-            'data']['compute_host']
-
     def _server_spec(self, res):
         port = self._port_of(res)
-        return ServerSpec(res['physical_id'],
-                          '%s-%s' % (res['name'], res['physical_id'][:8]),
+        # The VM's hostname: Nova's sanitising turns '_' into '-'.
+        name = '%s-%s' % (res['name'].replace('_', '-'),
+                          res['physical_id'][:8])
+        return ServerSpec(res['physical_id'], name,
                           port['data']['ip'] if port else None,
                           res['data']['compute_host'])
 
@@ -376,16 +350,19 @@ class LabCloud:
         return None
 
     def _provision(self, root_id, server_ids):
-        if not server_ids or self.provisioner is None:
-            return
-        with self._lock:
-            specs = [self._server_spec(self._find_physical(
-                root_id, sid, hot.SERVER)[1]) for sid in server_ids]
-        self.provisioner.create_servers(specs)
+        if server_ids and self.provisioner is not None:
+            with self._lock:
+                specs = [self._server_spec(self._find_physical(
+                    root_id, sid, hot.SERVER)[1]) for sid in server_ids]
+            self.provisioner.create_servers(specs)
+        cloud_volumes.provide(self, server_ids)
 
-    def _unprovision(self, server_ids):
+    def _unprovision(self, server_ids, volume_ids=()):
+        """Delete the servers' VMs; then free the loop devices of
+        ``volume_ids`` (theirs) and delete volumes the cloud dropped."""
         if server_ids and self.provisioner is not None:
             self.provisioner.delete_servers(list(server_ids))
+        cloud_volumes.release(self, volume_ids)
 
     # ------------------------------------------------------------- lifecycle
     def scale(self, stack_id, aspect_id, scale_type, steps=1):
@@ -458,20 +435,26 @@ class LabCloud:
             self.save()
 
     def replace_server(self, stack_id, server_id):
-        """Heal one server: new id, same port (so same IP); its new id."""
+        """Heal one server: new id, same port (so same IP); its new id.
+        Its volumes go to the new server; one marked unhealthy is first
+        replaced by a new, empty volume."""
         with self._lock:
             top = self._stack(stack_id)
             root = top['root']
             _, res = self._find_physical(root, server_id, hot.SERVER)
+            had = [volume['physical_id'] for volume, _ in
+                   cloud_volumes.attached_to(self, server_id)]
+            cloud_volumes.renew_unhealthy(self, res)
             new_id = resources.replace_server(self, root, res)
             self.save()
-        self._unprovision([server_id])
+        self._unprovision([server_id], had)
         self._provision(root, [new_id])
         return new_id
 
     def update_stack(self, stack_id, parameters=None, existing=True):
         """Heat stack update: new parameters (desired_capacity changes resize
-        groups) and every server marked unhealthy is replaced."""
+        groups) and every server marked unhealthy, or whose volume is, is
+        replaced."""
         with self._lock:
             top = self._stack(stack_id)
             if top['parent'] is not None:
@@ -488,10 +471,7 @@ class LabCloud:
                     ['desired_capacity']))
                 for name, res in top['resources'].items()
                 if res['type'] == hot.SCALING_GROUP}
-            unhealthy = [res['physical_id']
-                         for _, res in self._tree_resources(top['root'])
-                         if res['type'] == hot.SERVER and
-                         res['status'] == 'CHECK_FAILED']
+            unhealthy = cloud_volumes.servers_to_replace(self, top['root'])
         results = [self.resize_group(top['id'], name, target)
                    for name, target in targets.items()
                    if target != top['resources'][name]['data']['desired']]

@@ -7,11 +7,13 @@ asked for, plus a ``show`` key holding the same dict). All functions run with
 the cloud's lock held.
 """
 
+import collections
 import datetime
 import random
 import string
 import uuid
 
+from k8s_mgmt_lab import cloud_volumes as volumes
 from k8s_mgmt_lab.errors import LabCloudError
 from k8s_mgmt_lab import hot
 
@@ -52,11 +54,10 @@ def create(cloud, stack, res, template, new_servers):
         res['data'] = {'name': props.get('name', res['name']),
                        'policies': [p for p in policies if p], 'members': []}
     elif kind == hot.VOLUME:
-        res['data'] = {'name': props.get('name', res['name']),
-                       'size': props.get('size', 1), 'attachments': []}
+        res['data'] = volumes.volume_data(res)
     elif kind == hot.VOLUME_ATTACHMENT:
-        _attach(cloud, stack['root'], props['volume_id'],
-                props['instance_uuid'], props.get('mountpoint'))
+        volumes.attach(cloud, stack['root'], props['volume_id'],
+                       props['instance_uuid'])
     elif kind == hot.SERVER:
         _create_server(cloud, stack, res, new_servers)
     elif kind == hot.SCALING_GROUP:
@@ -88,28 +89,54 @@ def _create_server(cloud, stack, res, new_servers):
                    'server_groups': [group_id] if group_id else [],
                    'display_name': props.get('name', res['name']),
                    'flavor': props.get('flavor'), 'image': props.get('image'),
-                   'compute_host': cloud.place_server(stack['root'], group_id,
-                                                      server_id)}
+                   'compute_host': place_server(cloud, stack['root'],
+                                                group_id, server_id)}
     if group_id:
         _group(cloud, stack['root'], group_id)['data']['members'].append(
             server_id)
     for mapping in props.get('block_device_mapping_v2') or []:
         if mapping.get('volume_id'):
-            _attach(cloud, stack['root'], mapping['volume_id'], server_id,
-                    mapping.get('device_name'))
+            volumes.attach(cloud, stack['root'], mapping['volume_id'],
+                           server_id)
     new_servers.append(server_id)
+
+
+def place_server(cloud, root_id, group_id, server_id):
+    """Pick a compute host: spread load, honour the server group policy."""
+    load = collections.Counter()
+    for stack in cloud.state['stacks'].values():
+        for res in stack['resources'].values():
+            if (res['type'] == hot.SERVER
+                    and res['physical_id'] != server_id):
+                load[res['data'].get('compute_host')] += 1
+    hosts = list(cloud.state['compute_hosts'])
+    if group_id:
+        _, group = cloud._find_physical(root_id, group_id, hot.SERVER_GROUP)
+        used = {_server_host(cloud, root_id, member)
+                for member in group['data']['members']
+                if member != server_id}
+        policies = group['data']['policies']
+        if 'anti-affinity' in policies:
+            hosts = [h for h in hosts if h not in used]
+        elif 'affinity' in policies and used:
+            hosts = [h for h in hosts if h in used]
+        if not hosts:
+            raise LabCloudError(
+                reason='server group %s (%s): no compute host left for '
+                       'another member; %d hosts, %d members already '
+                       'placed'
+                       % (group['name'], ', '.join(policies),
+                          len(cloud.state['compute_hosts']), len(used)))
+    return min(hosts, key=lambda h: (load[h], h))
+
+
+def _server_host(cloud, root_id, server_id):
+    return cloud._find_physical(root_id, server_id, hot.SERVER)[1][
+        'data']['compute_host']
 
 
 def _group(cloud, root, group_id):
     return cloud._find_physical(root, group_id, hot.SERVER_GROUP)[1]
-
-
-def _attach(cloud, root, volume_id, server_id, device):
-    _, volume = cloud._find_physical(root, volume_id, hot.VOLUME)
-    device = device or 'vdb'
-    volume['data']['attachments'].append({
-        'server_id': server_id, 'attachment_id': str(uuid.uuid4()),
-        'device': device if device.startswith('/dev/') else '/dev/' + device})
 
 
 def _create_group(cloud, stack, res, template, new_servers):
@@ -230,18 +257,14 @@ def replace_server(cloud, root, res):
     new_id = str(uuid.uuid4())
     res['physical_id'] = new_id
     groups = res['data']['server_groups']
-    res['data']['compute_host'] = cloud.place_server(
-        root, groups[0] if groups else None, new_id)
+    res['data']['compute_host'] = place_server(
+        cloud, root, groups[0] if groups else None, new_id)
     for group_id in groups:
         _group(cloud, root, group_id)['data']['members'].append(new_id)
     for port_id in res['data']['ports']:
         cloud._find_physical(root, port_id, hot.PORT)[1]['data'][
             'device_id'] = new_id
-    for _, other in cloud._tree_resources(root):
-        if other['type'] == hot.VOLUME:
-            for attachment in other['data']['attachments']:
-                if attachment['server_id'] == old_id:
-                    attachment['server_id'] = new_id
+    volumes.move_attachments(cloud, old_id, new_id)
     res.update(status='CREATE_COMPLETE', reason='state changed',
                creation_time=now(), updated_time=now())
     return new_id
@@ -286,12 +309,6 @@ def _server(cloud, res):
             entries.append({'version': 4, 'addr': fip['data']['ip'],
                             'OS-EXT-IPS:type': 'floating',
                             'OS-EXT-IPS-MAC:mac_addr': port['data']['mac']})
-    volumes = [{'id': other['physical_id']}
-               for stack in cloud.state['stacks'].values()
-               for other in stack['resources'].values()
-               if other['type'] == hot.VOLUME and any(
-                   a['server_id'] == res['physical_id']
-                   for a in other['data']['attachments'])]
     return {'id': res['physical_id'], 'name': data['display_name'],
             'status': 'ERROR' if res['status'] == 'CHECK_FAILED' else 'ACTIVE',
             'tenant_id': cloud.project_id, 'addresses': addresses,
@@ -303,7 +320,8 @@ def _server(cloud, res):
             'OS-EXT-SRV-ATTR:hostname': data['display_name'].lower(),
             'OS-EXT-AZ:availability_zone': 'nova',
             'OS-EXT-STS:vm_state': 'active',
-            'os-extended-volumes:volumes_attached': volumes,
+            'os-extended-volumes:volumes_attached':
+                volumes.volumes_attached(cloud, res['physical_id']),
             'server_groups': list(data['server_groups'])}
 
 
@@ -341,15 +359,7 @@ def _server_group(cloud, res):
 
 
 def _volume(cloud, res):
-    data = res['data']
-    attachments = [dict(a, id=res['physical_id'],
-                        volume_id=res['physical_id'],
-                        host_name=_host_of(cloud, a['server_id']))
-                   for a in data['attachments']]
-    return {'id': res['physical_id'], 'name': data['name'],
-            'size': data['size'], 'attachments': attachments,
-            'status': 'in-use' if attachments else 'available',
-            'volume_type': 'lab', 'bootable': 'false'}
+    return volumes.show(res, lambda sid: _host_of(cloud, sid))
 
 
 def _host_of(cloud, server_id):

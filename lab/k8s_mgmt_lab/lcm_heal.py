@@ -6,7 +6,11 @@ Tacker's conductor's order, played with the lab's cloud:
   replaces the server (mark the server resource unhealthy, stack update:
   new server id, same port and IP, maybe another compute host; lab.json
   maps the VNFC id to the new server id, as Tacker's vnfc_resource_info
-  does), then ``heal_end`` with ``vnf=``.
+  does), then ``heal_end`` with ``vnf=``. As in Tacker, the server's
+  Cinder volumes are marked unhealthy too, so Heat gives the new server
+  new, empty ones, unless the request's additionalParams carry
+  ``tacker_extension_heal_include_block_storage: false``: then the new
+  server gets the same volumes, data and all.
 * the whole VNF (no VNFC id): ``heal_start``, then the stack is deleted and
   created again (new stack id, new servers, new VNFC ids), then
   ``heal_end``.
@@ -25,12 +29,16 @@ from heatclient import client as heat_client
 from k8s_mgmt import package as package_mod
 from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
 from k8s_mgmt.topology import heat as topology_heat
 from k8s_mgmt_lab import registry as registry_mod
 from k8s_mgmt_lab import vm as vm_mod
+
+# Tacker's additionalParams switch of a VNFC heal: false keeps the volumes.
+INCLUDE_BLOCK_STORAGE = 'tacker_extension_heal_include_block_storage'
 
 
 def server_of_vnfc(record, vnfc_id):
@@ -63,17 +71,37 @@ def _stack_ref(client, stack_id):
     return '%s/%s' % (client.stacks.get(stack_id).stack_name, stack_id)
 
 
-def replace_vnfc(settings, record, topology, vnfc_id):
-    """Heat heals one server; lab.json maps the VNFC to the new server."""
+def unhealthy_resources(client, top_ref, node, include_block_storage):
+    """(stack name/id, resource name) of what a VNFC heal marks unhealthy:
+    the node's server and, unless kept, every volume Heat shows attached
+    to it."""
+    server_ref = _stack_ref(client, node.stack_id)
+    marked = [(server_ref, node.resource_name)]
+    if not include_block_storage:
+        return marked
+    server = client.resources.get(server_ref, node.resource_name)
+    ids = {v['id'] for v in server.attributes.get(
+        'os-extended-volumes:volumes_attached') or []}
+    found = client.resources.list(top_ref, nested_depth=5,
+                                  filters={'type': hot.VOLUME})
+    return marked + [(status_mod.stack_of(res), res.resource_name)
+                     for res in found if res.physical_resource_id in ids]
+
+
+def replace_vnfc(settings, record, topology, vnfc_id,
+                 include_block_storage=True):
+    """Heat heals one server (and, by default, its volumes); lab.json maps
+    the VNFC to the new server."""
     node = topology.by_vnfc_id(vnfc_id)
     if node is None:
         raise LabError('VNFC %s has no server in stack %s'
                        % (vnfc_id, record['stack_id']))
     client = _heat(record)
-    client.resources.mark_unhealthy(_stack_ref(client, node.stack_id),
-                                    node.resource_name, True, 'lab heal')
-    client.stacks.update(_stack_ref(client, record['stack_id']),
-                         existing=True)
+    top_ref = _stack_ref(client, record['stack_id'])
+    for stack_ref, name in unhealthy_resources(client, top_ref, node,
+                                               include_block_storage):
+        client.resources.mark_unhealthy(stack_ref, name, True, 'lab heal')
+    client.stacks.update(top_ref, existing=True)
     healed = status_mod.read_topology(record).by_stack_id(node.stack_id)
     if healed is None or healed.server_id == node.server_id:
         raise LabError('the stack update did not replace server %s'
@@ -132,15 +160,21 @@ def _instantiated(inst_id, record, request, topology):
     return inst
 
 
-def heal(settings, vnfc_id=None, driver=None):
-    """heal_start, the cloud's part, heal_end; errors propagate."""
+def heal(settings, vnfc_id=None, driver=None, keep_volumes=False):
+    """heal_start, the cloud's part, heal_end; errors propagate.
+
+    ``keep_volumes``: the request asks Tacker to keep the VNFC's Cinder
+    volumes (additionalParams ``tacker_extension_heal_include_block_storage:
+    false``)."""
     record = lcm.read_lab(settings)
     inst_id, request, lab_kwargs = _instance(settings, record)
     if driver is None:
         from k8s_mgmt.driver import KubernetesMgmtDriver
         driver = KubernetesMgmtDriver()
+    additional = {INCLUDE_BLOCK_STORAGE: False} if keep_volumes else {}
     heal_request = {'vnfc_instance_id': [vnfc_id] if vnfc_id else [],
-                    'cause': 'k8s-mgmt lab heal', 'additional_params': {}}
+                    'cause': 'k8s-mgmt lab heal',
+                    'additional_params': additional}
     topology = status_mod.read_topology(record)
     began = time.monotonic()
     driver.heal_start(context=None,
@@ -151,7 +185,8 @@ def heal(settings, vnfc_id=None, driver=None):
     started = time.monotonic()
     if vnfc_id:
         old = server_of_vnfc(record, vnfc_id)
-        new = replace_vnfc(settings, record, topology, vnfc_id)
+        new = replace_vnfc(settings, record, topology, vnfc_id,
+                           additional.get(INCLUDE_BLOCK_STORAGE, True))
     else:
         old = record['stack_id']
         new = recreate_stack(settings, record)

@@ -24,6 +24,7 @@ from k8s_mgmt_lab import net
 from k8s_mgmt_lab.standins import layer as standins_layer
 from k8s_mgmt_lab import user_data
 from k8s_mgmt_lab import vm as vm_mod
+from k8s_mgmt_lab import volumes as volumes_mod
 from k8s_mgmt import package as package_mod
 from k8s_mgmt_lab import registry as registry_mod
 
@@ -143,7 +144,8 @@ class Lab(object):
             state_file=os.path.join(s.state_dir, 'cloud.json'),
             group_max_sizes={'workerNode': max(workers or 0,
                                                max_workers or 0)},
-            networks=request_networks(request))
+            networks=request_networks(request),
+            volumes=volumes_mod.LoopVolumes(s.state_dir, self.vms))
         stack_name = 'k8s-lab-%s' % flavour
         stack_id = self.cloud.create_stack(flavour, parameters,
                                            name=stack_name)

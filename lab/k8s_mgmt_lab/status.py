@@ -7,12 +7,15 @@ pinning, so a green status means the driver will see the same thing.
 
 import os
 
+from heatclient import client as heat_client
+
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.standins import report as standins_report
 from k8s_mgmt.ssh import console_keys
@@ -46,6 +49,31 @@ def read_topology(record):
     reader = topology_heat.HeatReader(session)
     return reader.read_topology(spec_from_params(cluster), record['stack_id'],
                                 vnfc_ids=record.get('vnfc_ids'))
+
+
+def read_volumes(record):
+    """The stack's Cinder volumes as its Heat shows them: id, the device
+    and server of the attachment (None when not attached), size."""
+    client = heat_client.Client('1', session=lab_session(record))
+    rows = []
+    for res in client.resources.list(record['stack_id'], nested_depth=5,
+                                     filters={'type': hot.VOLUME}):
+        shown = client.resources.get(stack_of(res),
+                                     res.resource_name).attributes
+        attached = (shown.get('attachments') or [{}])[0]
+        rows.append({'id': shown.get('id'), 'resource': res.resource_name,
+                     'device': attached.get('device'),
+                     'server': attached.get('server_id'),
+                     'size': shown.get('size'),
+                     'status': shown.get('status')})
+    return rows
+
+
+def stack_of(resource):
+    """``name/id`` of the stack holding a resource of a Heat listing."""
+    href = next(link['href'] for link in resource.links
+                if link['rel'] == 'stack')
+    return '/'.join(href.rstrip('/').split('/')[-2:])
 
 
 def probe_ssh(settings, record, nodes):
@@ -104,6 +132,7 @@ def lab_status(settings, check_ssh=True):
                  'compute_host': n.compute_host,
                  'ssh_ok': answers.get(n.name) if check_ssh else None}
                 for n in nodes],
+        'volumes': read_volumes(record),
         'stand_ins': STAND_INS,
     }
     if kubernetes is not None:  # only once a cluster was made

@@ -1,6 +1,7 @@
 """``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``."""
 
 from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import manager
 
@@ -15,6 +16,12 @@ def register(verbs):
     heal_p.add_argument('--vnfc', metavar='VNFC_ID',
                         help='VNFC id from "lab status --json"; without it '
                              'the whole VNF is healed')
+    heal_p.add_argument('--keep-volumes', action='store_true',
+                        help='keep the VNFC\'s Cinder volumes and their '
+                             'data (the request\'s additionalParams carry '
+                             'tacker_extension_heal_include_block_storage: '
+                             'false); by default Heat gives the new server '
+                             'new, empty volumes, as Tacker does')
     heal_p.add_argument('--quiet', action='store_true',
                         help='no progress lines from the driver on stderr')
     heal_p.set_defaults(func=cmd_heal)
@@ -28,7 +35,11 @@ def cmd_heal(args):
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('heal', settings):
-        result = lcm_heal.heal(settings, args.vnfc)
+        if args.keep_volumes and not args.vnfc:
+            raise LabError('--keep-volumes needs --vnfc: a whole-VNF heal '
+                           'builds a new stack with new volumes')
+        result = lcm_heal.heal(settings, args.vnfc,
+                               keep_volumes=args.keep_volumes)
     what = ('VNFC %s: server %s replaced by %s' % (
         result.vnfc_id, result.old, result.new) if result.vnfc_id else
         'whole VNF: stack %s recreated as %s' % (result.old, result.new))
