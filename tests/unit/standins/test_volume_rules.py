@@ -249,3 +249,26 @@ def test_a_bound_claim_whose_volume_is_gone_is_lost():
     del world.pvs[('pv', 'v')]
     world.sync()
     assert world.claim('c')['status']['phase'] == 'Lost'
+
+
+def test_a_volume_whose_claim_went_to_another_volume_is_freed():
+    world = World([pv('first'), pv('second', '2Gi')], [pvc('c')])
+    world.sync()
+    assert world.bound('c') == 'first'
+    # The claim now names another volume (bound elsewhere): the controller
+    # drops the claimRef it wrote; one an operator wrote loses its uid.
+    world.claim('c')['spec']['volumeName'] = 'second'
+    world.pv('second')['spec']['claimRef'] = {
+        'namespace': 'default', 'name': 'c', 'uid': 'uid-default-c'}
+    world.pv('second')['status'] = {'phase': 'Bound'}
+    world.sync()
+    first = world.pv('first')
+    assert 'claimRef' not in first['spec']
+    assert first['status']['phase'] == 'Available'
+    assert world.bound('c') == 'second'
+    world.claim('c')['spec']['volumeName'] = 'first'
+    world.sync()
+    second = world.pv('second')
+    assert second['spec']['claimRef'] == {'namespace': 'default',
+                                          'name': 'c'}
+    assert second['status']['phase'] == 'Available'
