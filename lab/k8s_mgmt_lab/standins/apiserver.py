@@ -244,10 +244,11 @@ class API(object):
             return 200, res.get(group, version, plural, namespace, name)
         if method == 'PUT':
             return 200, res.replace(group, version, plural, namespace, name,
-                                    _json(body))
+                                    _json(body), sub)
         if method == 'PATCH':
             return 200, res.patch(group, version, plural, namespace, name,
-                                  body, headers.get('Content-Type') or '')
+                                  body, headers.get('Content-Type') or '',
+                                  sub)
         if method == 'DELETE':
             return 200, res.delete(group, version, plural, namespace, name)
         raise objects.APIError(405, 'method %s not allowed' % method)

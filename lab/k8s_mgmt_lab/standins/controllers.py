@@ -1,16 +1,18 @@
 """What Kubernetes controllers would add to stored objects, done by the API
 server stand-in when it reads or writes them: node readiness from kubelet
-heartbeats, the service-account token controller, and the eviction check
-against PodDisruptionBudgets."""
+heartbeats, the service-account token controller, the eviction check
+against PodDisruptionBudgets, and the volume controllers (``volumes``)."""
 
 import base64
 import copy
 import math
+import sys
 
 from k8s_mgmt_lab import standins
 from k8s_mgmt_lab.standins import objects
 from k8s_mgmt_lab.standins import pki
 from k8s_mgmt_lab.standins import store as store_mod
+from k8s_mgmt_lab.standins import volumes
 
 SA_TOKEN_TYPE = 'kubernetes.io/service-account-token'
 BOOTSTRAP_TYPE = 'bootstrap.kubernetes.io/token'
@@ -86,6 +88,61 @@ def bootstrap_token_user(store, token):
         return None
     return {'user': 'system:bootstrap:' + token_id,
             'groups': ['system:bootstrappers']}
+
+
+# -- volumes ------------------------------------------------------------------
+
+VOLUME_COLLECTIONS = (('pv', 'persistentvolumes'),
+                      ('pvc', 'persistentvolumeclaims'), ('pod', 'pods'))
+SYNC_ATTEMPTS = 10
+
+
+def _volume_key(key):
+    plural = dict(VOLUME_COLLECTIONS)[key[0]]
+    namespace, name = (None, key[1]) if key[0] == 'pv' else key[1:]
+    return store_mod.object_key('', plural, namespace, name)
+
+
+def _read_volume_state(store):
+    """({key: object} per kind, {etcd key: mod_revision}, prefixes)."""
+    found, versions, prefixes = {}, {}, []
+    for kind, plural in VOLUME_COLLECTIONS:
+        prefix = store_mod.collection_prefix('', plural)
+        items, revision = store.list(prefix)
+        prefixes.append((prefix, revision))
+        found[kind] = {}
+        for etcd_key, value, mod in items:
+            meta = value.get('metadata') or {}
+            key = (kind, meta.get('name')) if kind == 'pv' else \
+                (kind, meta.get('namespace'), meta.get('name'))
+            found[kind][key] = value
+            versions[_volume_key(key) if kind != 'pod' else etcd_key] = mod
+    return found, versions, prefixes
+
+
+def sync_volumes(store):
+    """Bind, release, reclaim and finalize volumes and claims as the
+    controllers would after a write, in one etcd transaction that applies
+    only if none of what was read changed meanwhile (else read again)."""
+    for _attempt in range(SYNC_ATTEMPTS):
+        found, versions, prefixes = _read_volume_state(store)
+        written, deleted = volumes.sync(
+            found['pv'], found['pvc'], found['pod'].values(),
+            objects.match_label_selector)
+        if not written and not deleted:
+            return
+        puts = {_volume_key(k): found[k[0]][k] for k in written}
+        gone = [_volume_key(k) for k in deleted]
+        try:
+            store.transaction(puts, gone, {k: versions[k]
+                                           for k in list(puts) + gone},
+                              prefixes)
+            return
+        except store_mod.Conflict:
+            continue  # another API server wrote first: decide again
+    # The write that called us stands; the next one syncs again.
+    sys.stderr.write('volume sync: %d conflicting attempts, left for the '
+                     'next write\n' % SYNC_ATTEMPTS)
 
 
 # -- evictions --------------------------------------------------

@@ -55,6 +55,22 @@ def _nodes(kclient, conf):
     return out
 
 
+def persistent_volumes(kclient, conf):
+    """[{name, phase, server, path, claim}] sorted by name: ``claim`` is
+    the claimRef as namespace/name (kept while Released), else None."""
+    core = kclient.CoreV1Api(kclient.ApiClient(conf))
+    out = []
+    for pv in core.list_persistent_volume(_request_timeout=10).items:
+        nfs, ref = pv.spec.nfs, pv.spec.claim_ref
+        out.append({'name': pv.metadata.name,
+                    'phase': pv.status.phase if pv.status else None,
+                    'server': nfs.server if nfs else None,
+                    'path': nfs.path if nfs else None,
+                    'claim': '%s/%s' % (ref.namespace, ref.name)
+                    if ref and ref.name else None})
+    return sorted(out, key=lambda pv: pv['name'])
+
+
 def _etcd_members(kubeconfig):
     api = client_mod.Client.from_kubeconfig(kubeconfig, timeout=10)
     members = api.call('GET', '/apis/standin.k8s-mgmt.lab/v1/etcdmembers')
@@ -63,9 +79,9 @@ def _etcd_members(kubeconfig):
 
 
 def cluster_report(state_dir, master_vm_dirs):
-    """{kubeconfig, server, nodes, etcd_members, stand_ins}, or None when no
-    cluster was made; ``error`` instead of the live parts when the API does
-    not answer."""
+    """{kubeconfig, server, nodes, persistent_volumes, etcd_members,
+    stand_ins}, or None when no cluster was made; ``error`` instead of the
+    live parts when the API does not answer."""
     source = find_admin_conf(master_vm_dirs)
     if source is None:
         return None
@@ -79,6 +95,7 @@ def cluster_report(state_dir, master_vm_dirs):
     try:
         kclient, conf, ca_file = _client_conf(kubeconfig)
         report['nodes'] = _nodes(kclient, conf)
+        report['persistent_volumes'] = persistent_volumes(kclient, conf)
         report['etcd_members'] = _etcd_members(kubeconfig)
     except Exception as err:  # status must report, not crash
         report['error'] = '%s: %s' % (type(err).__name__,

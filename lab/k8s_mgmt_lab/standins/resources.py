@@ -7,6 +7,13 @@ from k8s_mgmt_lab import standins
 from k8s_mgmt_lab.standins import controllers
 from k8s_mgmt_lab.standins import objects
 from k8s_mgmt_lab.standins import store as store_mod
+from k8s_mgmt_lab.standins import volumes
+
+# Writes to these (core group) can change what volumes are bound or in use.
+VOLUME_PLURALS = ('persistentvolumes', 'persistentvolumeclaims', 'pods',
+                  'namespaces')
+# Kinds whose status only the controllers (or a /status write) change.
+STATUS_BY_CONTROLLER = ('persistentvolumes', 'persistentvolumeclaims')
 
 
 class Resources(object):
@@ -48,6 +55,10 @@ class Resources(object):
         if obj is None:
             raise objects.not_found(plural, name, group)
         return obj, revision
+
+    def _after_write(self, group, plural):
+        if not group and plural in VOLUME_PLURALS:
+            controllers.sync_volumes(self.store)
 
     def _require_namespace(self, namespace):
         if namespace and self.store.get(self._key(
@@ -92,6 +103,7 @@ class Resources(object):
                 self._key(group, plural, namespace, name), obj)
         except store_mod.Conflict:
             raise objects.already_exists(plural, name, group)
+        self._after_write(group, plural)
         return self._stamp(group, version, plural, obj, revision)
 
     def _on_create(self, group, plural, obj):
@@ -107,55 +119,95 @@ class Resources(object):
                 'lastTransitionTime': standins.rfc3339()}])
         if plural == 'namespaces' and not group:
             obj.setdefault('status', {'phase': 'Active'})
-        if plural == 'persistentvolumes' and not group:
-            obj.setdefault('status', {'phase': 'Available'})
-        if plural == 'persistentvolumeclaims' and not group:
-            obj.setdefault('status', {'phase': 'Pending'})
+        if plural in STATUS_BY_CONTROLLER and not group:
+            # The StorageObjectInUseProtection admission plugin's finalizer;
+            # a new claim waits for the controller, a volume is free until
+            # it binds.
+            volume = plural == 'persistentvolumes'
+            obj['status'] = {'phase': 'Available' if volume else 'Pending'}
+            finalizers = obj['metadata'].setdefault('finalizers', [])
+            protection = volumes.PV_PROTECTION if volume else \
+                volumes.PVC_PROTECTION
+            if protection not in finalizers:
+                finalizers.append(protection)
         return obj
 
-    def replace(self, group, version, plural, namespace, name, obj):
+    def replace(self, group, version, plural, namespace, name, obj,
+                sub=None):
         current, revision = self._load(group, plural, namespace, name)
         wanted = obj.get('metadata', {}).get('resourceVersion')
         if wanted and str(wanted) != str(revision):
             raise objects.changed(plural, name, group)
         return self._write(group, version, plural, namespace, name,
-                           current, obj, revision)
+                           current, obj, revision, sub)
 
     def patch(self, group, version, plural, namespace, name, body,
-              content_type):
+              content_type, sub=None):
         for _attempt in range(5):  # retry only on a concurrent write
             current, revision = self._load(group, plural, namespace, name)
             patched = objects.apply_patch(current, body, content_type)
             try:
                 return self._write(group, version, plural, namespace, name,
-                                   current, patched, revision)
+                                   current, patched, revision, sub)
             except objects.APIError as err:
                 if err.code != 409:
                     raise
         raise objects.changed(plural, name, group)
 
     def _write(self, group, version, plural, namespace, name, current, obj,
-               revision):
+               revision, sub=None):
         obj = copy.deepcopy(obj)
+        if not group and plural in STATUS_BY_CONTROLLER:
+            # The status subresource: a write there changes only status,
+            # a write of the object never does.
+            if sub == 'status':
+                obj = dict(copy.deepcopy(current), status=obj.get('status'))
+            else:
+                obj['status'] = copy.deepcopy(current.get('status'))
         meta = obj.setdefault('metadata', {})
-        for field in ('uid', 'creationTimestamp', 'name', 'namespace'):
+        for field in ('uid', 'creationTimestamp', 'name', 'namespace',
+                      'deletionTimestamp'):
             if field in current.get('metadata', {}):
                 meta[field] = current['metadata'][field]
         meta.pop('resourceVersion', None)
         obj['apiVersion'] = objects.api_version(group, version)
         obj['kind'] = objects.kind_of(plural)
+        key = self._key(group, plural, namespace, name)
         try:
-            new_revision = self.store.update(
-                self._key(group, plural, namespace, name), obj, revision)
+            if meta.get('deletionTimestamp') and not meta.get('finalizers'):
+                # The last finalizer went: the deletion completes.
+                new_revision = self.store.transaction({}, [key],
+                                                      {key: revision})
+            else:
+                new_revision = self.store.update(key, obj, revision)
         except store_mod.Conflict:
             raise objects.changed(plural, name, group)
+        self._after_write(group, plural)
         return self._stamp(group, version, plural, obj, new_revision)
 
     def delete(self, group, version, plural, namespace, name):
         obj, revision = self._load(group, plural, namespace, name)
+        meta = obj.setdefault('metadata', {})
+        if meta.get('finalizers'):
+            # Kept, marked, until the controllers remove their finalizers.
+            if not meta.get('deletionTimestamp'):
+                meta['deletionTimestamp'] = standins.rfc3339()
+                meta['deletionGracePeriodSeconds'] = 0
+                try:
+                    revision = self.store.update(self._key(
+                        group, plural, namespace, name), obj, revision)
+                except store_mod.Conflict:
+                    raise objects.changed(plural, name, group)
+            self._after_write(group, plural)
+            now, now_revision = self.store.get(self._key(
+                group, plural, namespace, name))
+            if now is not None:  # still held by a finalizer
+                obj, revision = now, now_revision
+            return self._stamp(group, version, plural, obj, revision)
         self.store.delete(self._key(group, plural, namespace, name))
         if plural == 'namespaces' and not group:
             self._delete_namespace_contents(name)
+        self._after_write(group, plural)
         obj = objects.with_version(obj, revision)
         obj['metadata']['deletionTimestamp'] = standins.rfc3339()
         return obj
@@ -173,4 +225,5 @@ class Resources(object):
             controllers.check_eviction(pod, budgets,
                                        self._raw_list('', 'pods', namespace))
         self.store.delete(self._key('', 'pods', namespace, name))
+        self._after_write('', 'pods')
         return objects.success(code=201)

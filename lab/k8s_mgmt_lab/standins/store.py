@@ -117,6 +117,25 @@ class EtcdStore(object):
             raise Conflict(key)
         return int(out['header']['revision'])
 
+    def transaction(self, puts, deletes, versions, prefixes=()):
+        """Put ``puts`` {key: value} and delete ``deletes`` in one
+        transaction, only when every key of ``versions`` {key: mod_revision}
+        is unchanged and no key under a ``prefixes`` (prefix, revision) was
+        written after that revision; raises Conflict otherwise."""
+        compares = [{'key': _b64(k), 'target': 'MOD', 'result': 'EQUAL',
+                     'mod_revision': str(v)} for k, v in versions.items()]
+        compares += [{'key': _b64(p), 'range_end': _prefix_end(p),
+                      'target': 'MOD', 'result': 'LESS',
+                      'mod_revision': str(rev + 1)} for p, rev in prefixes]
+        ops = [{'request_put': {'key': _b64(k), 'value': _b64(json.dumps(v))}}
+               for k, v in puts.items()]
+        ops += [{'request_delete_range': {'key': _b64(k)}} for k in deletes]
+        out = self._call('/v3/kv/txn', {'compare': compares,
+                                        'success': ops})
+        if not out.get('succeeded'):
+            raise Conflict(', '.join(sorted(versions)))
+        return int(out['header']['revision'])
+
     def delete(self, key):
         out = self._call('/v3/kv/deleterange', {'key': _b64(key)})
         return int(out.get('deleted', 0))
