@@ -93,6 +93,24 @@ class VMProvisioner(object):
         return self.vms.console_output(server_id)
 
 
+def sample_on_subnet(body, subnet):
+    """A sample request on a lab whose subnet is not the samples' node
+    network: that network, where the request names it (the NFS export
+    range, k8s_node_cidr), becomes the lab's subnet. Nothing else changes;
+    a request an operator gives is used as given."""
+    if subnet == net.DEFAULT_SUBNET:
+        return body
+    root = body['additionalParams']['k8s_cluster_installation_param']
+    proxy = root.get('proxy') or {}
+    if proxy.get('k8s_node_cidr') == net.DEFAULT_SUBNET:
+        proxy['k8s_node_cidr'] = subnet
+    storage = root.get('storage_server') or {}
+    for export in storage.get('nfs_server_setup_params') or ():
+        if export.get('export_to') == net.DEFAULT_SUBNET:
+            export['export_to'] = subnet
+    return body
+
+
 class Lab(object):
     """One lab on this machine, identified by its state directory."""
 
@@ -118,7 +136,8 @@ class Lab(object):
         bigger than the sample still scales both ways."""
         s = self.settings
         if isinstance(request, str) and request in FLAVOURS:
-            request = shipped.sample_request(request)
+            request = sample_on_subnet(shipped.sample_request(request),
+                                       s.subnet)
         flavour = request_flavour(request)
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '

@@ -185,3 +185,21 @@ def test_lab_vms_of_the_storage_stack_get_valid_hostnames(
     for _id, hostname, _ip in vms.created:
         assert vm_mod._HOSTNAME.match(hostname), hostname
     assert manager.guest_hostname('A b_c.d-?') == 'a-b-c-d'
+
+
+def test_the_sample_request_follows_the_labs_subnet():
+    from k8s_mgmt import shipped
+    from k8s_mgmt_lab import manager
+    sample = shipped.sample_request('storage')
+    assert manager.sample_on_subnet(sample, '10.254.0.0/24') == sample
+    moved = manager.sample_on_subnet(shipped.sample_request('storage'),
+                                     '10.254.212.0/24')
+    root = moved['additionalParams']['k8s_cluster_installation_param']
+    assert root['proxy']['k8s_node_cidr'] == '10.254.212.0/24'
+    assert {e['export_to'] for e in root['storage_server'][
+        'nfs_server_setup_params']} == {'10.254.212.0/24'}
+    # Nothing else: the rest of the request is the sample's.
+    root['proxy']['k8s_node_cidr'] = '10.254.0.0/24'
+    for export in root['storage_server']['nfs_server_setup_params']:
+        export['export_to'] = '10.254.0.0/24'
+    assert moved == sample
