@@ -97,11 +97,6 @@ def alongside_init(op, nodes, server, call):
     return tuple(nodes) + (server,), calls
 
 
-def server_phase(op, topology):
-    node, call = server_call(op, topology)
-    return node_work.script_phase(op, title_server(node), node, call)
-
-
 def manifests(op):
     """The request's PV manifests, checked (as validation did)."""
     found, problems = pv_manifests.load_all(op.ctx.package_dir, op.params)

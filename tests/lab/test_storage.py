@@ -15,11 +15,13 @@ through NFS, a refused heal, heals that keep and replace the volume,
 scale-out), each leaving a lab the next one uses.
 """
 
+import json
+import re
+
 import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt.params import pv_manifests
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
@@ -27,6 +29,7 @@ from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt_lab.cli import lab_tools
 
 import claims
+from lab_cli import LabCLI
 
 SETTINGS = manager.LabSettings(
     state_dir='/var/lib/k8s-mgmt-lab-test-storage', subnet='10.254.212.0/24',
@@ -35,17 +38,33 @@ EXPORTS = ('/volume/nfs/pv1', '/volume/nfs/pv2', '/volume/nfs/pv3')
 MARKER = 'written through NFS before the heal\n'
 
 
+k8s_mgmt = LabCLI(SETTINGS.state_dir, bridge=SETTINGS.bridge,
+                  tag=SETTINGS.tag, timeout=900)
+RUN_LINE = re.compile(r'\] ==> (.*)$')
+
+
 @pytest.fixture(scope='module')
 def storage_lab(assert_lab_clean):
-    lab = manager.Lab(SETTINGS)
-    lab.down()  # leftovers of an interrupted earlier run
-    try:
-        lab.up('storage', workers=2)
-        lcm.instantiate(SETTINGS)
-        yield lab
-    finally:
-        lab.down()
-        assert_lab_clean(SETTINGS.state_dir, SETTINGS.tag, SETTINGS.bridge)
+    """The storage lab, up; its first test instantiates it."""
+    with k8s_mgmt.fresh(assert_lab_clean):
+        k8s_mgmt('up', '--flavour', 'storage', '--workers', '2',
+                 '--subnet', SETTINGS.subnet)
+        yield
+
+
+def test_instantiate_runs_the_storage_plan(storage_lab):
+    """``lab plan`` shows the storage phases; instantiate runs them, line
+    for line, in order."""
+    planned = [p['title'] for p in json.loads(
+        k8s_mgmt('plan', 'instantiate', '--json').stdout)]
+    assert planned[3].endswith('set up the storage server and the NFS '
+                               'clients')
+    assert planned[-3:] == ['Register the PersistentVolumes',
+                            'Wait until the PersistentVolumes are Available',
+                            'Register the VIM']
+    ran = [m.group(1) for m in map(RUN_LINE.search, k8s_mgmt(
+        'instantiate').stderr.splitlines()) if m]
+    assert ran == planned
 
 
 def status():
