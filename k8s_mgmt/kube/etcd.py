@@ -32,8 +32,12 @@ DIAL_TIMEOUT = '2s'
 COMMAND_TIMEOUT = '4s'
 RUN_TIMEOUT = 60
 # How long a member removal is retried while etcd does not commit it.
-REMOVE_TIMEOUT = 20
-_DEADLINE = 'context deadline exceeded'
+REMOVE_TIMEOUT = 30
+# etcd's answers to a proposal it did not commit in time: worth another try
+# (once committed after all, the next try finds the member gone).
+_NOT_COMMITTED = ('context deadline exceeded',
+                  'etcdserver: request timed out',
+                  'etcdserver: leader changed', 'etcdserver: no leader')
 _NOT_FOUND = 'member not found'
 
 
@@ -195,8 +199,9 @@ class EtcdCtl(object):
 
     def remove(self, member, timeout=REMOVE_TIMEOUT):
         """Remove ``member``; a proposal etcd did not commit in time
-        (``context deadline exceeded``: a slow disk, a leader election)
-        is tried again until ``timeout``; a member already gone is done."""
+        (``context deadline exceeded``, ``request timed out``, a leader
+        change: a slow disk, an election) is tried again until
+        ``timeout``; a member already gone is done."""
         LOG.info('%s: removing etcd member %s (%s)', self.node,
                  member.name or '(unstarted)', member.hex_id)
         step = 'etcd member remove'
@@ -210,7 +215,7 @@ class EtcdCtl(object):
                 LOG.info('%s: etcd member %s is already gone', self.node,
                          member.hex_id)
                 return
-            if _DEADLINE not in result.stderr:
+            if not any(text in result.stderr for text in _NOT_COMMITTED):
                 break
             LOG.warning('%s: etcd did not commit the removal of member %s '
                         'in time; trying again', self.node, member.hex_id)

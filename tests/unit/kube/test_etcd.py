@@ -133,3 +133,38 @@ def test_health_reports_a_dead_endpoint_from_json_despite_exit_1(cluster):
     assert health[live[0].client_urls[0]] is True
     assert health[dead.client_urls[0]] is False
     assert etcd.healthy_members(live + (dead,), health) == live
+
+
+# What etcdctl 3.4 printed when a loaded lab's etcd did not commit a removal.
+TIMED_OUT = (
+    '{"level":"warn","ts":"2026-11-23T18:00:00.961Z","caller":"clientv3/'
+    'retry_interceptor.go:62","msg":"retrying of unary invoker failed",'
+    '"attempt":0,"error":"rpc error: code = Unavailable desc = etcdserver: '
+    'request timed out"}\nError: etcdserver: request timed out\n')
+
+
+class SlowCommitSession(LocalSession):
+    """The first ``member remove`` answers as an etcd that did not commit
+    it in time; every other command runs for real."""
+
+    def __init__(self):
+        super().__init__()
+        self.answered = False
+
+    def run(self, cmd, step='run', timeout=None, check=True, stdin=None):
+        if 'member remove' in cmd.display() and not self.answered:
+            self.answered = True
+            self.commands.append(cmd.display())
+            return target.Result(1, '', TIMED_OUT, 4.0)
+        return super().run(cmd, step, timeout, check, stdin)
+
+
+def test_a_removal_etcd_did_not_commit_in_time_is_tried_again(cluster):
+    session = SlowCommitSession()
+    ctl = etcd.EtcdCtl(session, 'master-1', local_port=cluster)
+    # The first answer: not committed in time; the real second one:
+    # no such member (as when the first was committed after all): done.
+    ctl.remove(etcd.Member(0x1234, 'master-9', (), ()), timeout=6)
+    removes = [c for c in session.commands if 'member remove' in c]
+    assert len(removes) == 2
+    assert [m.name for m in ctl.members()] == ['master-1']
