@@ -128,19 +128,22 @@ def cmd_up(args):
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
-    outcome = _start_daemon(settings, args, up_request(args))
+    outcome = _start_daemon(settings, args,
+                            up_request(args, settings.subnet))
     if 'error' in outcome:
         raise UserError('lab up failed: %s' % outcome['error'])
     return _print_status(settings, as_json=False)
 
 
-def up_request(args):
-    """The request ``lab up`` builds from: --request, else the sample of
-    --flavour; the two must agree when both are given."""
+def up_request(args, subnet):
+    """The request ``lab up`` builds from: --request as given, else the
+    sample of --flavour on the lab's ``subnet``; the two must agree when
+    both are given."""
     if args.request is None:
         if args.flavour is None:
             raise UserError('lab up needs --flavour or --request')
-        return shipped.sample_request(args.flavour)
+        return manager.sample_on_subnet(shipped.sample_request(args.flavour),
+                                        subnet)
     body = lab_lcm.read_request(args.request)
     flavour = body.get('flavourId') if isinstance(body, dict) else None
     if flavour not in manager.FLAVOURS:
