@@ -8,25 +8,20 @@ deadline tests a TCP relay (:class:`SlowRelay`) sits between them: it
 passes the TLS bytes on late, or stops passing them on at all.
 """
 
-import shutil
 import socket
-import subprocess
 import threading
 import time
 
 import pytest
 
 from k8s_mgmt import exceptions
-from k8s_mgmt import polling
 from k8s_mgmt import kube
 from k8s_mgmt.kube import drain
 from k8s_mgmt_lab import standins
-from k8s_mgmt_lab.standins import apiserver
-from k8s_mgmt_lab.standins import pki
-from k8s_mgmt_lab.standins import store as store_mod
+from tests.helpers import standin_api
 
 TOKEN = 'drain-test-admin-token-0123456789abcdef'
-ETCD = shutil.which('etcd')
+ETCD = standin_api.ETCD
 
 pytestmark = pytest.mark.skipif(ETCD is None, reason='needs etcd-server')
 
@@ -77,54 +72,17 @@ class SlowRelay(object):
             sock.close()
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope='module')
 def etcd(tmp_path_factory):
-    data = tmp_path_factory.mktemp('etcd')
-    client, peer = _free_port(), _free_port()
-    proc = subprocess.Popen(
-        [ETCD, '--name', 'drain-test', '--data-dir', str(data / 'data'),
-         '--listen-client-urls', 'http://127.0.0.1:%d' % client,
-         '--advertise-client-urls', 'http://127.0.0.1:%d' % client,
-         '--listen-peer-urls', 'http://127.0.0.1:%d' % peer,
-         '--initial-advertise-peer-urls', 'http://127.0.0.1:%d' % peer,
-         '--initial-cluster', 'drain-test=http://127.0.0.1:%d' % peer],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    store = store_mod.EtcdStore('127.0.0.1', client)
-    for _ in polling.Poll(30, first=0.05, maximum=0.5):
-        if store.healthy():
-            break
-        assert proc.poll() is None, 'etcd exited'
-    else:
-        pytest.fail('etcd not healthy in 30 s')
-    yield '127.0.0.1:%d' % client
-    proc.terminate()
-    proc.wait(10)
+    with standin_api.running_etcd(tmp_path_factory.mktemp('etcd') / 'data',
+                                  'drain-test') as address:
+        yield address
 
 
 @pytest.fixture(scope='module')
 def server(etcd, tmp_path_factory):
-    d = tmp_path_factory.mktemp('pki')
-    ca_pem, ca_key = pki.make_ca()
-    cert, key = pki.make_serving_cert(ca_pem, ca_key, ['127.0.0.1'])
-    for name, data in (('ca.crt', ca_pem), ('tls.crt', cert),
-                       ('tls.key', key)):
-        (d / name).write_bytes(data)
-    srv = apiserver.serve({'cert': str(d / 'tls.crt'),
-                           'key': str(d / 'tls.key'),
-                           'ca': str(d / 'ca.crt'), 'etcd': etcd,
-                           'node_grace': 3600, 'bind': '127.0.0.1',
-                           'port': 0})
+    srv = standin_api.serve(etcd, tmp_path_factory.mktemp('pki'))
     srv.api.store.add_token(TOKEN, 'admin', ['system:masters'])
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    srv.ca_pem = ca_pem.decode()
-    srv.url = 'https://127.0.0.1:%d' % srv.server_address[1]
     srv.api.resources.create('', 'v1', 'namespaces', None,
                              {'metadata': {'name': 'default'}})
     yield srv
