@@ -12,6 +12,7 @@ from oslo_log import log as logging
 from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import abstract
 from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import exceptions
 from k8s_mgmt.operations import catalog
 
 LOG = logging.getLogger(__name__)
@@ -28,11 +29,17 @@ def _unused_hook(hook, vnf_instance):
 class KubernetesMgmtDriver(abstract.BaseDriver):
     """Builds and runs a Kubernetes cluster on the VNF's VMs over SSH."""
 
+    # How this driver builds clusters: 'kubeadm' (here, over SSH) or
+    # 'kubespray' (k8s_mgmt.kubespray.driver). A request for the other
+    # mode is refused before anything runs.
+    MODE = catalog.MODE_KUBEADM
+    TYPE = DRIVER_TYPE
+
     def get_type(self):
-        return DRIVER_TYPE
+        return self.TYPE
 
     def get_name(self):
-        return DRIVER_TYPE
+        return self.TYPE
 
     def get_description(self):
         return ('Kubernetes cluster management driver: kubeadm clusters '
@@ -48,6 +55,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
             'instantiate', 'instantiate_start', context, vnf_instance,
             instantiate_vnf_request, grant, kwargs,
             additional_params=self._request_params(instantiate_vnf_request))
+        self._check_mode(ctx)
         LOG.info('%s parameters are valid (flavour %s)', ctx.log_prefix,
                  ctx.flavour)
 
@@ -58,7 +66,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
             'instantiate', 'instantiate_end', context, vnf_instance,
             instantiate_vnf_request, grant, kwargs,
             additional_params=self._request_params(instantiate_vnf_request))
-        catalog.run(ctx)
+        self._run(ctx)
 
     # -- terminate ---------------------------------------------------------
 
@@ -73,7 +81,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = ctx_mod.build('terminate', 'terminate_end', context,
                             vnf_instance, terminate_vnf_request, grant,
                             kwargs)
-        catalog.run(ctx)
+        self._run(ctx)
 
     # -- scale -------------------------------------------------------------
 
@@ -87,7 +95,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context(operation, 'scale_start', context,
                                    vnf_instance, scale_vnf_request, grant,
                                    kwargs)
-        catalog.run(ctx)
+        self._run(ctx)
 
     def scale_end(self, context, vnf_instance,
                   scale_vnf_request, grant,
@@ -100,7 +108,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('scale_out', 'scale_end', context,
                                    vnf_instance, scale_vnf_request, grant,
                                    kwargs)
-        catalog.run(ctx)
+        self._run(ctx)
 
     # -- heal --------------------------------------------------------------
 
@@ -111,7 +119,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_start', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
-        catalog.run(ctx)
+        self._run(ctx)
 
     def heal_end(self, context, vnf_instance,
                  heal_vnf_request, grant,
@@ -120,7 +128,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_end', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
-        catalog.run(ctx)
+        self._run(ctx)
 
     # -- hooks with nothing to do for a Kubernetes cluster -----------------
 
@@ -145,6 +153,20 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         _unused_hook('modify_information_end', vnf_instance)
 
     # -- helpers (stateless) -----------------------------------------------
+
+    def _check_mode(self, ctx):
+        mode = catalog.mode_of(ctx.params)
+        if mode != self.MODE:
+            other = catalog.DRIVER_OF_MODE[mode]
+            raise exceptions.ValidationError([(
+                'additionalParams.k8s_cluster_installation_param.ansible',
+                'the request asks for a %s cluster, which %s does not '
+                'build: name %s in the VNFD\'s Vnflcm interface'
+                % (mode, self.TYPE, other))])
+
+    def _run(self, ctx):
+        self._check_mode(ctx)
+        return catalog.run(ctx)
 
     @staticmethod
     def _request_params(request):

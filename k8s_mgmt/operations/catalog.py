@@ -6,6 +6,8 @@ run). Both pick the operation from the context's ``operation`` and
 ``hook``, so the driver and ``k8s-mgmt plan`` cannot disagree on it.
 """
 
+from k8s_mgmt import DRIVER_TYPE
+from k8s_mgmt.kubespray import catalog as kubespray_catalog
 from k8s_mgmt.operations import heal
 from k8s_mgmt.operations import heal_vnf
 from k8s_mgmt.operations import instantiate
@@ -14,7 +16,14 @@ from k8s_mgmt.operations import run as run_mod
 from k8s_mgmt.operations import scale
 from k8s_mgmt.operations import terminate
 
-# (operation, hook) -> the generator of its phases.
+MODE_KUBEADM = 'kubeadm'
+MODE_KUBESPRAY = 'kubespray'
+# Which driver (Tacker's name for it) builds clusters of each mode.
+DRIVER_OF_MODE = {MODE_KUBEADM: DRIVER_TYPE,
+                  MODE_KUBESPRAY: kubespray_catalog.DRIVER_TYPE}
+
+# (operation, hook) -> the generator of its phases (kubeadm mode; the
+# kubespray mode's are in k8s_mgmt.kubespray.catalog).
 BUILDERS = {
     ('instantiate', 'instantiate_end'): instantiate.build,
     ('scale_out', 'scale_end'): scale.build_scale_out,
@@ -35,9 +44,17 @@ def label(ctx):
     return '%s %s' % (word, ctx.vnf_instance_id)
 
 
+def mode_of(params):
+    """'kubespray' when the request names an Ansible server, else
+    'kubeadm'."""
+    return MODE_KUBESPRAY if params.uses_ansible else MODE_KUBEADM
+
+
 def builder(ctx):
+    table = (kubespray_catalog.BUILDERS
+             if mode_of(ctx.params) == MODE_KUBESPRAY else BUILDERS)
     try:
-        return BUILDERS[(ctx.operation, ctx.hook)]
+        return table[(ctx.operation, ctx.hook)]
     except KeyError:
         raise ValueError('no operation %s for hook %s'
                          % (ctx.operation, ctx.hook)) from None
