@@ -111,7 +111,18 @@ runtime_opts = [
                       'pods.'),
 ]
 
-ALL_OPTS = ssh_opts + api_opts + runtime_opts
+# The kubespray mode (mgmt-drivers-kubespray).
+lb_opts = [
+    cfg.PortOpt('external_lb_api_port', default=8383,
+                help='Port the external load balancer VM of the kubespray '
+                     'mode serves the Kubernetes API on. Kubespray puts '
+                     'this address and port in the API certificate and '
+                     'in every kubeconfig (loadbalancer_apiserver), and the '
+                     'VIM is registered with it. The masters\' API servers '
+                     'listen on 6443 behind it.'),
+]
+
+ALL_OPTS = ssh_opts + api_opts + runtime_opts + lb_opts
 
 
 def register_opts(conf):

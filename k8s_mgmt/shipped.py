@@ -16,6 +16,8 @@ INSTALL_SCRIPT = 'install_k8s_cluster.sh'
 LB_SCRIPT = 'configure_lb.sh'
 # The storage server (NFS exports on its Cinder volume) and the NFS clients.
 STORAGE_SCRIPT = 'setup_storage.sh'
+# HAProxy on the kubespray mode's external load balancer VM.
+EXTERNAL_LB_SCRIPT = 'configure_external_lb.sh'
 # The helpers the install and LB scripts source from their own directory.
 SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
 SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT)

@@ -12,6 +12,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import parallel
 from k8s_mgmt import ssh
+from k8s_mgmt.params import model
 
 LOG = logging.getLogger(__name__)
 
@@ -24,6 +25,11 @@ def group_params(params, node):
         return params.worker_node
     if node.role == 'storage' and params.storage_server is not None:
         return params.storage_server
+    lb = params.external_lb_param
+    if node.role == 'lb' and lb is not None:
+        return model.NodeGroupParams(
+            ssh_cp_name=lb.ssh_cp_name, username=lb.ssh_username,
+            password=lb.ssh_password, ssh_private_key=lb.ssh_private_key)
     raise ValueError('no credentials for a %s node (%s)'
                      % (node.role, node.name))
 

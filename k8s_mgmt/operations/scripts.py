@@ -213,6 +213,8 @@ class Endpoints:
 
 
 def endpoints(topology, params, first_master):
+    if params.uses_ansible:
+        return lb_endpoints(topology)
     if params.is_ha:
         if not topology.vip:
             raise ValueError('HA flavour %s needs a VIP (cluster_cp_name)'
@@ -225,6 +227,19 @@ def endpoints(topology, params, first_master):
     sans = (host,) if host != first_master.nic_ip else ()
     return Endpoints('%s:%d' % (first_master.nic_ip, APISERVER_PORT), host,
                      APISERVER_PORT, sans)
+
+
+def lb_endpoints(topology):
+    """The kubespray mode: the API answers on the external load balancer
+    VM (its cluster-network address for the nodes, its SSH address,
+    a floating IP when there is one, for the driver and the VIM)."""
+    if not topology.lbs:
+        raise ValueError('the kubespray mode needs the external load '
+                         'balancer VM (external_lb_param.ssh_cp_name)')
+    lb = topology.lbs[0]
+    port = conf.CONF.k8s_mgmt.external_lb_api_port
+    sans = (lb.ssh_ip,) if lb.ssh_ip != lb.nic_ip else ()
+    return Endpoints('%s:%d' % (lb.nic_ip, port), lb.ssh_ip, port, sans)
 
 
 def _install_options(params):

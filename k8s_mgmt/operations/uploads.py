@@ -22,6 +22,7 @@ INSTALL = shipped.INSTALL_SCRIPT
 CONFIGURE_LB = shipped.LB_SCRIPT
 LIBRARY = shipped.SCRIPT_LIBRARY
 STORAGE = shipped.STORAGE_SCRIPT
+EXTERNAL_LB = shipped.EXTERNAL_LB_SCRIPT
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
@@ -52,6 +53,9 @@ def package_path(params, name):
     """Where the VNF package keeps script ``name``."""
     if name == INSTALL and params.script_path:
         return params.script_path
+    lb = params.external_lb_param
+    if name == EXTERNAL_LB and lb is not None and lb.script_path:
+        return lb.script_path
     return posixpath.join(PACKAGE_SCRIPTS_DIR, name)
 
 
@@ -62,6 +66,12 @@ def names_for(node, params):
     workers get it too (its ``client`` mode installs the NFS client)."""
     if node.role == 'storage':
         return [LIBRARY, STORAGE]
+    if node.role == 'lb':
+        return [LIBRARY, EXTERNAL_LB]
+    if params.uses_ansible:
+        # Kubespray installs the nodes; a master only needs the install
+        # script's token-secret mode (the VIM's credentials).
+        return [LIBRARY, INSTALL] if node.role == 'master' else []
     names = [LIBRARY, INSTALL]
     if params.is_ha and node.role == 'master':
         names.append(CONFIGURE_LB)

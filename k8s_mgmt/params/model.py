@@ -22,7 +22,9 @@ DEFAULT_POD_CIDR = '192.168.0.0/16'
 DEFAULT_SERVICE_CIDR = '10.96.0.0/12'
 
 HA_FLAVOURS = ('complex', 'podaffinity')
-KNOWN_FLAVOURS = ('simple', 'storage') + HA_FLAVOURS
+# Built by kubespray from an Ansible server (mgmt-drivers-kubespray).
+KUBESPRAY_FLAVOUR = 'kubespray'
+KNOWN_FLAVOURS = ('simple', 'storage', KUBESPRAY_FLAVOUR) + HA_FLAVOURS
 OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
 
 

@@ -13,12 +13,12 @@ proxy port ``port1``) are problems. Leniencies, each with a warning:
 
 * CIDRs with host bits set (``192.168.3.0/16``) are normalised to their
   network (the scripts get the network).
-* In the kubespray (``ansible``) mode, which is not built (nothing acts on
-  its parameters), the install script is not used, so ``script_path`` is
-  not required and an empty one is ignored; an empty
-  ``kubespray_root_path``/``transferring_inventory_path`` or the unspecified
-  address ``0.0.0.0`` are recorded in ``AnsibleParams.placeholders``: a
-  kubespray operation must refuse to run while any remain.
+* In the kubespray (``ansible``) mode the install script does not build
+  the nodes, so ``script_path`` is not required and an empty one is
+  ignored; an empty ``kubespray_root_path``/``transferring_inventory_path``
+  or the unspecified address ``0.0.0.0`` are recorded in
+  ``AnsibleParams.placeholders``: the kubespray driver refuses to run while
+  any remain (``k8s_mgmt.kubespray.driver``).
 """
 
 import functools
@@ -339,12 +339,34 @@ class ClusterValidator(SectionReader):
     def _cross_checks(self, params):
         overlap.check_networks(self.report, params)
         overlap.check_storage(self.report, params)
+        self._kubespray_checks(params)
         if self.flavour is not None and self.flavour not in (
                 model.KNOWN_FLAVOURS):
             shown = (fields.show(self.flavour) if isinstance(
                 self.flavour, str) else fields.describe(self.flavour))
             self.report.warn('flavourId', 'unknown flavour %s: treated as a '
                              'single-master cluster' % shown)
+
+    def _kubespray_checks(self, params):
+        """The kubespray mode needs its Ansible server and its external
+        load balancer; it builds no storage server."""
+        if not self.needs_nodes:
+            return
+        if params.ansible is None:
+            if self.flavour == model.KUBESPRAY_FLAVOUR:
+                self.report.problem(child(ROOT, 'ansible'),
+                                    'required for the kubespray flavour')
+            return
+        if params.external_lb_param is None and \
+                self.operation == 'instantiate':
+            self.report.problem(child(ROOT, 'external_lb_param'),
+                                'required with ansible: the kubespray mode '
+                                'exposes the cluster through an external '
+                                'load balancer VM')
+        if params.storage_server is not None:
+            self.report.problem(child(ROOT, 'storage_server'),
+                                'not supported with ansible (the kubespray '
+                                'mode builds no storage server)')
 
 
 def log_warnings(warnings):

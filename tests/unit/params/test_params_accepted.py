@@ -226,6 +226,9 @@ def _kubespray(**changes):
         'password': h.PASSWORD, 'kubespray_root_path': '/opt/kubespray',
         'transferring_inventory_path': '/opt/kubespray/inventory/k8s'},
         **changes)
+    additional[R]['external_lb_param'] = {
+        'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
+        'ssh_password': h.PASSWORD, 'script_path': 'Scripts/lb.sh'}
     return additional
 
 

@@ -336,6 +336,9 @@ def test_ansible_mode_needs_its_fields_not_script_path():
         'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
         'kubespray_root_path': '/opt/kubespray',
         'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
+    additional[h.ROOT]['external_lb_param'] = {
+        'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
+        'ssh_password': 'pw-123', 'script_path': 'Scripts/lb.sh'}
     result = load(additional)
     assert result.uses_ansible and result.ansible.placeholders == ()
     del additional[h.ROOT]['ansible']['kubespray_root_path']
@@ -343,6 +346,23 @@ def test_ansible_mode_needs_its_fields_not_script_path():
     assert sorted(h.paths(h.problems_of(load, additional))) == [
         h.ROOT + '.ansible.ip_address',
         h.ROOT + '.ansible.kubespray_root_path']
+
+
+def test_kubespray_mode_needs_an_external_lb_and_no_storage_server():
+    additional = with_change(h.ROOT + '.script_path', DELETE)
+    additional[h.ROOT]['ansible'] = {
+        'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
+        'kubespray_root_path': '/opt/kubespray',
+        'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
+    path, message = only_problem(additional)
+    assert path == h.ROOT + '.external_lb_param'
+    assert 'load balancer' in message
+
+
+def test_kubespray_flavour_needs_ansible():
+    path, message = only_problem(h.base_params(), flavour='kubespray')
+    assert path == h.ROOT + '.ansible'
+    assert 'kubespray flavour' in message
 
 
 def test_external_lb_param():
