@@ -216,8 +216,11 @@ class _Calls(object):
 
 
 def drain_and_delete(api, node_name, timeout=None, force=False,
-                     node_unreachable=False, prefix=''):
+                     node_unreachable=False, prefix='', delete=True):
     """Cordon, drain and delete Node ``node_name``; a :class:`DrainReport`.
+
+    ``delete=False`` leaves the drained, cordoned Node for whoever removes
+    the node next (kubespray's remove-node.yml deletes it itself).
 
     ``api`` is a :class:`~k8s_mgmt.kube.ClusterAPI`. ``timeout`` defaults to
     ``[k8s_mgmt] drain_timeout``. Raises :class:`DrainError` when pods still
@@ -239,11 +242,17 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     if not (node.get('spec') or {}).get('unschedulable'):
         calls.cordon(node_name)
     if report.unreachable:
-        LOG.info('%s %s: %s; deleting it without draining', prefix,
-                 node_name, 'unreachable' if node_unreachable
-                 else 'not Ready')
+        LOG.info('%s %s: %s; %s without draining', prefix, node_name,
+                 'unreachable' if node_unreachable else 'not Ready',
+                 'deleting it' if delete else 'leaving it')
     else:
         _drain(calls, poll, node_name, force, report, prefix)
+    if not delete:
+        report.seconds = time.monotonic() - started
+        LOG.info('%s %s: drained in %.1f s (%d evicted, %d deleted)',
+                 prefix, node_name, report.seconds, len(report.evicted),
+                 len(report.deleted))
+        return report
     # Drained (or not drainable): removing the Node may take one full
     # request even when the drain used up its deadline.
     calls.deadline = None

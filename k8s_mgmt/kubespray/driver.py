@@ -9,6 +9,7 @@ state.
 """
 
 from k8s_mgmt import driver
+from k8s_mgmt import exceptions
 from k8s_mgmt.kubespray import catalog
 from k8s_mgmt.operations import catalog as operations_catalog
 
@@ -24,3 +25,14 @@ class KubesprayMgmtDriver(driver.KubernetesMgmtDriver):
         return ('Kubernetes cluster management driver: kubespray clusters '
                 'built from an Ansible server, behind an external load '
                 'balancer; scale, heal workers, terminate')
+
+    def _check_mode(self, ctx):
+        super()._check_mode(ctx)
+        # The sample request of Tacker's kubespray specification has an
+        # address 0.0.0.0 and empty paths: accepted by validation (with a
+        # warning), refused by every operation that would use them.
+        held = ctx.params.ansible.placeholders
+        if held:
+            raise exceptions.ValidationError([
+                (path, 'a placeholder (empty or 0.0.0.0): set the Ansible '
+                       'server\'s real value') for path in held])

@@ -30,6 +30,11 @@ def group_params(params, node):
         return model.NodeGroupParams(
             ssh_cp_name=lb.ssh_cp_name, username=lb.ssh_username,
             password=lb.ssh_password, ssh_private_key=lb.ssh_private_key)
+    server = params.ansible
+    if node.role == 'ansible' and server is not None:
+        return model.NodeGroupParams(
+            username=server.username, password=server.password,
+            ssh_private_key=server.ssh_private_key)
     raise ValueError('no credentials for a %s node (%s)'
                      % (node.role, node.name))
 

@@ -23,6 +23,7 @@ from k8s_mgmt.operations import uploads
 INSTALL = uploads.INSTALL
 CONFIGURE_LB = uploads.CONFIGURE_LB
 STORAGE = uploads.STORAGE
+EXTERNAL_LB = uploads.EXTERNAL_LB
 REMOTE_DIR = uploads.REMOTE_DIR
 HAPROXY_PORT = 16443
 APISERVER_PORT = 6443
@@ -152,6 +153,8 @@ class ScriptCall:
             return self.argv[0]
         if self.script == STORAGE:
             return 'storage-%s' % self.argv[0]
+        if self.script == EXTERNAL_LB:
+            return 'external-lb'
         return 'configure-lb'
 
     def command(self, remote_dir=REMOTE_DIR):

@@ -31,6 +31,12 @@ LOG = logging.getLogger(__name__)
 
 def build(op):
     vim = yield unregister_phase(op)
+    rest = yield from forget_phases(op)
+    return dict(rest, vim=vim)
+
+
+def forget_phases(op):
+    """Forget the servers' host keys and remove the instance's state."""
     ids = server_ids_of(op.ctx.vnf_instance, op.state)
     forgotten = yield Phase(
         'Forget the servers\' host keys',
@@ -41,8 +47,7 @@ def build(op):
         'Remove the instance\'s state',
         work=(phases.Work(None, 'local', 'remove %s' % op.state.path),),
         action=lambda: remove_state_dir(op.state))
-    return {'vim': vim, 'host_keys_forgotten': forgotten,
-            'state_removed': removed}
+    return {'host_keys_forgotten': forgotten, 'state_removed': removed}
 
 
 def unregister_phase(op):
