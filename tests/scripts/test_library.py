@@ -51,7 +51,8 @@ def test_every_node_gets_the_library_before_its_scripts(
         role, is_ha, storage):
     params = types.SimpleNamespace(is_ha=is_ha, script_path=None,
                                    storage_server=object() if storage
-                                   else None)
+                                   else None, uses_ansible=False,
+                                   external_lb_param=None)
     names = uploads.names_for(_node(role), params)
     assert names[0] == shipped.SCRIPT_LIBRARY
     assert (uploads.INSTALL in names) == (role != 'storage')
@@ -61,7 +62,8 @@ def test_every_node_gets_the_library_before_its_scripts(
 
 def test_the_library_comes_from_the_package_when_it_has_one(tmp_path):
     params = types.SimpleNamespace(
-        is_ha=True, script_path='Custom/install.sh', storage_server=None)
+        is_ha=True, script_path='Custom/install.sh', storage_server=None,
+        uses_ansible=False, external_lb_param=None)
     (tmp_path / 'Scripts').mkdir()
     (tmp_path / 'Scripts' / LIBRARY.name).write_text('# the package copy\n')
     found = uploads.ScriptSet(str(tmp_path), params).get(LIBRARY.name)
@@ -76,3 +78,20 @@ def test_the_library_comes_from_the_package_when_it_has_one(tmp_path):
     assert found.data == LIBRARY.read_bytes()
     assert LIBRARY.name in [s.name for s in
                             script_set.shipped_instead([_node('master')])]
+
+
+@pytest.mark.parametrize('role,expected', [
+    ('master', [shipped.SCRIPT_LIBRARY, uploads.INSTALL]),
+    ('worker', []),
+    ('lb', [shipped.SCRIPT_LIBRARY, uploads.EXTERNAL_LB])])
+def test_kubespray_mode_uploads_only_what_the_driver_runs(role, expected):
+    """Kubespray installs the nodes: the LB VM gets its script, a master
+    the install script (token-secret), a worker nothing."""
+    lb = types.SimpleNamespace(script_path='Scripts/my_lb.sh')
+    params = types.SimpleNamespace(is_ha=False, script_path=None,
+                                   storage_server=None, uses_ansible=True,
+                                   external_lb_param=lb)
+    assert uploads.names_for(_node(role), params) == expected
+    if role == 'lb':
+        assert uploads.package_path(params, uploads.EXTERNAL_LB) == \
+            'Scripts/my_lb.sh'
