@@ -211,7 +211,7 @@ $MANAGED_MARK
 # of the cluster: the Kubernetes API and the workers' NodePorts, TCP through.
 global
     log /dev/log local0
-    maxconn 20000
+    # No maxconn: HAProxy sizes it to the file descriptors it may open.
     user haproxy
     group haproxy
 
