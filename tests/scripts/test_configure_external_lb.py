@@ -23,9 +23,9 @@ import pytest
 
 from k8s_mgmt.polling import Poll
 from tests.scripts import lb_backends as lb
-from tests.scripts.script_helpers import REPO, run_script
+from tests.scripts.script_helpers import CONFIGURE_EXTERNAL_LB as SCRIPT
+from tests.scripts.script_helpers import run_script
 
-SCRIPT = REPO / 'k8s_mgmt' / 'scripts' / 'configure_external_lb.sh'
 MASTER_IPS = {'m1': '127.77.0.11', 'm2': '127.77.0.12', 'm3': '127.77.0.13'}
 WORKER_IPS = {'w1': '127.77.0.21', 'w2': '127.77.0.22', 'w3': '127.77.0.23',
               'w4': '127.77.0.24'}
