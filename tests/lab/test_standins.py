@@ -11,6 +11,7 @@ kube-apiserver (``k8s_mgmt_lab.standins``).
 import json
 import os
 import pathlib
+import socket
 import tempfile
 import time
 
@@ -158,6 +159,10 @@ def test_simple_cluster_init_join_and_refused_joins(lab):
     assert core.read_node(worker.name).status.addresses[0].address == \
         worker.ip
     assert built < 30, 'stand-in cluster took %.1f s' % built
+    # Every kubelet takes TCP connections on its port, as a real one does
+    # (the kubespray mode's external LB checks workers there).
+    for node in (master, worker, other):
+        socket.create_connection((node.ip, 10250), 5).close()
 
     report = lab_status.lab_status(SETTINGS, check_ssh=False)
     kube = report['kubernetes']

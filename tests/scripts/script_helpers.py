@@ -16,6 +16,8 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = REPO / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh'
 CONFIGURE_LB = REPO / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh'
+CONFIGURE_EXTERNAL_LB = (REPO / 'k8s_mgmt' / 'scripts' /
+                         'configure_external_lb.sh')
 LIBRARY = REPO / 'k8s_mgmt' / 'scripts' / 'k8s_mgmt_lib.sh'
 
 TOKEN = 'abcdef.0123456789abcdef'

@@ -5,7 +5,6 @@ and the keepalived check script run against real HTTPS servers on loopback.
 import http.server
 import os
 import re
-import ssl
 import stat
 import subprocess
 import threading
@@ -13,6 +12,7 @@ import threading
 import pytest
 
 from k8s_mgmt.operations import scripts
+from tests.scripts import lb_backends
 from tests.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
                                           secret_file)
 
@@ -202,15 +202,7 @@ class _Ready(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope='module')
 def tls_context(tmp_path_factory):
-    folder = tmp_path_factory.mktemp('tls')
-    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048',
-                    '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-                    '-keyout', str(folder / 'key.pem'),
-                    '-out', str(folder / 'cert.pem')],
-                   check=True, capture_output=True)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(folder / 'cert.pem', folder / 'key.pem')
-    return context
+    return lb_backends.tls_context(tmp_path_factory.mktemp('tls'))
 
 
 class ReadyServer(object):

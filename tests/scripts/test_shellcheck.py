@@ -6,10 +6,10 @@ import subprocess
 
 import pytest
 
-from tests.scripts.script_helpers import (CONFIGURE_LB, INSTALL, LIBRARY,
-                                          needs)
+from tests.scripts.script_helpers import (CONFIGURE_EXTERNAL_LB, CONFIGURE_LB,
+                                          INSTALL, LIBRARY, needs)
 
-SCRIPTS = [INSTALL, CONFIGURE_LB]
+SCRIPTS = [INSTALL, CONFIGURE_LB, CONFIGURE_EXTERNAL_LB]
 
 
 def shellcheck(path):

@@ -5,6 +5,9 @@ restart loop it waits for ``/etc/kubernetes/kubelet.conf`` (written by
 ``kubeadm init/join``), then registers the node and PATCHes its status every
 ``heartbeat_interval`` seconds. The API server stand-in judges Ready from
 the last heartbeat, so a node whose VM dies turns NotReady by itself.
+Like a real kubelet it listens on TCP port 10250 while it runs (it only
+accepts and closes there): the kubespray mode's external load balancer
+checks a worker by connecting to that port.
 """
 
 import math
@@ -12,6 +15,7 @@ import os
 import platform
 import socket
 import sys
+import threading
 import time
 
 from k8s_mgmt.polling import Poll
@@ -20,6 +24,8 @@ from k8s_mgmt_lab.standins import client as client_mod
 from k8s_mgmt_lab.standins import faults
 
 MERGE = 'application/merge-patch+json'
+# Where a real kubelet serves its API (--port).
+KUBELET_PORT = 10250
 
 
 def version_line():
@@ -109,6 +115,34 @@ def exit_if_faulted():
         sys.exit(1)
 
 
+def listen_on_kubelet_port(port=KUBELET_PORT, host='0.0.0.0'):
+    """Accept and close connections on ``port`` in a daemon thread, for as
+    long as this process lives; returns the listening socket. A port taken
+    ends the kubelet, as it ends a real one."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(64)
+    except OSError as err:
+        sock.close()
+        sys.stderr.write('kubelet: cannot listen on port %d: %s\n'
+                         % (port, err))
+        sys.exit(1)
+    threading.Thread(target=_accept_and_close, args=(sock,),
+                     name='kubelet-port', daemon=True).start()
+    return sock
+
+
+def _accept_and_close(sock):
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except OSError:
+            return  # the socket was closed
+        conn.close()
+
+
 def heartbeat_forever(api, state, interval):
     registered = False
     while True:
@@ -138,6 +172,7 @@ def main(argv=None):
     exit_if_faulted()
     wait_for_files([standins.KUBELET_CONF, standins.KUBELET_STATE])
     state = standins.read_json(standins.KUBELET_STATE)
+    listen_on_kubelet_port()
     api = client_mod.Client.from_kubeconfig(standins.KUBELET_CONF, 5.0,
                                             keep_alive=True)
     heartbeat_forever(api, state,
