@@ -20,7 +20,8 @@ STORAGE_SCRIPT = 'setup_storage.sh'
 EXTERNAL_LB_SCRIPT = 'configure_external_lb.sh'
 # The helpers the install and LB scripts source from their own directory.
 SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
-SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT)
+SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT,
+           EXTERNAL_LB_SCRIPT)
 
 
 def _root():
