@@ -6,15 +6,19 @@ class (it compares SHA-256 digests), and it refuses a CSAR whose
 ``TOSCA-Metadata/TOSCA.meta`` lists a digest that does not match. So the
 package is assembled, not hand-edited: the sample source tree that the
 distribution ships (``k8s_mgmt/samples/vnf_package``, or another tree given
-with ``--source``), the installed driver module as
-``Scripts/k8s_mgmt_driver.py``, the shipped node scripts under ``Scripts/``
-(the cluster install, the load balancer and the storage server's script),
+with ``--source``), each installed driver module as
+the artifact its flavours' VNFDs name (``Scripts/k8s_mgmt_driver.py`` for
+``mgmt-drivers-kubernetes``, ``Scripts/k8s_mgmt_kubespray_driver.py`` for
+``mgmt-drivers-kubespray``), the shipped node scripts under ``Scripts/``
+(the cluster install, the load balancers and the storage server's
+script),
 and a TOSCA.meta whose artifact entries (``Source``/``Algorithm``/``Hash``,
 ETSI SOL004) are computed here. The zip is reproducible: sorted entries and a
 fixed timestamp, so the same inputs give the same bytes.
 """
 
 import hashlib
+import importlib
 import inspect
 import io
 import os
@@ -31,6 +35,14 @@ LOG = logging.getLogger(__name__)
 
 TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
 DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_driver.py'
+KUBESPRAY_DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_kubespray_driver.py'
+# Artifact path -> (module, class) of the driver whose defining module
+# Tacker hashes; a new driver is one more entry here.
+DRIVER_ARTIFACTS = {
+    DRIVER_ARTIFACT: ('k8s_mgmt.driver', 'KubernetesMgmtDriver'),
+    KUBESPRAY_DRIVER_ARTIFACT: ('k8s_mgmt.kubespray.driver',
+                                'KubesprayMgmtDriver'),
+}
 HASH_ALGORITHM = 'SHA-256'
 # The zip format cannot store dates before 1980; any fixed date will do.
 ZIP_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
@@ -42,10 +54,12 @@ class PackageError(Exception):
     """The package cannot be built from what is on disk."""
 
 
-def driver_module_path():
-    """The file that defines the installed driver class: what Tacker hashes."""
-    from k8s_mgmt.driver import KubernetesMgmtDriver
-    return inspect.getsourcefile(KubernetesMgmtDriver)
+def driver_module_path(artifact=DRIVER_ARTIFACT):
+    """The file that defines the installed driver class of ``artifact``:
+    what Tacker hashes."""
+    module_name, class_name = DRIVER_ARTIFACTS[artifact]
+    module = importlib.import_module(module_name)
+    return inspect.getsourcefile(getattr(module, class_name))
 
 
 def sha256_hex(data):
@@ -90,11 +104,12 @@ def _source_files(root):
 
 
 def _added_files():
-    """The driver module and the scripts, from this installation.
+    """The driver modules and the scripts, from this installation.
 
     Every shipped script must be there: a package without one would fail
     only when the driver needs it on a VM."""
-    added = {DRIVER_ARTIFACT: _read(driver_module_path())}
+    added = {artifact: _read(driver_module_path(artifact))
+             for artifact in DRIVER_ARTIFACTS}
     for name in shipped.SCRIPTS:
         entry = shipped.script(name)
         if not entry.is_file():

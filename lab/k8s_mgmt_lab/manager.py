@@ -16,6 +16,7 @@ import uuid
 from oslo_log import log as logging
 
 from k8s_mgmt import shipped
+from k8s_mgmt_lab import ansible_server
 from k8s_mgmt_lab import api
 from k8s_mgmt_lab import cleanup
 from k8s_mgmt_lab import cloud as cloud_mod
@@ -31,11 +32,13 @@ from k8s_mgmt_lab import registry as registry_mod
 LOG = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
-FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')
+# Flavours whose cluster kubespray builds from the lab's Ansible server.
+ANSIBLE_FLAVOURS = ('kubespray',)
 LAB_FILE = 'lab.json'
 PACKAGE_SUBDIR = 'vnf_package'
 ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker',
-                    'storage_server': 'storage'}
+                    'storage_server': 'storage', 'externalLB': 'external_lb'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,14 +96,18 @@ class VMProvisioner(object):
         return self.vms.console_output(server_id)
 
 
-def sample_on_subnet(body, subnet):
+def sample_on_subnet(body, subnet, password='ubuntu'):
     """A sample request on a lab whose subnet is not the samples' node
     network: that network, where the request names it (the NFS export
-    range, k8s_node_cidr), becomes the lab's subnet. Nothing else changes;
-    a request an operator gives is used as given."""
+    range, k8s_node_cidr), becomes the lab's subnet; and a sample with an
+    ``ansible`` section (the kubespray flavour) names the lab's Ansible
+    server (:func:`sample_on_ansible_server`). Nothing else changes; a
+    request an operator gives is used as given."""
+    root = body['additionalParams']['k8s_cluster_installation_param']
+    if 'ansible' in root:
+        sample_on_ansible_server(body, subnet, password)
     if subnet == net.DEFAULT_SUBNET:
         return body
-    root = body['additionalParams']['k8s_cluster_installation_param']
     proxy = root.get('proxy') or {}
     if proxy.get('k8s_node_cidr') == net.DEFAULT_SUBNET:
         proxy['k8s_node_cidr'] = subnet
@@ -109,6 +116,17 @@ def sample_on_subnet(body, subnet):
         if export.get('export_to') == net.DEFAULT_SUBNET:
             export['export_to'] = subnet
     return body
+
+
+def sample_on_ansible_server(body, subnet, password='ubuntu'):
+    """The kubespray sample's ``ansible`` section filled with the lab's
+    Ansible server: its address on ``subnet``, user and password, the
+    kubespray root and the inventory path."""
+    return ansible_server.fill_request(body, {
+        'ip': ansible_server.server_ip(subnet),
+        'username': ansible_server.USER, 'password': password,
+        'kubespray_root_path': ansible_server.KUBESPRAY_ROOT,
+        'transferring_inventory_path': ansible_server.INVENTORY_PATH})
 
 
 class Lab(object):
@@ -137,7 +155,7 @@ class Lab(object):
         s = self.settings
         if isinstance(request, str) and request in FLAVOURS:
             request = sample_on_subnet(shipped.sample_request(request),
-                                       s.subnet)
+                                       s.subnet, s.password)
         flavour = request_flavour(request)
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
@@ -166,8 +184,16 @@ class Lab(object):
             networks=request_networks(request),
             volumes=volumes_mod.LoopVolumes(s.state_dir, self.vms))
         stack_name = 'k8s-lab-%s' % flavour
+        uses_ansible = flavour in ANSIBLE_FLAVOURS
+        if uses_ansible:
+            # Taken before the stack is built: no port may get it.
+            self.cloud.state['addresses'][ansible_server.server_ip(
+                s.subnet)] = ansible_server.VM_ID
         stack_id = self.cloud.create_stack(flavour, parameters,
                                            name=stack_name)
+        server = (ansible_server.start(
+            self.vms, ansible_server.server_ip(s.subnet), s.password)
+            if uses_ansible else None)
         self.api_server, _url = api.serve(
             self.cloud, password=pysecrets.token_urlsafe(12))
         record = {
@@ -183,6 +209,8 @@ class Lab(object):
             'vnfc_ids': {srv['server_id']: str(uuid.uuid4())
                          for srv in self.cloud.servers(stack_id)},
         }
+        if server is not None:
+            record['ansible_server'] = server
         write_record(s.lab_file, record)
         return record
 
@@ -205,7 +233,7 @@ def override_group_sizes(parameters, masters=None, workers=None):
     VDUs, such as the storage server, are no group and keep theirs."""
     sizes = {'master': masters, 'worker': workers}
     for vdu, role in ROLE_OF_RESOURCE.items():
-        if sizes.get(role) is not None:
+        if sizes.get(role) is not None and vdu in parameters['nfv']['VDU']:
             parameters['nfv']['VDU'][vdu]['desired_capacity'] = sizes[role]
     return parameters
 

@@ -14,6 +14,7 @@ from k8s_mgmt import params
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
+from k8s_mgmt_lab import ansible_server
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import manager
@@ -24,6 +25,8 @@ from k8s_mgmt.topology.from_params import spec_from_params
 from k8s_mgmt_lab import registry as registry_mod
 
 SSH_PROBE_DEADLINE = 5.0
+# The lab's names for the driver's topology roles, where they differ.
+ROLE_NAMES = {'lb': 'external_lb'}
 
 # Parts of the lab that stand in for something real, named for the report.
 STAND_INS = {
@@ -127,7 +130,8 @@ def lab_status(settings, check_ssh=True):
         'state_dir': settings.state_dir,
         'heat': heat,
         'vip': topology.vip,
-        'vms': [{'name': n.name, 'role': n.role, 'vnfc_id': n.vnfc_id,
+        'vms': [{'name': n.name, 'role': ROLE_NAMES.get(n.role, n.role),
+                 'vnfc_id': n.vnfc_id,
                  'server_id': n.server_id, 'ip': n.ssh_ip,
                  'compute_host': n.compute_host,
                  'ssh_ok': answers.get(n.name) if check_ssh else None}
@@ -135,6 +139,15 @@ def lab_status(settings, check_ssh=True):
         'volumes': read_volumes(record),
         'stand_ins': STAND_INS,
     }
+    server = ansible_server.status_entry(
+        registry_mod.Registry(settings.state_dir), record)
+    if server is not None:
+        # Outside the stack: no VNFC, no Nova server, no compute host.
+        server.update(vnfc_id=None, compute_host=None,
+                      ssh_ok=(ansible_server.answers_ssh(server['ip'])
+                              if check_ssh else None))
+        report['vms'].append(server)
+        report['ansible_server'] = server
     if kubernetes is not None:  # only once a cluster was made
         report['kubernetes'] = kubernetes
         report['etcd_members'] = kubernetes.pop('etcd_members', None)
