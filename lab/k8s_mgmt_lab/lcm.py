@@ -4,7 +4,8 @@ them.
 The lab has no Tacker, so this module plays the conductor's part: it builds
 the objects Tacker would pass (as plain dicts; the driver reads dicts and
 Tacker objects alike through :func:`k8s_mgmt.context.field`) and calls the
-hooks on ONE :class:`~k8s_mgmt.driver.KubernetesMgmtDriver` with keyword
+hooks on ONE instance of the driver the flavour's VNFD names (loaded from
+its ``tacker.tacker.mgmt.drivers`` entry point) with keyword
 arguments only, exactly as the conductor does:
 ``instantiate_start`` before Heat (no kwargs) and ``instantiate_end`` after
 it with ``vnf=<vnf dict>``. Two lab-only kwargs tell the driver what Tacker
@@ -23,6 +24,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import package as package_mod
+from k8s_mgmt_lab import drivers
 from k8s_mgmt_lab.standins import layer
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import manager
@@ -149,7 +151,8 @@ def use_driver_state_dir(settings):
 def instantiate(settings, driver=None, request_body=None):
     """instantiate_start then instantiate_end on the lab's stack.
 
-    ``driver`` defaults to a new KubernetesMgmtDriver; one instance serves
+    ``driver`` defaults to the one the flavour's VNFD names, loaded from
+    its entry point (:mod:`k8s_mgmt_lab.drivers`); one instance serves
     both hooks, as in Tacker. Errors of the hooks propagate unchanged.
     """
     record = read_lab(settings)
@@ -159,12 +162,11 @@ def instantiate(settings, driver=None, request_body=None):
         record['request'] = request_body
         manager.write_record(settings.lab_file, record)
     body = manager.lab_request(record)
-    if driver is None:
-        from k8s_mgmt.driver import KubernetesMgmtDriver
-        driver = KubernetesMgmtDriver()
     inst_id = instance_id(settings, record)
     pkg = package_dir(settings)
     package_mod.build(output_dir=pkg)
+    if driver is None:
+        driver = drivers.load(pkg, record['flavour'])
     state_dir = use_driver_state_dir(settings)
     request = instantiate_request(body)
     lab_kwargs = {'vnf_package_path': pkg, 'vim_info': vim_info(record)}

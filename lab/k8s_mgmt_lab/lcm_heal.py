@@ -30,6 +30,7 @@ from k8s_mgmt import package as package_mod
 from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import hot
+from k8s_mgmt_lab import drivers
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
@@ -169,8 +170,7 @@ def heal(settings, vnfc_id=None, driver=None, keep_volumes=False):
     record = lcm.read_lab(settings)
     inst_id, request, lab_kwargs = _instance(settings, record)
     if driver is None:
-        from k8s_mgmt.driver import KubernetesMgmtDriver
-        driver = KubernetesMgmtDriver()
+        driver = drivers.load(lcm.package_dir(settings), record['flavour'])
     additional = {INCLUDE_BLOCK_STORAGE: False} if keep_volumes else {}
     heal_request = {'vnfc_instance_id': [vnfc_id] if vnfc_id else [],
                     'cause': 'k8s-mgmt lab heal',

@@ -24,6 +24,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab import drivers
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
@@ -114,12 +115,11 @@ class _Conductor(object):
         if self.record.get('terminated'):
             raise LabError('the lab\'s VNF instance was terminated; run '
                            '"k8s-mgmt lab down" and "lab up" again')
-        if driver is None:
-            from k8s_mgmt.driver import KubernetesMgmtDriver
-            driver = KubernetesMgmtDriver()
-        self.driver = driver
         self.inst_id = lcm.instance_id(settings, self.record)
         self.pkg = lcm.package_dir(settings)
+        if driver is None:
+            driver = drivers.load(self.pkg, self.record['flavour'])
+        self.driver = driver
         lcm.use_driver_state_dir(settings)
         self.inst_request = lcm.instantiate_request(
             manager.lab_request(self.record))

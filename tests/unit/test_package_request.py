@@ -17,8 +17,8 @@ def cli(*args, cwd):
 
 
 def test_every_flavour_has_a_complete_sample_request():
-    assert shipped.sample_flavours() == ['complex', 'podaffinity', 'simple',
-                                         'storage']
+    assert shipped.sample_flavours() == ['complex', 'kubespray',
+                                         'podaffinity', 'simple', 'storage']
     for flavour in shipped.sample_flavours():
         body = shipped.sample_request(flavour)
         assert body['flavourId'] == flavour
@@ -27,7 +27,8 @@ def test_every_flavour_has_a_complete_sample_request():
             './UserData/k8s_cluster_user_data.py')
         assert params['lcm-operation-user-data-class'] == (
             'KubernetesClusterUserData')
-        storage = ['storage_server_CP'] if flavour == 'storage' else []
+        storage = {'storage': ['storage_server_CP'],
+                   'kubespray': ['externalLB_CP1']}.get(flavour, [])
         assert [c['cpdId'] for link in body['extVirtualLinks']
                 for c in link['extCps']] == ['masterNode_CP1',
                                              'workerNode_CP2'] + storage
@@ -67,4 +68,5 @@ def test_bad_arguments_are_one_line(tmp_path, args, needle):
 def test_unknown_sample_is_a_clear_error():
     with pytest.raises(KeyError) as caught:
         shipped.sample_request('huge')
-    assert 'complex, podaffinity, simple, storage' in str(caught.value)
+    assert 'complex, kubespray, podaffinity, simple, storage' in str(
+        caught.value)

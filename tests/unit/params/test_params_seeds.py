@@ -23,7 +23,8 @@ def test_fixtures_exist():
     assert len(SEED_FIXTURES) == 5
     assert len(LEGACY_FIXTURES) == 1
     assert {os.path.basename(p) for p in SAMPLE_FILES} == {
-        'simple.json', 'complex.json', 'podaffinity.json', 'storage.json'}
+        'simple.json', 'complex.json', 'podaffinity.json', 'storage.json',
+        'kubespray.json'}
 
 
 @pytest.mark.skipif(not os.path.isdir(h.SEEDS), reason='seeds not present')
@@ -114,8 +115,10 @@ def test_lab_sample_is_accepted_without_warnings(path, built_package):
     result = params.load_request(h.load_json(path), package_dir=built_package)
     assert result.warnings == ()
     assert result.proxy.k8s_node_cidr == '10.254.0.0/24'
-    assert result.master_node.cluster_cp_name == (
-        'vip_CP' if result.is_ha else 'masterNode_CP1')
+    # HA: the masters' VIP; kubespray: the external LB's address.
+    expected = ('vip_CP' if result.is_ha else 'externalLB_CP1'
+                if result.uses_ansible else 'masterNode_CP1')
+    assert result.master_node.cluster_cp_name == expected
 
 
 def _camel_stored_simple():
