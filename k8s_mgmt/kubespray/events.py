@@ -12,6 +12,7 @@ redacted. Nothing here reads Ansible's free text to decide anything.
 
 import dataclasses
 import json
+import re
 
 from oslo_log import log as logging
 
@@ -27,6 +28,7 @@ RECAP_FIELDS = ('ok', 'changed', 'unreachable', 'failed', 'skipped',
                 'rescued', 'ignored')
 _RECAP_SOURCE = {'failed': 'failures'}
 MESSAGE_LIMIT = 300
+_BANNER = re.compile(r'([^\w\s])\1{4,}')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,9 +74,15 @@ def _count(value):
 
 
 def short(text, limit=MESSAGE_LIMIT):
-    """``text`` redacted, on one line, at most ``limit`` characters."""
-    text = ' '.join(secrets.redact(str(text)).split())
-    return text if len(text) <= limit else text[:limit - 3] + '...'
+    """``text`` redacted, on one line, at most ``limit`` characters: its
+    head and its tail (where the reason often is), banners of repeated
+    punctuation (ssh's ``@@@@...``) left out."""
+    text = _BANNER.sub('', secrets.redact(str(text)))
+    text = ' '.join(text.split())
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + ' ... ' + text[-(limit - head - 5):]
 
 
 class Progress(object):

@@ -32,6 +32,9 @@ KEY_FILE = 'id_ed25519'
 CALLBACK_DIR = 'callback_plugins'
 CALLBACK_NAME = 'k8s_mgmt_events'
 CONTROL_DIR = 'cp'
+# ssh makes its control socket as <dir>/<10 hex chars from Ansible> plus a
+# 17-character temporary suffix, within the 107 characters of a socket path.
+_CONTROL_DIR_MAX = 107 - 1 - 10 - 17
 # The remote `timeout` sends TERM at the deadline and KILL this much later;
 # the driver's own wait ends after both, as a backstop.
 KILL_AFTER = 10
@@ -101,6 +104,7 @@ def environment(inventory_dir):
     """The environment of every run for the inventory in ``inventory_dir``:
     host keys checked against its known_hosts, its key pair, our callback."""
     path = posixpath.normpath(inventory_dir)
+    control_dir = posixpath.join(path, CONTROL_DIR)
     if not path.startswith('/') or re.search(r'[\s"\'\\]', path):
         raise ValueError('inventory directory must be an absolute path '
                          'without spaces or quotes, not %r' % inventory_dir)
@@ -111,17 +115,21 @@ def environment(inventory_dir):
         '-o', 'GlobalKnownHostsFile=/dev/null',
         '-o', 'StrictHostKeyChecking=yes',
     ]
-    return {
+    env = {
         'ANSIBLE_HOST_KEY_CHECKING': 'True',
         'ANSIBLE_SSH_ARGS': ' '.join(ssh_args),
         'ANSIBLE_PRIVATE_KEY_FILE': posixpath.join(path, KEY_FILE),
-        # Connections of this cluster share no master with another's.
-        'ANSIBLE_SSH_CONTROL_PATH_DIR': posixpath.join(path, CONTROL_DIR),
         'ANSIBLE_STDOUT_CALLBACK': CALLBACK_NAME,
         'ANSIBLE_CALLBACK_PLUGINS': posixpath.join(path, CALLBACK_DIR),
         'ANSIBLE_NOCOLOR': '1',
         'ANSIBLE_RETRY_FILES_ENABLED': 'False',
     }
+    # This cluster's connections share no master connection with another
+    # cluster's, where the socket path fits; else Ansible's default
+    # directory (a master is only reused for the same address and user).
+    if len(control_dir) <= _CONTROL_DIR_MAX:
+        env['ANSIBLE_SSH_CONTROL_PATH_DIR'] = control_dir
+    return env
 
 
 def command(call, *, root, inventory_dir, timeout):

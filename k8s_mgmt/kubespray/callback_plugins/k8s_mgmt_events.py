@@ -28,14 +28,18 @@ description:
 '''
 
 PREFIX = 'K8SMGMT-EVENT '
-MESSAGE_LIMIT = 300
+# The driver cuts messages to ~300 characters, keeping head and tail (the
+# reason often comes last); this only bounds the event line.
+MESSAGE_LIMIT = 2000
 RECAP_FIELDS = ('ok', 'changed', 'unreachable', 'failures', 'skipped',
                 'rescued', 'ignored')
 
 
 def _short(text, limit=MESSAGE_LIMIT):
     text = ' '.join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 3] + '...'
+    if len(text) <= limit:
+        return text
+    return text[:limit // 4] + ' ... ' + text[-(limit - limit // 4 - 5):]
 
 
 def _message(result):
