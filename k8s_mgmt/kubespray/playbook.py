@@ -176,7 +176,7 @@ class PlaybookFailed(exceptions.SSHError):
                   for host in progress.failed_hosts() if host not in listed]
         if lines:
             details = ':\n' + '\n'.join(lines)
-        elif not progress.saw_recap and stderr:
+        elif stderr.strip():
             details = '; last stderr lines:\n' + client.stderr_tail(stderr)
         elif not progress.saw_recap:
             details = '; no play recap (the k8s_mgmt_events callback ' \
