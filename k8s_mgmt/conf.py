@@ -122,7 +122,17 @@ lb_opts = [
                      'listen on 6443 behind it.'),
 ]
 
-ALL_OPTS = ssh_opts + api_opts + runtime_opts + lb_opts
+kubespray_opts = [
+    cfg.FloatOpt('playbook_timeout', default=7200.0, min=1.0,
+                 help='Seconds one ansible-playbook run on the Ansible server '
+                      '(kubespray mode: cluster.yml, scale.yml, '
+                      'remove-node.yml, ...) may take. When it runs longer, '
+                      'the run is stopped (on the Ansible server too) and '
+                      'the operation fails naming the playbook and the last '
+                      'task it started.'),
+]
+
+ALL_OPTS = ssh_opts + api_opts + runtime_opts + lb_opts + kubespray_opts
 
 
 def register_opts(conf):

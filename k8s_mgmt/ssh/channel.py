@@ -1,5 +1,6 @@
 """What paramiko's channels lack: a limit on waiting for the server's reply
-to a request, a wait for activity that does not spin, and signals."""
+to a request, a wait for activity that does not spin, signals, and output
+handed over line by line as it arrives."""
 
 import select
 import threading
@@ -73,3 +74,26 @@ def send_signal(channel, name):
         channel.transport._send_user_message(message)
     except (paramiko.SSHException, OSError, EOFError):
         pass  # the connection is gone; nothing left to stop
+
+
+class LineSplitter(object):
+    """Hands each complete line of a byte stream to ``on_line`` (if any);
+    the unfinished tail waits for the next chunk or :meth:`finish`."""
+
+    def __init__(self, on_line):
+        self.on_line = on_line
+        self._partial = bytearray()
+
+    def feed(self, chunk):
+        if self.on_line is None:
+            return
+        self._partial += chunk
+        *complete, rest = self._partial.split(b'\n')
+        self._partial = bytearray(rest)
+        for line in complete:
+            self.on_line(line.decode('utf-8', 'replace').rstrip('\r'))
+
+    def finish(self):
+        if self.on_line is not None and self._partial:
+            line, self._partial = bytes(self._partial), bytearray()
+            self.on_line(line.decode('utf-8', 'replace').rstrip('\r'))

@@ -196,7 +196,8 @@ class SSHSession(object):
 
     # Running commands ------------------------------------------------------
 
-    def run(self, cmd, step='run', timeout=None, check=True, stdin=None):
+    def run(self, cmd, step='run', timeout=None, check=True, stdin=None,
+            on_line=None):
         """Run ``cmd`` (a Command) and return a :class:`Result`.
 
         ``stdin`` (bytes, str or Secret) is written to the command's stdin,
@@ -205,6 +206,9 @@ class SSHSession(object):
         CommandTimeout after ``timeout`` seconds, SSHTimeout when the server
         does not answer the channel open or the exec request within
         connect_timeout (or ``timeout``, when shorter).
+        ``on_line(text)``, when given, is called with each line of stdout
+        (without its newline, decoded as UTF-8) as soon as it arrives; the
+        Result still holds the whole output.
         """
         if not isinstance(cmd, command_mod.ShellCommand):
             raise TypeError('run() takes a Command, not %s'
@@ -221,8 +225,9 @@ class SSHSession(object):
         try:
             self._exec(channel, cmd.render(), step, deadline)
             self._send_stdin(channel, stdin, deadline, step, timeout)
+            lines = channel_mod.LineSplitter(on_line)
             out, err, status = self._collect(channel, deadline, step,
-                                             timeout)
+                                             timeout, lines)
         except exceptions.CommandTimeout:
             # TERM, not KILL: sudo relays TERM to the command it runs,
             # while a KILL would end sudo alone and orphan the command.
@@ -301,12 +306,14 @@ class SSHSession(object):
         # EOF on stdin either way, so a command that reads stdin ends.
         channel.shutdown_write()
 
-    def _collect(self, channel, deadline, step, timeout):
+    def _collect(self, channel, deadline, step, timeout, lines):
         out, err = bytearray(), bytearray()
         while True:
             got = False
             while channel.recv_ready():
-                out += channel.recv(65536)
+                chunk = channel.recv(65536)
+                out += chunk
+                lines.feed(chunk)
                 got = True
             while channel.recv_stderr_ready():
                 err += channel.recv_stderr(65536)
@@ -314,9 +321,11 @@ class SSHSession(object):
             if channel.exit_status_ready() and (channel.eof_received or
                                                 channel.closed):
                 if not (channel.recv_ready() or channel.recv_stderr_ready()):
+                    lines.finish()
                     return out, err, channel.recv_exit_status()
                 continue
             if channel.closed:
+                lines.finish()
                 return out, err, channel.recv_exit_status()
             remaining = deadline - time.monotonic()
             if remaining <= 0:

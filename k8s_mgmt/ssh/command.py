@@ -17,6 +17,7 @@ Two renderings exist:
 Commands are immutable: every method returns a new command.
 """
 
+import math
 import re
 import shlex
 
@@ -102,6 +103,24 @@ class ShellCommand(object):
     def with_env(self, **env):
         """Run with environment variables set (through ``env``)."""
         return _Wrapped(self, _env_argv(env))
+
+    def in_dir(self, path):
+        """``cd <path> && self``: run in remote directory ``path``."""
+        return _Compound('&&', Command('cd', '--', path), self)
+
+    def time_limit(self, seconds, kill_after=10):
+        """Run under coreutils ``timeout``: TERM to the command's whole
+        process group after ``seconds``, KILL ``kill_after`` seconds later
+        if it is still there; the exit status is then 124 (137 after KILL).
+        """
+        for name, value in (('seconds', seconds), ('kill_after', kill_after)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or value <= 0:
+                raise ValueError('time_limit %s must be a number > 0, not %r'
+                                 % (name, value))
+        # Whole seconds, rounded up: never an exponent ('1e+06').
+        return _Wrapped(self, ['timeout', '-k', '%ds' % math.ceil(kill_after),
+                               '%ds' % math.ceil(seconds)])
 
     def sudo(self, user=None):
         """Run as root (or ``user``) through non-interactive ``sudo -n``."""

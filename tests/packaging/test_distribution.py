@@ -56,7 +56,8 @@ if importlib.util.find_spec('build') is None:
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples')
+SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples',
+                'k8s_mgmt/kubespray/callback_plugins')
 FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
 SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
            'Scripts/k8s_mgmt_lib.sh', 'Scripts/setup_storage.sh')
@@ -75,6 +76,8 @@ PLANTED = (
     'k8s_mgmt/samples/__pycache__/stray.pyc',
     'k8s_mgmt/samples/requests/__pycache__/stray.pyc',
     'k8s_mgmt/scripts/__pycache__/stray.pyc',
+    'k8s_mgmt/kubespray/callback_plugins/__pycache__/'
+    'k8s_mgmt_events.%s.pyc' % sys.implementation.cache_tag,
 )
 # What setuptools prints for data files in directories it takes for
 # packages missing from `packages` (_IncludePackageDataAbuse).
@@ -231,6 +234,11 @@ def dist(request, tmp_path_factory):
                   'print(s.__file__); print(s.sample_package())'],
                  'import from the venv', 120, env=env, cwd=str(outside))
     result['imported_from'] = where.stdout.split()
+    result['plugin'] = _run(
+        [python, '-c', 'import sys; from k8s_mgmt.kubespray import '
+         'ansible_server as a; sys.stdout.write(a.plugin_source().decode())'],
+        'the callback plugin from the venv', 120, env=env,
+        cwd=str(outside)).stdout
     cli = str(venv / 'bin' / 'k8s-mgmt')
     result['build'] = _run([cli, 'package', 'build', '--output', 'p.zip'],
                            'k8s-mgmt package build', 300, env=env,
@@ -277,6 +285,7 @@ def test_the_checkout_has_what_the_distributions_must_carry(dist):
             'k8s_mgmt/samples/requests/complex.json',
             'k8s_mgmt/samples/vnf_package/TOSCA-Metadata/TOSCA.meta',
             'k8s_mgmt/samples/vnf_package/UserData/__init__.py',
+            'k8s_mgmt/kubespray/callback_plugins/k8s_mgmt_events.py',
             } <= dist['expected']
 
 
@@ -305,6 +314,13 @@ def test_the_fresh_venv_runs_the_installed_wheel_not_the_checkout(dist):
     for path in (module, sample):
         assert path.startswith(dist['venv'] + os.sep), path
         assert not path.startswith(REPO + os.sep), path
+
+
+def test_installed_wheel_uploads_the_checkouts_callback_plugin(dist):
+    path = os.path.join(REPO, 'k8s_mgmt', 'kubespray', 'callback_plugins',
+                        'k8s_mgmt_events.py')
+    with open(path, encoding='utf-8') as handle:
+        assert dist['plugin'] == handle.read()
 
 
 def test_installed_wheel_builds_the_checkouts_csar_byte_for_byte(

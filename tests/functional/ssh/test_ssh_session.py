@@ -47,6 +47,30 @@ def test_nonzero_exit_raises_with_node_step_status_and_stderr_tail(session):
     assert info.value.result.status == 7
 
 
+def test_on_line_gets_each_stdout_line_while_the_command_runs(
+        session, tmp_path):
+    flag = tmp_path / 'first-line-seen'
+    # The command prints its second line only once the caller has seen the
+    # first (it waits up to 10 s for the flag the callback makes).
+    script = ('echo first; echo to-stderr >&2; i=0; '
+              'while [ ! -e "$1" ] && [ $i -lt 200 ]; do '
+              'sleep 0.05; i=$((i + 1)); done; '
+              'if [ -e "$1" ]; then echo saw-flag; else echo no-flag; fi; '
+              'printf "x\\r\\n\\nno newline"')
+    lines = []
+
+    def on_line(line):
+        lines.append(line)
+        if line == 'first':
+            flag.touch()
+
+    result = session.run(Command('sh', '-c', script, 'sh', str(flag)),
+                         on_line=on_line)
+    assert lines == ['first', 'saw-flag', 'x', '', 'no newline']
+    assert result.stdout == 'first\nsaw-flag\nx\r\n\nno newline'
+    assert result.stderr == 'to-stderr\n'
+
+
 def test_nonzero_exit_without_check_returns_result(session):
     result = session.run(Command('false'), check=False)
     assert result.status == 1 and not result.ok

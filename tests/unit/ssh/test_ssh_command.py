@@ -154,3 +154,37 @@ def test_commands_are_immutable():
     base.redirect_stdout('/tmp/f')
     base.sudo()
     assert base.render() == 'echo x'
+
+
+def test_in_dir_runs_the_command_in_a_hostile_directory(tmp_path):
+    for name in ('a b', '$(reboot)', '-n', "it's"):
+        directory = tmp_path / name
+        directory.mkdir()
+        cmd = Command('pwd').with_env(X='1').in_dir(str(directory))
+        assert sh(cmd.render()).decode().strip() == str(directory)
+    assert Command('ls').in_dir('/srv/a b').render() == \
+        "cd -- '/srv/a b' && ls"
+
+
+def test_in_dir_does_not_run_the_command_when_cd_fails(tmp_path):
+    marker = tmp_path / 'ran'
+    cmd = Command('touch', str(marker)).in_dir(str(tmp_path / 'missing'))
+    proc = subprocess.run(['sh', '-c', cmd.render()], capture_output=True)
+    assert proc.returncode != 0 and not marker.exists()
+
+
+def test_time_limit_stops_the_whole_command_with_status_124():
+    cmd = Command('sh', '-c', 'sleep 30; echo late').time_limit(0.2)
+    assert cmd.render().startswith('timeout -k 10s 1s sh -c ')
+    proc = subprocess.run(['sh', '-c', cmd.render()], capture_output=True,
+                          timeout=20)
+    assert (proc.returncode, proc.stdout) == (124, b'')
+    # A list goes whole under the limit (through sh -c).
+    listed = Command('true').and_then(Command('true')).time_limit(5, 1)
+    assert listed.render() == "timeout -k 1s 5s sh -c 'true && true'"
+
+
+@pytest.mark.parametrize('bad', [0, -1, None, '5', True])
+def test_time_limit_needs_a_positive_number(bad):
+    with pytest.raises(ValueError):
+        Command('true').time_limit(bad)
