@@ -58,7 +58,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples',
                 'k8s_mgmt/kubespray/callback_plugins')
-FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')
 SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
            'Scripts/k8s_mgmt_lib.sh', 'Scripts/setup_storage.sh')
 COMPILED = ('.pyc', '.pyo')
@@ -129,15 +129,25 @@ def all_members(path):
                 if m.isfile() and '/' in m.name}
 
 
+# Data of the lab package: the stand-in kubespray tree it copies to the
+# Ansible server VM (every file ships, not only .py).
+LAB_DATA_DIR = LAB_PACKAGE + '/kubespray_standin/'
+
+
 def lab_modules(root):
-    """The lab's .py files in the checkout, as its wheel names them."""
+    """The lab's .py files in the checkout, and every file of its data
+    tree, as its wheel names them."""
     top = os.path.join(root, LAB_DIR)
     found = set()
     for dirpath, dirnames, filenames in os.walk(
             os.path.join(top, LAB_PACKAGE)):
         dirnames[:] = [d for d in dirnames if d != '__pycache__']
-        found |= {os.path.relpath(os.path.join(dirpath, n), top).replace(
-            os.sep, '/') for n in filenames if n.endswith('.py')}
+        for name in filenames:
+            path = os.path.relpath(os.path.join(dirpath, name),
+                                   top).replace(os.sep, '/')
+            if name.endswith('.py') or (path.startswith(LAB_DATA_DIR) and
+                                        not name.endswith('.pyc')):
+                found.add(path)
     return found
 
 

@@ -1,0 +1,90 @@
+"""Heal of the kubespray mode.
+
+A worker VNFC: heal_start removes the node as a scale-in does (out of the
+load balancer, drained, ``remove-node.yml``; a dead VM without reset), and
+forgets its host key; heal_end adds the replacement as a scale-out does
+(it may have a new address: the inventory, known_hosts and the load
+balancer are written from the new topology).
+
+A master VNFC is refused before anything changes: kubespray has no
+playbook that replaces a control-plane (and etcd) node safely; its
+documented procedure is a manual sequence of inventory reordering,
+several playbooks and an edit of the ``cluster-info`` ConfigMap. Heal the
+whole VNF instead.
+
+The whole VNF: heal_start unregisters the VIM, removes the old cluster's
+inventory directory and key pair from the Ansible server and forgets the
+instance's state; heal_end is a full instantiate on the new VMs.
+"""
+
+from k8s_mgmt.kubespray import instantiate
+from k8s_mgmt.kubespray import scale
+from k8s_mgmt.kubespray import server_phases
+from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.operations import node_work
+from k8s_mgmt.operations import scale as kubeadm_scale
+from k8s_mgmt.operations import scripts
+from k8s_mgmt.operations import terminate as kubeadm_terminate
+
+HealRefused = heal_plan.HealRefused
+
+
+def _workers(op, topology):
+    """The worker nodes of the request's VNFC ids; HealRefused for an
+    unknown id, a master or any other VNFC."""
+    ids = heal_plan.requested_vnfc_ids(op.ctx.request)
+    targets = heal_plan.resolve_targets(topology, ids)
+    masters = [t.name for t in targets if t.role == 'master']
+    if masters:
+        raise HealRefused(
+            reason='%s %s a master; the kubespray mode cannot heal a master '
+                   'VNFC: kubespray has no playbook that replaces a '
+                   'control-plane and etcd node safely (its procedure is '
+                   'manual and several steps long). Heal the whole VNF '
+                   'instead, or heal only workers'
+                   % (', '.join(masters),
+                      'is' if len(masters) == 1 else 'are'))
+    return tuple(targets)
+
+
+def build_vnfcs_start(op):
+    """heal_start with VNFC ids: the workers leave the cluster."""
+    topology = yield from instantiate.read_topology(op)
+    workers = _workers(op, topology)
+    return (yield from scale.remove_workers(op, topology, workers,
+                                            force=op.params.force_drain,
+                                            forget_pins=True))
+
+
+def build_vnfcs_end(op):
+    """heal_end with VNFC ids: the replacement VMs join as workers."""
+    topology = yield from instantiate.read_topology(op)
+    workers = _workers(op, topology)
+    _master, access = yield from kubeadm_scale.connect_master(op, topology)
+    states = yield node_work.nodes_phase(op, access)
+    todo = [w for w in workers
+            if not (w.name in states and states[w.name].ready)]
+    ends = scripts.lb_endpoints(topology)
+    server = yield server_phases.connect_phase(
+        op, 'Connect to the Ansible server, the healed workers and the '
+        'load balancer', tuple(todo) + topology.lbs)
+    yield from scale.add_workers(op, topology, access, server, ends,
+                                 workers, todo,
+                                 'Run scale.yml on the healed workers')
+    return {'healed': [w.name for w in workers]}
+
+
+def build_vnf_start(op):
+    """heal_start of the whole VNF: forget the old cluster."""
+    yield kubeadm_terminate.unregister_phase(op)
+    server = yield server_phases.connect_phase(
+        op, 'Connect to the Ansible server', ())
+    yield server_phases.remove_phase(
+        op, server, title='Remove the old cluster\'s inventory and key pair '
+        'from the Ansible server')
+    yield kubeadm_terminate.forget_state_phase(op)
+
+
+def build_vnf_end(op):
+    """heal_end of the whole VNF: a full instantiate on the new VMs."""
+    return (yield from instantiate.build(op))
