@@ -16,6 +16,7 @@ import dataclasses
 import json
 import posixpath
 import re
+import secrets as pysecrets
 import shlex
 import time
 
@@ -33,7 +34,9 @@ CALLBACK_DIR = 'callback_plugins'
 CALLBACK_NAME = 'k8s_mgmt_events'
 CONTROL_DIR = 'cp'
 # ssh makes its control socket as <dir>/<10 hex chars from Ansible> plus a
-# 17-character temporary suffix, within the 107 characters of a socket path.
+# 17-character temporary suffix, within the 107 characters of a socket path;
+# <dir> is cp/<run id> (9 characters) in the inventory directory.
+_RUN_ID_LEN = 8
 _CONTROL_DIR_MAX = 107 - 1 - 10 - 17
 # The remote `timeout` sends TERM at the deadline and KILL this much later;
 # the driver's own wait ends after both, as a backstop.
@@ -100,11 +103,21 @@ def extra_var(name, value):
                                                     ensure_ascii=False))
 
 
-def environment(inventory_dir):
+def environment(inventory_dir, run_id=None):
     """The environment of every run for the inventory in ``inventory_dir``:
-    host keys checked against its known_hosts, its key pair, our callback."""
+    host keys checked against its known_hosts, its key pair, our callback.
+
+    ``run_id`` gives the run its own directory of SSH master connections:
+    a master lives on for ControlPersist after its run, and a later run
+    must not reach a healed VM (same address, new machine) through the
+    master connected to the VM it replaced."""
     path = posixpath.normpath(inventory_dir)
     control_dir = posixpath.join(path, CONTROL_DIR)
+    if run_id is not None:
+        if not re.fullmatch(r'[0-9a-f]{%d}' % _RUN_ID_LEN, run_id):
+            raise ValueError('run id must be %d hex digits, not %r'
+                             % (_RUN_ID_LEN, run_id))
+        control_dir = posixpath.join(control_dir, run_id)
     if not path.startswith('/') or re.search(r'[\s"\'\\]', path):
         raise ValueError('inventory directory must be an absolute path '
                          'without spaces or quotes, not %r' % inventory_dir)
@@ -132,11 +145,16 @@ def environment(inventory_dir):
     return env
 
 
-def command(call, *, root, inventory_dir, timeout):
-    """The remote command of one run (see :func:`run`)."""
+def new_run_id():
+    return pysecrets.token_hex(_RUN_ID_LEN // 2)
+
+
+def command(call, *, root, inventory_dir, timeout, run_id=None):
+    """The remote command of one run (see :func:`run`); each run gets its
+    own SSH master connections (``run_id``, default: a new one)."""
     inventory_path = posixpath.join(inventory_dir, INVENTORY_FILE)
     return (Command(*call.argv(inventory_path))
-            .with_env(**environment(inventory_dir))
+            .with_env(**environment(inventory_dir, run_id or new_run_id()))
             .time_limit(timeout, kill_after=KILL_AFTER)
             .in_dir(root))
 

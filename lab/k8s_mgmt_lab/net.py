@@ -40,6 +40,13 @@ def short_name_candidates(vm_id):
         yield digest[start:start + 8]
 
 
+def mac_for(ip):
+    """A locally administered unicast MAC made from an IPv4 address: the
+    same address always gets the same MAC (see LabNetwork.attach)."""
+    octets = ipaddress.IPv4Address(ip).packed
+    return '02:4b:' + ':'.join('%02x' % b for b in octets)
+
+
 class LabNetwork(object):
     """The lab bridge and subnet; ``up()`` and ``down()`` are idempotent."""
 
@@ -104,9 +111,13 @@ class LabNetwork(object):
         host_veth = host_veth_name(self.tag, short)
         run(['ip', 'netns', 'add', netns])
         # The peer is created directly inside the netns, so "eth0" never
-        # clashes with the host's own eth0.
+        # clashes with the host's own eth0. Its MAC comes from its address:
+        # a Neutron port keeps its MAC when Heat replaces the server on it,
+        # so a healed VM answers at the same MAC and no peer (the Ansible
+        # server, another node) is left with a stale ARP entry.
         run(['ip', 'link', 'add', host_veth, 'type', 'veth',
-             'peer', 'name', 'eth0', 'netns', netns])
+             'peer', 'name', 'eth0', 'address', mac_for(ip),
+             'netns', netns])
         run(['ip', '-batch', '-'], input='link set %s master %s\n'
             'link set %s up\n' % (host_veth, self.bridge, host_veth))
         # A healed VM reuses its predecessor's IP with a new MAC: announce it

@@ -12,6 +12,7 @@ tests'.
 import json
 import logging
 import os
+import re
 import subprocess
 
 import pytest
@@ -116,6 +117,21 @@ def test_the_environment_turns_host_key_checking_on():
         ('1', 'False')
 
 
+def test_each_run_has_its_own_master_connections():
+    """A master connection outlives its run (ControlPersist): a later run
+    must not reach a healed VM, same address, through the old VM's."""
+    first, second = (playbook.command(playbook.PlaybookCall('scale.yml'),
+                                      root='/opt/k', inventory_dir=INV_DIR,
+                                      timeout=60).display()
+                     for _ in range(2))
+    dirs = [re.search(r'ANSIBLE_SSH_CONTROL_PATH_DIR=(\S+)', text).group(1)
+            for text in (first, second)]
+    assert dirs[0] != dirs[1]
+    assert all(d.startswith(INV_DIR + '/cp/') for d in dirs)
+    with pytest.raises(ValueError):
+        playbook.environment(INV_DIR, '../x')
+
+
 def test_a_long_directory_keeps_control_sockets_in_ansibles_default():
     env = playbook.environment('/' + 'd' * 80)
     assert 'ANSIBLE_SSH_CONTROL_PATH_DIR' not in env
@@ -139,7 +155,7 @@ def test_the_rendered_command_runs_in_the_root_with_env_and_argv(tmp_path):
         'cluster.yml', limit=['w1'],
         extra_vars=[('v%d' % i, v) for i, v in enumerate(HOSTILE)])
     cmd = playbook.command(call, root=str(root), inventory_dir=INV_DIR,
-                           timeout=60)
+                           timeout=60, run_id='0a1b2c3d')
     env = dict(os.environ, PATH='%s:%s' % (bin_dir, os.environ['PATH']),
                OUT=str(tmp_path))
     subprocess.run(['sh', '-c', cmd.render()], env=env, check=True,
@@ -149,7 +165,8 @@ def test_the_rendered_command_runs_in_the_root_with_env_and_argv(tmp_path):
     assert argv == call.argv(INV_DIR + '/hosts.yaml')[1:]
     got = dict(line.split('=', 1) for line in
                (tmp_path / 'env').read_text().splitlines())
-    assert got == playbook.environment(INV_DIR)
+    assert got == playbook.environment(INV_DIR, '0a1b2c3d')
+    assert got['ANSIBLE_SSH_CONTROL_PATH_DIR'] == INV_DIR + '/cp/0a1b2c3d'
     assert cmd.display().startswith("cd -- '%s' && timeout -k 10s 60s env "
                                     % root)
 
