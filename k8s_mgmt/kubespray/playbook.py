@@ -32,6 +32,10 @@ KNOWN_HOSTS_FILE = 'known_hosts'
 KEY_FILE = 'id_ed25519'
 CALLBACK_DIR = 'callback_plugins'
 CALLBACK_NAME = 'k8s_mgmt_events'
+# ansible-core's default callback plugin path (DEFAULT_CALLBACK_PLUGIN_PATH),
+# which setting ANSIBLE_CALLBACK_PLUGINS would otherwise replace.
+DEFAULT_CALLBACK_PATHS = ('~/.ansible/plugins/callback',
+                          '/usr/share/ansible/plugins/callback')
 CONTROL_DIR = 'cp'
 # ssh makes its control socket as <dir>/<10 hex chars from Ansible> plus a
 # 17-character temporary suffix, within the 107 characters of a socket path;
@@ -133,7 +137,11 @@ def environment(inventory_dir, run_id=None):
         'ANSIBLE_SSH_ARGS': ' '.join(ssh_args),
         'ANSIBLE_PRIVATE_KEY_FILE': posixpath.join(path, KEY_FILE),
         'ANSIBLE_STDOUT_CALLBACK': CALLBACK_NAME,
-        'ANSIBLE_CALLBACK_PLUGINS': posixpath.join(path, CALLBACK_DIR),
+        # Ours first, then Ansible's default plugin directories, so the
+        # callbacks an operator installed there (and enabled in
+        # ansible.cfg) still run beside ours.
+        'ANSIBLE_CALLBACK_PLUGINS': ':'.join(
+            (posixpath.join(path, CALLBACK_DIR),) + DEFAULT_CALLBACK_PATHS),
         'ANSIBLE_NOCOLOR': '1',
         'ANSIBLE_RETRY_FILES_ENABLED': 'False',
     }

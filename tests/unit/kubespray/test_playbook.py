@@ -111,7 +111,9 @@ def test_the_environment_turns_host_key_checking_on():
     assert 'StrictHostKeyChecking=no' not in args
     assert env['ANSIBLE_PRIVATE_KEY_FILE'] == INV_DIR + '/id_ed25519'
     assert env['ANSIBLE_STDOUT_CALLBACK'] == 'k8s_mgmt_events'
-    assert env['ANSIBLE_CALLBACK_PLUGINS'] == INV_DIR + '/callback_plugins'
+    assert env['ANSIBLE_CALLBACK_PLUGINS'].split(':') == [
+        INV_DIR + '/callback_plugins', '~/.ansible/plugins/callback',
+        '/usr/share/ansible/plugins/callback']
     assert env['ANSIBLE_SSH_CONTROL_PATH_DIR'] == INV_DIR + '/cp'
     assert (env['ANSIBLE_NOCOLOR'], env['ANSIBLE_RETRY_FILES_ENABLED']) == \
         ('1', 'False')
