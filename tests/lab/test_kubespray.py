@@ -222,6 +222,25 @@ def test_heal_of_a_worker_replaces_it(kubespray_lab):
     assert books == ['remove-node.yml', 'playbooks/facts.yml', 'scale.yml']
 
 
+def test_heal_of_a_dead_worker_removes_it_without_reset(kubespray_lab):
+    """A crashed worker cannot be reset: remove-node.yml is told so
+    (reset_nodes=false, allow_ungraceful_removal=true), and only that."""
+    worker = vms('worker')[-1]
+    k8s_mgmt('kill', '--vnfc', worker['vnfc_id'])
+    count = len(runs())
+    k8s_mgmt('heal', '--vnfc', worker['vnfc_id'])
+    remove = runs()[count]
+    assert remove['playbook'] == 'remove-node.yml'
+    assert remove['extra_vars'] == [
+        'node=%s' % worker['name'], 'skip_confirmation=yes',
+        'reset_nodes=false', 'allow_ungraceful_removal=true']
+    assert worker['name'] not in remove['connected']
+    after = status()
+    [replaced] = [vm for vm in vms('worker', after)
+                  if vm['vnfc_id'] == worker['vnfc_id']]
+    assert replaced['name'] in ready_nodes(after)
+
+
 def test_heal_of_a_master_is_refused_and_changes_nothing(kubespray_lab):
     master = vms('master')[0]
     count = len(runs())

@@ -174,6 +174,20 @@ def test_a_dead_worker_is_removed_without_reset():
             ' -e allow_ungraceful_removal=true remove-node.yml') in book
 
 
+def test_rollback_removes_only_the_new_workers_the_cluster_lists():
+    topo, ids = _with_new(topology(), 2)
+    listed = {n.name for n in topo.all_nodes()} - {'new-worker-2'}
+    phases = plan(topo, 'scale_out_rollback', 'scale_start',
+                  scale_out_ids=ids, ready=listed,
+                  request={'type': 'SCALE_OUT',
+                           'aspect_id': 'worker_instance'})
+    book, = _playbooks(phases)
+    assert '-e node=new-worker-1 -e skip_confirmation=yes' in book
+    assert 'new-worker-2' not in book
+    lb, = work_of(phases, 'Remove the workers from the load balancer')
+    assert 'new-worker' not in lb
+
+
 def test_heal_of_a_master_is_refused_naming_why():
     with pytest.raises(heal_plan.HealRefused) as caught:
         plan(topology(), 'heal_vnfc', 'heal_start',
