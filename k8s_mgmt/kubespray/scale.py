@@ -34,8 +34,6 @@ scale_start, SCALE_IN (and the rollback of a failed SCALE_OUT)::
     Write the inventory without them
 """
 
-from oslo_log import log as logging
-
 from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import parallel
 from k8s_mgmt.kube import drain
@@ -49,8 +47,6 @@ from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scale as kubeadm_scale
 from k8s_mgmt.operations import scale_plan
 from k8s_mgmt.operations import scripts
-
-LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 FACTS = playbook_mod.PlaybookCall('playbooks/facts.yml')
@@ -95,21 +91,8 @@ def build_scale_out(op):
     """The phases of scale_end for SCALE_OUT."""
     scale_plan.check_worker_aspect(op.params, _aspect_id(op))
     topology = yield from instantiate.read_topology(op)
-    ids = list(op.ctx.scale_out_ids)
-    new = ()
-    if ids:
-        new = yield node_work.local_phase(op, 'Find the new workers',
-                                          scale_plan.new_workers, topology,
-                                          ids)
-    _master, access = yield from kubeadm_scale.connect_master(op, topology)
-    states = yield node_work.nodes_phase(op, access)
-    if not ids:
-        new = scale_plan.workers_not_in_cluster(topology, states)
-        LOG.warning('%s no scale_out_id_list given; adding the workers the '
-                    'cluster does not list: %s', op.prefix,
-                    ', '.join(n.name for n in new) or 'none')
-    todo = scale_plan.join_targets(
-        new, [n for n, s in states.items() if s.ready])
+    new, todo, _master, access = yield from kubeadm_scale.find_new_workers(
+        op, topology)
     ends = scripts.lb_endpoints(topology)
     server = yield server_phases.connect_phase(
         op, 'Connect to the Ansible server, the new workers and the load '

@@ -72,22 +72,7 @@ def build_scale_out(op):
     """The phases of scale_end for SCALE_OUT."""
     scale_plan.check_worker_aspect(op.params, _aspect_id(op))
     topology = yield node_work.topology_phase(op)
-    ids = list(op.ctx.scale_out_ids)
-    new = ()
-    if ids:
-        new = yield node_work.local_phase(op, 'Find the new workers',
-                                          scale_plan.new_workers, topology,
-                                          ids)
-    master, access = yield from connect_master(op, topology)
-    states = yield node_work.nodes_phase(op, access)
-    if not ids:
-        # No ids from the conductor: the workers the API does not know.
-        new = scale_plan.workers_not_in_cluster(topology, states)
-        LOG.warning('%s no scale_out_id_list given; joining the workers '
-                    'the cluster does not list: %s', op.prefix,
-                    ', '.join(n.name for n in new) or 'none')
-    todo = scale_plan.join_targets(
-        new, [n for n, s in states.items() if s.ready])
+    new, todo, master, access = yield from find_new_workers(op, topology)
     if todo:
         yield node_work.connect_phase(op, 'Connect to the new workers', todo)
     yield from node_work.join_workers(op, scale_plan.TITLE_JOIN_NEW, todo,
@@ -101,6 +86,28 @@ def build_scale_out(op):
              ', '.join(n.name for n in new))
     return {'joined': [n.name for n in todo],
             'nodes': [n.name for n in new], 'labels': labelled}
+
+
+def find_new_workers(op, topology):
+    """Phases: the workers Heat added, a master's API, and which of them
+    still have to join. Returns (new, todo, master, ClusterAccess)."""
+    ids = list(op.ctx.scale_out_ids)
+    new = ()
+    if ids:
+        new = yield node_work.local_phase(op, 'Find the new workers',
+                                          scale_plan.new_workers, topology,
+                                          ids)
+    master, access = yield from connect_master(op, topology)
+    states = yield node_work.nodes_phase(op, access)
+    if not ids:
+        # No ids from the conductor: the workers the API does not know.
+        new = scale_plan.workers_not_in_cluster(topology, states)
+        LOG.warning('%s no scale_out_id_list given; adding the workers '
+                    'the cluster does not list: %s', op.prefix,
+                    ', '.join(n.name for n in new) or 'none')
+    todo = scale_plan.join_targets(
+        new, [n for n, s in states.items() if s.ready])
+    return new, todo, master, access
 
 
 def build_scale_in(op):

@@ -212,19 +212,9 @@ $MANAGED_MARK
 global
     log /dev/log local0
     # No maxconn: HAProxy sizes it to the file descriptors it may open.
-    user haproxy
-    group haproxy
-
-defaults
-    mode tcp
-    log global
-    option tcplog
-    option dontlognull
-    retries 3
-    timeout connect 5s
-    # Long timeouts keep kubectl/controller watches open.
-    timeout client 1h
-    timeout server 1h
+EOF
+    haproxy_common
+    cat <<EOF
 
 frontend k8s-api
     bind *:$API_PORT

@@ -175,19 +175,9 @@ render_haproxy() {
 global
     log /dev/log local0
     maxconn 4000
-    user haproxy
-    group haproxy
-
-defaults
-    mode tcp
-    log global
-    option tcplog
-    option dontlognull
-    retries 3
-    timeout connect 5s
-    # Long timeouts keep kubectl/controller watches open.
-    timeout client 1h
-    timeout server 1h
+EOF
+    haproxy_common
+    cat <<EOF
 
 frontend k8s-apiserver
     bind *:$FRONTEND_PORT

@@ -201,3 +201,23 @@ read_secret_lines() {
     done
     exec {fd}<&-
 }
+
+# The end of HAProxy's global section and its defaults, the same in both
+# load-balancer scripts: TCP pass-through, timeouts long enough for watches.
+haproxy_common() {
+    cat <<'EOF'
+    user haproxy
+    group haproxy
+
+defaults
+    mode tcp
+    log global
+    option tcplog
+    option dontlognull
+    retries 3
+    timeout connect 5s
+    # Long timeouts keep kubectl/controller watches open.
+    timeout client 1h
+    timeout server 1h
+EOF
+}
