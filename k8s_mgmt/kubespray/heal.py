@@ -6,6 +6,11 @@ forgets its host key; heal_end adds the replacement as a scale-out does
 (it may have a new address: the inventory, known_hosts and the load
 balancer are written from the new topology).
 
+The external load balancer's VNFC: Heat replaces the VM on the same port
+(same address, so the API certificate and every kubeconfig stay valid);
+heal_start forgets its host key, heal_end configures HAProxy on the new
+VM with the current members.
+
 A master VNFC is refused before anything changes: kubespray has no
 playbook that replaces a control-plane (and etcd) node safely; its
 documented procedure is a manual sequence of inventory reordering,
@@ -18,9 +23,11 @@ instance's state; heal_end is a full instantiate on the new VMs.
 """
 
 from k8s_mgmt.kubespray import instantiate
+from k8s_mgmt.kubespray import lb as lb_mod
 from k8s_mgmt.kubespray import scale
 from k8s_mgmt.kubespray import server_phases
 from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.operations import heal_worker
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import scale as kubeadm_scale
 from k8s_mgmt.operations import scripts
@@ -29,11 +36,11 @@ from k8s_mgmt.operations import terminate as kubeadm_terminate
 HealRefused = heal_plan.HealRefused
 
 
-def _workers(op, topology):
-    """The worker nodes of the request's VNFC ids; HealRefused for an
+def _targets(op, topology):
+    """(workers, LB VMs) of the request's VNFC ids; HealRefused for an
     unknown id, a master or any other VNFC."""
     ids = heal_plan.requested_vnfc_ids(op.ctx.request)
-    targets = heal_plan.resolve_targets(topology, ids)
+    targets = heal_plan.resolve_targets(topology, ids, lb=True)
     masters = [t.name for t in targets if t.role == 'master']
     if masters:
         raise HealRefused(
@@ -44,34 +51,46 @@ def _workers(op, topology):
                    'instead, or heal only workers'
                    % (', '.join(masters),
                       'is' if len(masters) == 1 else 'are'))
-    return tuple(targets)
+    return (tuple(t for t in targets if t.role == 'worker'),
+            tuple(t for t in targets if t.role == 'lb'))
 
 
 def build_vnfcs_start(op):
-    """heal_start with VNFC ids: the workers leave the cluster."""
+    """heal_start with VNFC ids: the workers leave the cluster; the LB
+    VM's host key is forgotten (its port, so its address, stays)."""
     topology = yield from instantiate.read_topology(op)
-    workers = _workers(op, topology)
+    workers, lbs = _targets(op, topology)
+    if lbs:
+        yield heal_worker.forget_pins_phase(op, lbs)
     return (yield from scale.remove_workers(op, topology, workers,
                                             force=op.params.force_drain,
                                             forget_pins=True))
 
 
 def build_vnfcs_end(op):
-    """heal_end with VNFC ids: the replacement VMs join as workers."""
+    """heal_end with VNFC ids: a new LB VM gets its configuration; the
+    replacement VMs join as workers."""
     topology = yield from instantiate.read_topology(op)
-    workers = _workers(op, topology)
+    workers, lbs = _targets(op, topology)
+    ends = scripts.lb_endpoints(topology)
+    if lbs:
+        yield node_work.connect_phase(op, 'Connect to the load balancer',
+                                      lbs)
+        yield lb_mod.upload_phase(op, lbs)
+        yield lb_mod.lb_phase(op, topology, ends)
+    if not workers:
+        return {'healed': [n.name for n in lbs]}
     _master, access = yield from kubeadm_scale.connect_master(op, topology)
     states = yield node_work.nodes_phase(op, access)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
-    ends = scripts.lb_endpoints(topology)
     server = yield server_phases.connect_phase(
         op, 'Connect to the Ansible server, the healed workers and the '
         'load balancer', tuple(todo) + topology.lbs)
     yield from scale.add_workers(op, topology, access, server, ends,
                                  workers, todo,
                                  'Run scale.yml on the healed workers')
-    return {'healed': [w.name for w in workers]}
+    return {'healed': [n.name for n in workers + lbs]}
 
 
 def build_vnf_start(op):

@@ -33,11 +33,13 @@ def requested_vnfc_ids(request):
     return seen
 
 
-def resolve_targets(topology, vnfc_ids, storage=False):
+def resolve_targets(topology, vnfc_ids, storage=False, lb=False):
     """The nodes of ``vnfc_ids``; HealRefused naming every unknown id.
     ``storage``: the storage server VNFC may be healed too (the request
-    has storage_server)."""
-    healable = ('master', 'worker') + (('storage',) if storage else ())
+    has storage_server); ``lb``: the external load balancer's (the
+    kubespray mode)."""
+    healable = (('master', 'worker') + (('storage',) if storage else ()) +
+                (('lb',) if lb else ()))
     words = ', '.join(healable[:-1]) + ' and ' + healable[-1]
     found, unknown = [], []
     for vnfc_id in vnfc_ids:
@@ -53,7 +55,8 @@ def resolve_targets(topology, vnfc_ids, storage=False):
             found.append(node)
     if unknown:
         pool = topology.masters + topology.workers + (
-            topology.storage if storage else ())
+            topology.storage if storage else ()) + (
+            topology.lbs if lb else ())
         known = sorted(n.vnfc_id for n in pool if n.vnfc_id)
         raise HealRefused(
             reason='unknown VNFC id(s) %s in stack %s; the %s VNFCs are: '

@@ -241,6 +241,24 @@ def test_heal_of_a_dead_worker_removes_it_without_reset(kubespray_lab):
     assert replaced['name'] in ready_nodes(after)
 
 
+def test_heal_of_the_lb_keeps_the_api_answering_through_it(kubespray_lab):
+    """A new LB VM on the same port is configured again; no playbook
+    runs, and the cluster answers on the same endpoint."""
+    [lb] = vms('external_lb')
+    count = len(runs())
+    k8s_mgmt('heal', '--vnfc', lb['vnfc_id'])
+    found = status()
+    [new] = vms('external_lb', found)
+    assert new['server_id'] != lb['server_id'] and new['ip'] == lb['ip']
+    assert len(runs()) == count
+    endpoint = 'https://%s:%d' % (lb['ip'], LB_PORT)
+    assert found['kubernetes']['server'] == endpoint
+    assert ready_nodes(found) == sorted(
+        vm['name'] for vm in vms('master', found) + vms('worker', found))
+    for master in vms('master', found):
+        assert '%s:6443' % master['ip'] in lb_config()
+
+
 def test_heal_of_a_master_is_refused_and_changes_nothing(kubespray_lab):
     master = vms('master')[0]
     count = len(runs())

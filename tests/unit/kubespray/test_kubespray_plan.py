@@ -212,6 +212,23 @@ def test_heal_of_a_worker_removes_then_adds_it():
         '--limit=worker-1' in books[-1]
 
 
+def test_heal_of_the_lb_configures_the_new_vm_and_touches_no_node():
+    topo = topology()
+    start = plan(topo, 'heal_vnfc', 'heal_start',
+                 ready={n.name for n in topo.all_nodes()},
+                 request={'vnfc_instance_id': ['vnfc-lb-1']})
+    assert 'Forget the healed VMs\' host keys' in op_helpers.titles(start)
+    assert _playbooks(start) == []
+    end = plan(topo, 'heal_vnfc', 'heal_end',
+               ready={n.name for n in topo.all_nodes()},
+               request={'vnfc_instance_id': ['vnfc-lb-1']})
+    assert op_helpers.titles(end) == [
+        'Read the topology from Heat', 'Connect to the load balancer',
+        'Upload the scripts', 'Configure the external load balancer']
+    lb, = work_of(end, 'Configure the external load balancer')
+    assert '--workers worker-1=10.254.0.21,worker-2=10.254.0.22' in lb
+
+
 def test_whole_vnf_heal_and_terminate_remove_the_inventory_and_key():
     topo = topology()
     start = plan(topo, 'heal_vnf', 'heal_start')
