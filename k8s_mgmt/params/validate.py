@@ -367,6 +367,14 @@ class ClusterValidator(SectionReader):
             self.report.problem(child(ROOT, 'storage_server'),
                                 'not supported with ansible (the kubespray '
                                 'mode builds no storage server)')
+        if params.proxy is not None and (params.proxy.http_proxy or
+                                         params.proxy.https_proxy):
+            self.report.warn(child(ROOT, 'proxy'),
+                             'not passed to kubespray (its proxy URLs may '
+                             'hold credentials, and nothing secret is '
+                             'written on the Ansible server): set '
+                             'http_proxy/https_proxy in kubespray\'s own '
+                             'group_vars there')
 
 
 def log_warnings(warnings):

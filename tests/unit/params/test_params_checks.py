@@ -359,6 +359,23 @@ def test_kubespray_mode_needs_an_external_lb_and_no_storage_server():
     assert 'load balancer' in message
 
 
+def test_kubespray_mode_warns_that_proxies_are_not_passed_on():
+    additional = with_change(h.ROOT + '.script_path', DELETE)
+    additional[h.ROOT]['ansible'] = {
+        'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
+        'kubespray_root_path': '/opt/kubespray',
+        'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
+    additional[h.ROOT]['external_lb_param'] = {
+        'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
+        'ssh_password': 'pw-123', 'script_path': 'Scripts/lb.sh'}
+    additional[h.ROOT]['proxy'] = {'http_proxy': 'http://u:p@proxy:3128'}
+    result = load(additional)
+    [(path, message)] = [w for w in result.warnings
+                         if w[0] == h.ROOT + '.proxy']
+    assert 'not passed to kubespray' in message
+    assert 'u:p' not in message
+
+
 def test_kubespray_flavour_needs_ansible():
     path, message = only_problem(h.base_params(), flavour='kubespray')
     assert path == h.ROOT + '.ansible'
