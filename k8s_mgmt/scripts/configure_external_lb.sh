@@ -364,12 +364,6 @@ configure_haproxy() {
 
 # ------------------------------------------------------------------ main
 
-step() {
-    CURRENT_STEP=$1
-    shift
-    "$@"
-}
-
 main() {
     ORIGINAL_ARGS=("$@")
     parse_args "$@"

@@ -414,12 +414,6 @@ configure_keepalived() {
 
 # ------------------------------------------------------------------ main
 
-step() {
-    CURRENT_STEP=$1
-    shift
-    "$@"
-}
-
 main() {
     ORIGINAL_ARGS=("$@")
     parse_args "$@"

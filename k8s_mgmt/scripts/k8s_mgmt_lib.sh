@@ -221,3 +221,10 @@ defaults
     timeout server 1h
 EOF
 }
+
+# Run "$@" as step $1 of the script: die and on_error name it.
+step() {
+    CURRENT_STEP=$1
+    shift
+    "$@"
+}

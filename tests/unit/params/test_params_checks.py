@@ -330,15 +330,23 @@ def test_pv_registration_needs_one_storage_server(storage, cps, message):
     assert message in got
 
 
-def test_ansible_mode_needs_its_fields_not_script_path():
+def _kubespray(lb=True):
+    """Parameters of the kubespray mode: no script_path, an Ansible
+    server and (``lb``) the external load balancer."""
     additional = with_change(h.ROOT + '.script_path', DELETE)
     additional[h.ROOT]['ansible'] = {
         'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
         'kubespray_root_path': '/opt/kubespray',
         'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
-    additional[h.ROOT]['external_lb_param'] = {
-        'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
-        'ssh_password': 'pw-123', 'script_path': 'Scripts/lb.sh'}
+    if lb:
+        additional[h.ROOT]['external_lb_param'] = {
+            'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
+            'ssh_password': 'pw-123', 'script_path': 'Scripts/lb.sh'}
+    return additional
+
+
+def test_ansible_mode_needs_its_fields_not_script_path():
+    additional = _kubespray()
     result = load(additional)
     assert result.uses_ansible and result.ansible.placeholders == ()
     del additional[h.ROOT]['ansible']['kubespray_root_path']
@@ -349,25 +357,14 @@ def test_ansible_mode_needs_its_fields_not_script_path():
 
 
 def test_kubespray_mode_needs_an_external_lb_and_no_storage_server():
-    additional = with_change(h.ROOT + '.script_path', DELETE)
-    additional[h.ROOT]['ansible'] = {
-        'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
-        'kubespray_root_path': '/opt/kubespray',
-        'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
+    additional = _kubespray(lb=False)
     path, message = only_problem(additional)
     assert path == h.ROOT + '.external_lb_param'
     assert 'load balancer' in message
 
 
 def test_kubespray_mode_warns_that_proxies_are_not_passed_on():
-    additional = with_change(h.ROOT + '.script_path', DELETE)
-    additional[h.ROOT]['ansible'] = {
-        'ip_address': '10.254.0.9', 'username': 'ansible', 'password': 'x1y2',
-        'kubespray_root_path': '/opt/kubespray',
-        'transferring_inventory_path': '/opt/kubespray/inventory/k8s'}
-    additional[h.ROOT]['external_lb_param'] = {
-        'ssh_cp_name': 'externalLB_CP1', 'ssh_username': 'ubuntu',
-        'ssh_password': 'pw-123', 'script_path': 'Scripts/lb.sh'}
+    additional = _kubespray()
     additional[h.ROOT]['proxy'] = {'http_proxy': 'http://u:p@proxy:3128'}
     result = load(additional)
     [(path, message)] = [w for w in result.warnings
