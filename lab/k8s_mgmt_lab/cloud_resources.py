@@ -212,11 +212,14 @@ def _is_unhealthy(cloud, member):
 
 
 def remove_member(cloud, top, group, gone_servers):
-    """Remove one member: an unhealthy one first, else the newest."""
+    """Remove one member as Heat's AutoScalingGroup does: a failed
+    (unhealthy) one first, else the oldest. Heat sorts the members by
+    (not failed, creation time, name) and keeps the last ones."""
     group_stack = cloud.state['stacks'][group['nested']]
+    # The group stack's resources are in creation order, oldest first.
     members = list(group_stack['resources'].values())
     unhealthy = [m for m in members if _is_unhealthy(cloud, m)]
-    victim = (unhealthy or members)[-1]
+    victim = (unhealthy or members)[0]
     gone_servers.extend(delete_tree(cloud, cloud.state['stacks'][
         victim['nested']]))
     del group_stack['resources'][victim['name']]

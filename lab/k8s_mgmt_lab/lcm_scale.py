@@ -76,6 +76,15 @@ class Heat(object):
         order = {m['name']: i for i, m in enumerate(items)}
         return sorted(items, key=lambda m: (m['created'], order[m['name']]))
 
+    def mark_unhealthy(self, aspect_id, names, reason):
+        """Mark members of the group unhealthy (in its nested stack), so
+        that the next scale-in removes them first."""
+        group = self.client.resources.get(self.stack_ref, aspect_id)
+        nested = group.physical_resource_id
+        ref = '%s/%s' % (self.client.stacks.get(nested).stack_name, nested)
+        for name in names:
+            self.client.resources.mark_unhealthy(ref, name, True, reason)
+
     def signal(self, aspect_id, scale_type, steps):
         policy = '%s_%s' % (aspect_id, 'scale_out' if scale_type == SCALE_OUT
                             else 'scale_in')
@@ -87,14 +96,14 @@ class Heat(object):
 
 
 def members_heat_removes(members, count):
-    """Which members a scale-in by ``count`` removes, in removal order:
-    unhealthy ones first, then the newest (the lab cloud's rule, Heat's
-    default)."""
+    """Which members a scale-in by ``count`` removes, in removal order
+    (``members`` oldest first): failed ones first, then the oldest, as
+    Heat's AutoScalingGroup chooses."""
     left = list(members)
     chosen = []
     for _ in range(min(count, len(left))):
         unhealthy = [m for m in left if m['status'].endswith('FAILED')]
-        victim = (unhealthy or left)[-1]
+        victim = (unhealthy or left)[0]
         left.remove(victim)
         chosen.append(victim)
     return chosen
@@ -207,7 +216,12 @@ def _roll_back(conductor, request, new):
                        scale_name_list=[m['name'] for m in new],
                        vnf=conductor.vnf())
     finally:
-        # Heat's rollback removes the new members whatever the driver did.
+        # As Tacker's rollback: the new members are marked unhealthy, so
+        # the scale-in removes them (failed members go first), whatever
+        # the driver did; a plain scale-in would remove the oldest.
+        conductor.heat.mark_unhealthy(request['aspect_id'],
+                                      [m['name'] for m in new],
+                                      'Scale-In for rollback')
         conductor.heat.signal(request['aspect_id'], SCALE_IN, len(new))
         conductor.remember_servers()
 

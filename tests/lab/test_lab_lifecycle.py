@@ -114,11 +114,11 @@ def test_scale_out_in_and_whole_vnf_heal(lab):
                   new_node.server_id], store)
 
     back = lab.cloud.scale(stack_id, 'worker_instance', 'SCALE_IN', steps=1)
-    assert back.stack_ids == out.stack_ids           # newest removed first
+    [old] = before.workers                           # the oldest goes first
+    assert back.stack_ids == [old.stack_id]
     shrunk = lab_status.read_topology(record)
-    assert [n.server_id for n in shrunk.workers] == \
-        [n.server_id for n in before.workers]
-    assert new_node.server_id not in {v.vm_id for v in lab.vms.list()}
+    assert [n.server_id for n in shrunk.workers] == [new_node.server_id]
+    assert old.server_id not in {v.vm_id for v in lab.vms.list()}
 
     new_stack_id = lab.cloud.recreate_stack(stack_id)
     assert new_stack_id != stack_id

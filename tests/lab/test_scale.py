@@ -104,21 +104,22 @@ def test_scale_out_in_blocked_forced_then_terminate(lab):
         assert all(nodes[w.name].ready for w in workers)
         assert len(nodes) == 5
 
-        # Scale in: the newest member goes; its pods are evicted first.
-        newest = [w for w in workers if w.parent_resource ==
-                  out2.member_names[-1]][0]
-        web = _place_pod(api, newest.name, 'web-1')
+        # Scale in: the oldest member goes (as Heat chooses); its pods are
+        # evicted first.
+        added = out.member_names + out2.member_names
+        [oldest] = [w for w in workers if w.parent_resource not in added]
+        web = _place_pod(api, oldest.name, 'web-1')
         gone = lcm_scale.scale(SETTINGS, 'SCALE_IN', driver=driver)
-        assert gone.member_names == [out2.member_names[-1]]
-        assert newest.name not in api.nodes()
-        assert web not in _pods_on(api, newest.name)
-        assert newest.name not in {w.name for w in _workers(record)}
+        assert gone.member_names == [oldest.parent_resource]
+        assert oldest.name not in api.nodes()
+        assert web not in _pods_on(api, oldest.name)
+        assert oldest.name not in {w.name for w in _workers(record)}
 
         # A PodDisruptionBudget blocks the next drain: the scale-in fails
         # naming the pod, Heat keeps the VM, the node stays cordoned.
         conf.CONF.set_override('drain_timeout', 3, group='k8s_mgmt')
         victim = [w for w in _workers(record) if w.parent_resource ==
-                  out2.member_names[0]][0]
+                  out.member_names[0]][0]
         db = _place_pod(api, victim.name, 'db-1', {'app': 'db'})
         _protect(api, 'db', {'app': 'db'})
         with pytest.raises(exceptions.NodesFailed) as caught:

@@ -72,9 +72,12 @@ def test_anti_affinity_blocks_scale_out_beyond_hosts(make_cloud):
         cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
 
 
-def test_scale_out_then_in_removes_newest(make_cloud, provisioner):
+def test_scale_out_then_in_removes_the_oldest(make_cloud, provisioner):
+    """As Heat's AutoScalingGroup: the oldest members go first."""
     cloud, stack_id = make_cloud('complex', workers=2)
     before = {s['server_id'] for s in cloud.servers(stack_id)}
+    first = [s for s in cloud.servers(stack_id)
+             if s['resource_name'] == 'workerNode']
     stacks_before = {s['stack_id'] for s in cloud.servers(stack_id)}
     out1 = cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
     out2 = cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
@@ -86,19 +89,20 @@ def test_scale_out_then_in_removes_newest(make_cloud, provisioner):
     assert group['current_size'] == 4
 
     removed = cloud.scale(stack_id, 'worker_instance', 'SCALE_IN', steps=2)
-    assert removed.resource_names == out2.resource_names + out1.resource_names
-    assert removed.stack_ids == out2.stack_ids + out1.stack_ids
-    assert set(provisioner.deleted) == set(out1.server_ids + out2.server_ids)
-    assert {s['server_id'] for s in cloud.servers(stack_id)} == before
+    assert removed.stack_ids == [s['stack_id'] for s in first]
+    assert set(provisioner.deleted) == {s['server_id'] for s in first}
+    assert {s['server_id'] for s in cloud.servers(stack_id)} == (
+        before - {s['server_id'] for s in first}) | set(
+            out1.server_ids + out2.server_ids)
 
 
 def test_scale_in_prefers_unhealthy_member(make_cloud):
     cloud, stack_id = make_cloud('complex', workers=3)
-    oldest = [s for s in cloud.servers(stack_id)
-              if s['resource_name'] == 'workerNode'][0]
-    cloud.mark_unhealthy(oldest['stack_id'], 'workerNode')
+    newest = [s for s in cloud.servers(stack_id)
+              if s['resource_name'] == 'workerNode'][-1]
+    cloud.mark_unhealthy(newest['stack_id'], 'workerNode')
     removed = cloud.scale(stack_id, 'worker_instance', 'SCALE_IN')
-    assert removed.server_ids == [oldest['server_id']]
+    assert removed.server_ids == [newest['server_id']]
 
 
 def test_scale_outside_bounds_refused(make_cloud):
@@ -201,10 +205,11 @@ def test_state_file_round_trip(make_cloud, tmp_path):
     cloud.scale(stack_id, 'worker_instance', 'SCALE_OUT')
     again = lab_cloud.LabCloud.load(str(tmp_path / 'state.json'))
     assert again.servers(stack_id) == cloud.servers(stack_id)
-    # the loaded cloud keeps working: member order (newest last) survived
-    newest = cloud.servers(stack_id)[-1]
+    # the loaded cloud keeps working: member order (oldest first) survived
+    oldest = [s for s in cloud.servers(stack_id)
+              if s['resource_name'] == 'workerNode'][0]
     removed = again.scale(stack_id, 'worker_instance', 'SCALE_IN')
-    assert removed.server_ids == [newest['server_id']]
+    assert removed.server_ids == [oldest['server_id']]
 
 
 def test_volume_attached_by_block_device_mapping(tmp_path):
