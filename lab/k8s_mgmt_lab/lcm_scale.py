@@ -216,12 +216,13 @@ def _roll_back(conductor, request, new):
                        scale_name_list=[m['name'] for m in new],
                        vnf=conductor.vnf())
     finally:
-        # As Tacker's rollback: the new members are marked unhealthy, so
-        # the scale-in removes them (failed members go first), whatever
-        # the driver did; a plain scale-in would remove the oldest.
+        # As Tacker's rollback (its OpenStack infra driver's
+        # scale_in_reverse, tacker 16): the new members are marked
+        # unhealthy in the group's stack, so the scale-in removes them
+        # (failed members go first) whatever the driver did; a plain
+        # scale-in would remove the oldest.
         conductor.heat.mark_unhealthy(request['aspect_id'],
-                                      [m['name'] for m in new],
-                                      'Scale-In for rollback')
+                                      [m['name'] for m in new], 'Scale')
         conductor.heat.signal(request['aspect_id'], SCALE_IN, len(new))
         conductor.remember_servers()
 
