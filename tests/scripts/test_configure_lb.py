@@ -2,12 +2,10 @@
 and the keepalived check script run against real HTTPS servers on loopback.
 """
 
-import http.server
 import os
 import re
 import stat
 import subprocess
-import threading
 
 import pytest
 
@@ -189,38 +187,9 @@ def test_interface_detected_from_the_vip(tmp_path):
 
 # ------------------------------------------- the check script, for real
 
-class _Ready(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's name)
-        code = 200 if self.path == '/readyz' else 404
-        self.send_response(code)
-        self.end_headers()
-        self.wfile.write(b'ok')
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope='module')
 def tls_context(tmp_path_factory):
     return lb_backends.tls_context(tmp_path_factory.mktemp('tls'))
-
-
-class ReadyServer(object):
-    """An HTTPS /readyz on a free loopback port, like an API server."""
-
-    def __init__(self, context):
-        self.httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Ready)
-        self.httpd.socket = context.wrap_socket(self.httpd.socket,
-                                                server_side=True)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever,
-                                       daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
 
 
 def _check(script, *mode, wrap=()):
@@ -232,9 +201,11 @@ def _check(script, *mode, wrap=()):
 @needs('curl')
 def test_check_script_apiserver_mode_fails_when_it_is_down(tmp_path,
                                                            tls_context):
-    apiserver = ReadyServer(tls_context)
+    port = lb_backends.free_port('127.0.0.1')
+    apiserver = lb_backends.APIServer('apiserver', '127.0.0.1', port,
+                                      tls_context)
     try:
-        report(configure(tmp_path, '-a', str(apiserver.port)))
+        report(configure(tmp_path, '-a', str(port)))
         script = tmp_path / 'etc' / 'keepalived' / 'check_apiserver.sh'
         assert stat.S_IMODE(script.stat().st_mode) == 0o755
         assert _check(script, 'apiserver').returncode == 0
