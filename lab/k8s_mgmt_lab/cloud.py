@@ -127,9 +127,13 @@ class LabCloud:
             return copy.deepcopy(self._stack(ident))
 
     def top_stacks(self):
+        return self.all_stacks(nested=False)
+
+    def all_stacks(self, nested=True):
+        """Copies of every stack (``nested``: the nested ones too)."""
         with self._lock:
             return [copy.deepcopy(s) for s in self.state['stacks'].values()
-                    if s['parent'] is None]
+                    if nested or s['parent'] is None]
 
     def list_resources(self, ident, nested_depth=0):
         """(stack, resource) copies of a stack and, to nested_depth, below."""

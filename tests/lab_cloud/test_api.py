@@ -48,6 +48,33 @@ def test_stack_get_by_id_and_name(served):
         'desired_capacity'] == 2
 
 
+def test_stack_list_honours_heats_filters(served):
+    """Top-level stacks by default; nested ones with show_nested, found
+    by owner_id; name and status filters; an unknown filter is a 400."""
+    cloud, stack_id, _, base_url = served
+    heat = _heat(base_url)
+    assert [s.id for s in heat.stacks.list()] == [stack_id]
+    nested = [s for s in heat.stacks.list(show_nested=True)
+              if s.id != stack_id]
+    assert nested
+    children = heat.stacks.list(show_nested=True,
+                                filters={'owner_id': stack_id})
+    direct = {s['id'] for s in cloud.all_stacks()
+              if s['parent'] == stack_id}
+    assert {s.id for s in children} == direct and direct
+    # Without show_nested, Heat lists no nested stack, filter or not.
+    assert list(heat.stacks.list(filters={'owner_id': stack_id})) == []
+    name = cloud.stack(stack_id)['name']
+    assert [s.id for s in heat.stacks.list(filters={'name': name})] == [
+        stack_id]
+    assert list(heat.stacks.list(filters={'name': 'no-such-stack'})) == []
+    assert [s.id for s in heat.stacks.list(
+        filters={'status': 'COMPLETE', 'action': 'CREATE'})] == [stack_id]
+    assert list(heat.stacks.list(filters={'status': 'FAILED'})) == []
+    with pytest.raises(heat_exc.HTTPBadRequest):
+        list(heat.stacks.list(filters={'tags_any': 'x'}))
+
+
 def test_lookup_answers_302_with_full_path(served):
     cloud, stack_id, server, base_url = served
     token = _session(base_url).get_token()
