@@ -26,6 +26,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt_lab import errors as lab_errors
 from k8s_mgmt_lab import hot
+from k8s_mgmt_lab import stack_list
 
 LOG = logging.getLogger(__name__)
 
@@ -375,42 +376,11 @@ def _stack_url(handler, stack):
                                 stack['id'])
 
 
-# GET /stacks filters, as Heat's stack list takes them (query parameters),
-# and the stack field each one compares with.
-STACK_FILTERS = {
-    'id': lambda s: s['id'], 'name': lambda s: s['name'],
-    'owner_id': lambda s: s['parent'],
-    'action': lambda s: s['status'].partition('_')[0],
-    'status': lambda s: s['status'].partition('_')[2]}
-
-
-# Stack-list parameters Heat acts on that the lab does not implement: a
-# request with one is refused rather than answered as if it were applied.
-# (Heat ignores parameters it does not know; so does the lab.)
-UNSUPPORTED_STACK_LIST = ('tags', 'tags_any', 'not_tags', 'not_tags_any',
-                          'tenant', 'username', 'show_deleted',
-                          'show_hidden', 'global_tenant', 'limit', 'marker',
-                          'sort_keys', 'sort_dir')
-
-
 def _stack_list(handler):
-    """Heat's stack list: top-level stacks unless ``show_nested`` is true;
-    each filter given keeps the stacks whose field is one of its values
-    (so ``owner_id`` finds nested stacks only with ``show_nested``, as on
-    Heat)."""
-    query = handler.query
-    unknown = sorted(k for k in query if k in UNSUPPORTED_STACK_LIST)
-    if unknown:
-        raise heat_error(400, 'Bad Request', 'HTTPBadRequest',
-                         'the lab\'s stack list does not support %s'
-                         % ', '.join(unknown))
-    nested = (query.get('show_nested') or ['false'])[-1].lower() in (
-        'true', '1', 'yes', 'on')
-    stacks = handler.server.cloud.all_stacks(nested=nested)
-    for key, field in STACK_FILTERS.items():
-        if key in query:
-            wanted = set(query[key])
-            stacks = [s for s in stacks if field(s) in wanted]
+    try:
+        stacks = stack_list.select(handler.server.cloud, handler.query)
+    except stack_list.Unsupported as err:
+        raise heat_error(400, 'Bad Request', 'HTTPBadRequest', str(err))
     return [_stack_body(handler, s, brief=True) for s in stacks]
 
 
