@@ -67,7 +67,13 @@ def start_etcd(name, ip, initial_cluster, state):
             '--initial-advertise-peer-urls', 'http://%s:%d' % (ip, port_p),
             '--initial-cluster', initial_cluster,
             '--initial-cluster-state', state,
-            '--initial-cluster-token', 'k8s-mgmt-lab']
+            '--initial-cluster-token', 'k8s-mgmt-lab',
+            # etcd's timing tuned for a slow network, as its tuning guide
+            # advises: every lab VM shares the host's two cores, and a
+            # member starved of CPU for a second must not start elections
+            # that stall the cluster's writes (a heal's member removal
+            # waited 30 s through them on a loaded CI machine).
+            '--heartbeat-interval', '250', '--election-timeout', '2500']
     standins.write_file(standins.STANDIN_DIR + '/etcd.json',
                         json.dumps({'argv': argv}), 0o600)
     _manifest('etcd', argv)

@@ -297,7 +297,10 @@ def test_drain_waits_until_the_budget_allows_the_eviction(cluster, api):
     finally:
         lifted.cancel()
     assert report.evicted == [db] and report.node_deleted
-    assert 1.5 <= took < 5
+    # Evicted only once the budget was lifted, and at the latest one
+    # backoff step (the drain's longest pause) after it; the slack is for a
+    # loaded machine, not for the drain.
+    assert 1.5 <= took < 1.5 + drain._MAX_DELAY + 3.0, 'took %.2f s' % took
 
 
 def test_not_ready_node_is_deleted_without_waiting_on_its_pods(
