@@ -33,11 +33,17 @@ COMMAND_TIMEOUT = '4s'
 RUN_TIMEOUT = 60
 # How long a member removal is retried while etcd does not commit it.
 REMOVE_TIMEOUT = 30
+# How long the members that stay may take to agree on a leader afterwards.
+LEADER_TIMEOUT = 60
 # etcd's answers to a proposal it did not commit in time: worth another try
-# (once committed after all, the next try finds the member gone).
+# (once committed after all, the next try finds the member gone). "unhealthy
+# cluster" is its strict reconfiguration check refusing while a member has
+# been connected for less than its health interval (5 s), as just after a
+# start or a join.
 _NOT_COMMITTED = ('context deadline exceeded',
                   'etcdserver: request timed out',
-                  'etcdserver: leader changed', 'etcdserver: no leader')
+                  'etcdserver: leader changed', 'etcdserver: no leader',
+                  'etcdserver: unhealthy cluster')
 _NOT_FOUND = 'member not found'
 
 
@@ -71,6 +77,28 @@ def parse_endpoint_health(text):
     if isinstance(data, dict):  # some versions print one object
         data = [data]
     return {item['endpoint']: bool(item.get('health')) for item in data}
+
+
+def parse_endpoint_status(text):
+    """{member id: id of the leader it follows (0: none)} from
+    ``etcdctl endpoint status -w json``; endpoints that did not answer are
+    absent (etcdctl leaves them out and exits 1)."""
+    data = json.loads(text) if text.strip() else []
+    if isinstance(data, dict):
+        data = [data]
+    return {int(item['Status']['header']['member_id']):
+            int(item['Status'].get('leader') or 0) for item in data}
+
+
+def leader_of(statuses, members):
+    """The member every answering one of ``members`` follows, or None when
+    they have none or do not agree (an election is under way)."""
+    ids = {m.member_id for m in members}
+    leaders = {statuses[i] for i in ids if i in statuses}
+    if len(leaders) != 1:
+        return None
+    (leader,) = leaders
+    return next((m for m in members if m.member_id == leader), None)
 
 
 def quorum(size):
@@ -197,11 +225,79 @@ class EtcdCtl(object):
                            endpoints=urls, check=False)
         return self._json(step, result, parse_endpoint_health)
 
+    def statuses(self, members):
+        """{member id: leader id} of the members whose endpoints answered."""
+        urls = [u for m in members for u in m.client_urls]
+        if not urls:
+            return {}
+        step = 'etcd endpoint status'
+        # Exit status 1 when an endpoint does not answer: it is left out.
+        result = self._run(step, ['-w', 'json', 'endpoint', 'status'],
+                           endpoints=urls, check=False)
+        return self._json(step, result, parse_endpoint_status)
+
+    def hand_over_leadership(self, member, members):
+        """When ``member`` leads, make a member that stays lead instead.
+
+        Removing the leader leaves the others leaderless for an election
+        timeout or more, and every write and quorum read (the API servers'
+        health checks among them) fails meanwhile, which is enough for
+        HAProxy to mark every API server down and cut the clients'
+        connections. ``etcdctl move-leader`` hands over in one round trip.
+        """
+        statuses = self.statuses(members)
+        if statuses.get(member.member_id) != member.member_id:
+            return None  # not the leader, or not answering: nothing to do
+        successor = next((m for m in members
+                          if m.member_id != member.member_id and
+                          m.member_id in statuses), None)
+        if successor is None:
+            return None
+        LOG.info('%s: etcd member %s leads; handing leadership to %s '
+                 'before it is removed', self.node, member.name,
+                 successor.name or successor.hex_id)
+        # move-leader asks each endpoint in turn and stops at the first
+        # that does not answer: give it the leader's own.
+        result = self._run('etcd move-leader',
+                           ['move-leader', successor.hex_id],
+                           endpoints=list(member.client_urls), check=False)
+        if not result.ok:
+            LOG.warning('%s: etcd move-leader to %s failed (exit %s); the '
+                        'members elect a new leader after the removal',
+                        self.node, successor.hex_id, result.status)
+            return None
+        return successor
+
+    def wait_for_leader(self, members, timeout=LEADER_TIMEOUT):
+        """Wait until ``members`` agree on a leader among themselves."""
+        poll = polling.Poll(timeout, first=0.2, maximum=2.0)
+        for _attempt in poll:
+            leader = leader_of(self.statuses(members), members)
+            if leader is not None:
+                return leader
+        raise exceptions.SSHError(
+            node=self.node, step='etcd leader',
+            reason='etcd members %s agreed on no leader among themselves '
+                   'within %.0f s' % (_names(members), timeout))
+
     def remove(self, member, timeout=REMOVE_TIMEOUT):
-        """Remove ``member``; a proposal etcd did not commit in time
-        (``context deadline exceeded``, ``request timed out``, a leader
-        change: a slow disk, an election) is tried again until
-        ``timeout``; a member already gone is done."""
+        """Remove ``member``, then wait until the members that stay have a
+        leader.
+
+        A leader is first asked to hand over leadership. A proposal etcd
+        did not commit in time (``context deadline exceeded``, ``request
+        timed out``, a leader change: a slow disk, an election) is tried
+        again until ``timeout``; a member already gone is done.
+        """
+        members = self.members()
+        staying = tuple(m for m in members if m.member_id != member.member_id)
+        if len(staying) < len(members):
+            self.hand_over_leadership(member, members)
+        self._remove(member, timeout)
+        if staying:
+            self.wait_for_leader(staying)
+
+    def _remove(self, member, timeout):
         LOG.info('%s: removing etcd member %s (%s)', self.node,
                  member.name or '(unstarted)', member.hex_id)
         step = 'etcd member remove'

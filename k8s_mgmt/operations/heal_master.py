@@ -126,8 +126,14 @@ def etcd_phase(op, topology, helper):
 def remove_member_phase(op, helper, ctl, member, title):
     return Phase(title, nodes=(helper.name,),
                  work=(phases.Work(helper.name, 'ssh',
+                                   'etcdctl move-leader (when %s leads)'
+                                   % member.hex_id),
+                       phases.Work(helper.name, 'ssh',
                                    'etcdctl member remove %s'
-                                   % member.hex_id),),
+                                   % member.hex_id),
+                       phases.Work(helper.name, 'ssh',
+                                   'etcdctl endpoint status until the '
+                                   'members left have a leader')),
                  action=lambda: ctl.remove(member))
 
 

@@ -168,3 +168,96 @@ def test_a_removal_etcd_did_not_commit_in_time_is_tried_again(cluster):
     removes = [c for c in session.commands if 'member remove' in c]
     assert len(removes) == 2
     assert [m.name for m in ctl.members()] == ['master-1']
+
+
+@pytest.fixture
+def trio(tmp_path):
+    """Three real etcd members on loopback; yields their client ports."""
+    ports = [(_free_port(), _free_port()) for _ in range(3)]
+    initial = ','.join('m%d=http://127.0.0.1:%d' % (i, peer)
+                       for i, (_client, peer) in enumerate(ports))
+    procs = []
+    try:
+        for i, (client, peer) in enumerate(ports):
+            procs.append(subprocess.Popen(
+                ['etcd', '--name', 'm%d' % i,
+                 '--data-dir', str(tmp_path / ('m%d' % i)),
+                 '--listen-client-urls', 'http://127.0.0.1:%d' % client,
+                 '--advertise-client-urls', 'http://127.0.0.1:%d' % client,
+                 '--listen-peer-urls', 'http://127.0.0.1:%d' % peer,
+                 '--initial-advertise-peer-urls',
+                 'http://127.0.0.1:%d' % peer,
+                 '--initial-cluster', initial],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ctl = etcd.EtcdCtl(LocalSession(), 'm0', local_port=ports[0][0])
+        for _ in polling.Poll(60, first=0.1, maximum=1.0):
+            try:
+                members = ctl.members()
+            except exceptions.SSHError:
+                continue
+            if (len(members) == 3 and
+                    etcd.leader_of(ctl.statuses(members), members)):
+                break
+            assert all(p.poll() is None for p in procs), 'etcd exited'
+        else:
+            pytest.fail('no etcd leader in 60 s')
+        yield [client for client, _peer in ports]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_removing_the_leader_hands_leadership_over_first(trio):
+    session = LocalSession()
+    ctl = etcd.EtcdCtl(session, 'm0', local_port=trio[0])
+    members = ctl.members()
+    leader = etcd.leader_of(ctl.statuses(members), members)
+    assert leader is not None
+    session.commands.clear()
+
+    ctl.remove(leader)
+
+    staying = ctl.members()
+    assert leader.member_id not in {m.member_id for m in staying}
+    assert len(staying) == 2
+    # The staying members had a leader of their own when remove returned.
+    new_leader = etcd.leader_of(ctl.statuses(staying), staying)
+    assert new_leader is not None and new_leader in staying
+    moves = [i for i, c in enumerate(session.commands) if 'move-leader' in c]
+    removes = [i for i, c in enumerate(session.commands)
+               if 'member remove' in c]
+    assert moves and removes and moves[0] < removes[0]
+    # move-leader is given the leader's endpoint only: it gives up at the
+    # first endpoint that does not answer.
+    assert leader.client_urls[0] in session.commands[moves[0]]
+
+
+def test_removing_a_follower_moves_no_leadership(trio):
+    session = LocalSession()
+    ctl = etcd.EtcdCtl(session, 'm0', local_port=trio[0])
+    members = ctl.members()
+    leader = etcd.leader_of(ctl.statuses(members), members)
+    follower = next(m for m in members if m != leader)
+    ctl.remove(follower)
+    assert not any('move-leader' in c for c in session.commands)
+    staying = ctl.members()
+    assert etcd.leader_of(ctl.statuses(staying), staying) == leader
+
+
+def test_endpoint_status_parsing_and_agreement():
+    text = ('[{"Endpoint":"http://10.0.0.1:2379","Status":{"header":'
+            '{"member_id":11},"leader":11}},{"Endpoint":"http://10.0.0.2'
+            ':2379","Status":{"header":{"member_id":22},"leader":11}}]')
+    statuses = etcd.parse_endpoint_status(text)
+    assert statuses == {11: 11, 22: 11}
+    a = etcd.Member(11, 'a', (), ('http://10.0.0.1:2379',))
+    b = etcd.Member(22, 'b', (), ('http://10.0.0.2:2379',))
+    assert etcd.leader_of(statuses, (a, b)) == a
+    # The leader is leaving: the member that stays follows no one of its
+    # own set yet.
+    assert etcd.leader_of(statuses, (b,)) is None
+    # Mid-election: no leader, or two opinions.
+    assert etcd.leader_of({11: 0, 22: 0}, (a, b)) is None
+    assert etcd.leader_of({11: 11, 22: 22}, (a, b)) is None
+    assert etcd.parse_endpoint_status('') == {}
