@@ -35,6 +35,10 @@ RUN_TIMEOUT = 60
 REMOVE_TIMEOUT = 30
 # How long the members that stay may take to agree on a leader afterwards.
 LEADER_TIMEOUT = 60
+# How long a health read showing no quorum is read again before it is
+# believed: a leader's death fails every quorum read until the others have
+# elected a new one (an election timeout or more).
+SETTLE_TIMEOUT = 20
 # etcd's answers to a proposal it did not commit in time: worth another try
 # (once committed after all, the next try finds the member gone). "unhealthy
 # cluster" is its strict reconfiguration check refusing while a member has
@@ -224,6 +228,20 @@ class EtcdCtl(object):
         result = self._run(step, ['-w', 'json', 'endpoint', 'health'],
                            endpoints=urls, check=False)
         return self._json(step, result, parse_endpoint_health)
+
+    def settled_health(self, members, timeout=SETTLE_TIMEOUT):
+        """:meth:`health`, read again for up to ``timeout`` seconds while
+        fewer than a quorum of ``members`` answer healthy; the last read
+        when that does not change."""
+        poll = polling.Poll(timeout, first=0.5, maximum=3.0)
+        for _attempt in poll:
+            health = self.health(members)
+            if len(healthy_members(members, health)) >= quorum(len(members)):
+                break
+            LOG.info('%s: %d of %d etcd members healthy; reading again in '
+                     'case an election is under way', self.node,
+                     len(healthy_members(members, health)), len(members))
+        return health
 
     def statuses(self, members):
         """{member id: leader id} of the members whose endpoints answered."""

@@ -112,7 +112,7 @@ def etcd_phase(op, topology, helper):
     def read():
         ctl = etcd.EtcdCtl(op.session(helper.name), helper.name)
         members = ctl.members()
-        return ctl, members, ctl.health(members)
+        return ctl, members, ctl.settled_health(members)
     return Phase('Read etcd members and health on %s' % helper.name,
                  nodes=(helper.name,),
                  work=(phases.Work(helper.name, 'ssh',

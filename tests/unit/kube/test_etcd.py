@@ -170,9 +170,14 @@ def test_a_removal_etcd_did_not_commit_in_time_is_tried_again(cluster):
     assert [m.name for m in ctl.members()] == ['master-1']
 
 
+class Ports(list):
+    procs = ()
+
+
 @pytest.fixture
 def trio(tmp_path):
-    """Three real etcd members on loopback; yields their client ports."""
+    """Three real etcd members on loopback; yields their client ports
+    (the processes are in ``trio.procs``, in the same order)."""
     ports = [(_free_port(), _free_port()) for _ in range(3)]
     initial = ','.join('m%d=http://127.0.0.1:%d' % (i, peer)
                        for i, (_client, peer) in enumerate(ports))
@@ -201,20 +206,29 @@ def trio(tmp_path):
             assert all(p.poll() is None for p in procs), 'etcd exited'
         else:
             pytest.fail('no etcd leader in 60 s')
-        yield [client for client, _peer in ports]
+        clients = Ports(client for client, _peer in ports)
+        clients.procs = procs
+        yield clients
     finally:
         for proc in procs:
             proc.kill()
             proc.wait()
 
 
+def _follower_port(trio, leader):
+    return next(p for p in trio
+                if not leader.client_urls[0].endswith(':%d' % p))
+
+
 def test_removing_the_leader_hands_leadership_over_first(trio):
-    session = LocalSession()
-    ctl = etcd.EtcdCtl(session, 'm0', local_port=trio[0])
-    members = ctl.members()
-    leader = etcd.leader_of(ctl.statuses(members), members)
+    probe = etcd.EtcdCtl(LocalSession(), 'm0', local_port=trio[0])
+    members = probe.members()
+    leader = etcd.leader_of(probe.statuses(members), members)
     assert leader is not None
-    session.commands.clear()
+    # Through a member that stays, as the driver's helper master is.
+    session = LocalSession()
+    ctl = etcd.EtcdCtl(session, 'helper',
+                       local_port=_follower_port(trio, leader))
 
     ctl.remove(leader)
 
@@ -238,11 +252,17 @@ def test_removing_a_follower_moves_no_leadership(trio):
     ctl = etcd.EtcdCtl(session, 'm0', local_port=trio[0])
     members = ctl.members()
     leader = etcd.leader_of(ctl.statuses(members), members)
-    follower = next(m for m in members if m != leader)
+    # A follower other than the member ctl talks to (a removed member
+    # stops serving, and the driver's helper is never the one removed).
+    follower = next(m for m in members if m != leader and
+                    not m.client_urls[0].endswith(':%d' % trio[0]))
     ctl.remove(follower)
     assert not any('move-leader' in c for c in session.commands)
     staying = ctl.members()
-    assert etcd.leader_of(ctl.statuses(staying), staying) == leader
+    # A leader among the members left (not necessarily the same one: the
+    # removed member, still running, may call an election before it learns
+    # it was removed).
+    assert etcd.leader_of(ctl.statuses(staying), staying) in staying
 
 
 def test_endpoint_status_parsing_and_agreement():
@@ -261,3 +281,21 @@ def test_endpoint_status_parsing_and_agreement():
     assert etcd.leader_of({11: 0, 22: 0}, (a, b)) is None
     assert etcd.leader_of({11: 11, 22: 22}, (a, b)) is None
     assert etcd.parse_endpoint_status('') == {}
+
+
+def test_health_after_the_leader_dies_is_read_until_the_election_ends(trio):
+    ctl = etcd.EtcdCtl(LocalSession(), 'm0', local_port=trio[0])
+    members = ctl.members()
+    leader = etcd.leader_of(ctl.statuses(members), members)
+    index = next(i for i, port in enumerate(trio)
+                 if leader.client_urls[0].endswith(':%d' % port))
+    trio.procs[index].kill()
+    trio.procs[index].wait()
+    ctl = etcd.EtcdCtl(LocalSession(), 'survivor',
+                       local_port=_follower_port(trio, leader))
+    # Until the two left elect a leader, every quorum read fails, the
+    # live members' too; the settled read waits that out.
+    health = ctl.settled_health(members)
+    healthy = etcd.healthy_members(members, health)
+    assert len(healthy) == 2 and leader not in healthy
+    assert etcd.removal_problem(members, health, [leader]) is None
