@@ -2,13 +2,9 @@
 
 Only what python-heatclient (through a keystoneauth1 session) and Tacker's
 OpenStack infra driver use: a password token endpoint with a service catalog,
-stack show (lookups by name or id answer 302 to ``/stacks/<name>/<id>`` as
-real Heat does), stack update and delete, template, resource list with
-``nested_depth``, resource show with ``attributes``, mark-unhealthy, metadata
-and scaling-policy signals. Response bodies follow real Heat's field names.
-Of Nova, only the server action ``os-getConsoleOutput``: the console of a
-lab VM, with the host key blocks cloud-init prints (see ``LabCloud.
-console_output``).
+the Heat v1 calls of :mod:`k8s_mgmt_lab.heat_api`. Of Nova, only the server
+action ``os-getConsoleOutput``: the console of a lab VM, with the host key
+blocks cloud-init prints (see ``LabCloud.console_output``).
 
 Every Heat call needs a token this server issued (401 otherwise).
 """
@@ -25,8 +21,10 @@ import uuid
 from oslo_log import log as logging
 
 from k8s_mgmt_lab import errors as lab_errors
+from k8s_mgmt_lab import heat_api
+from k8s_mgmt_lab.heat_api import HTTPError
+from k8s_mgmt_lab.heat_api import heat_error
 from k8s_mgmt_lab import hot
-from k8s_mgmt_lab import stack_list
 
 LOG = logging.getLogger(__name__)
 
@@ -109,25 +107,6 @@ def stop(server):
     server.stop()
 
 
-class HTTPError(Exception):
-    def __init__(self, status, body, headers=None):
-        super().__init__(status)
-        self.status, self.body, self.headers = status, body, headers or {}
-
-
-def heat_error(status, title, kind, message):
-    return HTTPError(status, {
-        'explanation': {404: 'The resource could not be found.',
-                        400: 'The server could not comply with the request '
-                             'since it is either malformed or otherwise '
-                             'incorrect.',
-                        401: 'This server could not verify that you are '
-                             'authorized to access the document you '
-                             'requested.'}.get(status, title),
-        'code': status, 'title': title,
-        'error': {'message': message, 'traceback': None, 'type': kind}})
-
-
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     server_version = 'k8s-mgmt-lab'
@@ -173,12 +152,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 if parts[2] != self.server.cloud.project_id:
                     raise heat_error(404, 'Not Found', 'EntityNotFound',
                                      'No project %s' % parts[2])
-                status, payload, headers = _heat(self, method, parts[3:], body)
+                status, payload, headers = heat_api.handle(self, method,
+                                                           parts[3:], body)
             else:
                 raise heat_error(404, 'Not Found', 'NotFound',
                                  'No such path %s' % url.path)
         except HTTPError as err:
             status, payload, headers = err.status, err.body, err.headers
+        except lab_errors.StackConflict as err:
+            status, payload, headers = 409, heat_error(
+                409, 'Conflict', 'StackConflict', str(err)).body, {}
         except lab_errors.LabCloudError as err:
             kind = 'EntityNotFound' if ' no ' in str(err) else 'BadRequest'
             code = 404 if kind == 'EntityNotFound' else 400
@@ -326,179 +309,3 @@ def _nova(handler, method, parts, body):
         lines = text.splitlines(True)
         text = ''.join(lines[-length:]) if length else ''
     return 200, {'output': text}, {}
-
-
-# ---------------------------------------------------------------------- Heat
-def _heat(handler, method, parts, body):
-    cloud = handler.server.cloud
-    if parts == ['stacks'] and method == 'GET':
-        return 200, {'stacks': _stack_list(handler)}, {}
-    if not parts or parts[0] != 'stacks' or len(parts) < 2:
-        raise heat_error(404, 'Not Found', 'NotFound', 'No such Heat path')
-    stack = _canonical_stack(cloud, parts)
-    if stack is None:
-        return _redirect(handler, cloud.stack(parts[1]), parts[2:])
-    rest = parts[3:]
-    if not rest:
-        return _stack_call(handler, method, stack, body)
-    if rest == ['template'] and method == 'GET':
-        return 200, cloud.template(stack['id']), {}
-    if rest == ['actions'] and method == 'POST':
-        return _stack_action(cloud, stack, body)
-    if rest[0] == 'resources':
-        return _resource_call(handler, method, stack, rest[1:], body)
-    raise heat_error(404, 'Not Found', 'NotFound', 'No such Heat path')
-
-
-def _canonical_stack(cloud, parts):
-    """The stack when the path is /stacks/<name>/<id>/..., else None."""
-    if len(parts) < 3:
-        return None
-    try:
-        stack = cloud.stack(parts[2])
-    except lab_errors.LabCloudError:
-        return None
-    return stack if stack['name'] == parts[1] else None
-
-
-def _redirect(handler, stack, rest):
-    location = '%s/stacks/%s/%s' % (handler.server.heat_url, stack['name'],
-                                    stack['id'])
-    if rest:
-        location += '/' + '/'.join(urllib.parse.quote(p) for p in rest)
-    if handler.query_string:
-        location += '?' + handler.query_string
-    return 302, None, {'Location': location}
-
-
-def _stack_url(handler, stack):
-    return '%s/stacks/%s/%s' % (handler.server.heat_url, stack['name'],
-                                stack['id'])
-
-
-def _stack_list(handler):
-    try:
-        stacks = stack_list.select(handler.server.cloud, handler.query)
-    except stack_list.Unsupported as err:
-        raise heat_error(400, 'Bad Request', 'HTTPBadRequest', str(err))
-    return [_stack_body(handler, s, brief=True) for s in stacks]
-
-
-def _stack_body(handler, stack, brief=False):
-    cloud = handler.server.cloud
-    action, _, state = stack['status'].partition('_')
-    body = {'id': stack['id'], 'stack_name': stack['name'],
-            'description': stack['description'],
-            'creation_time': stack['creation_time'],
-            'updated_time': stack['updated_time'], 'deletion_time': None,
-            'stack_status': stack['status'],
-            'stack_status_reason': 'Stack %s completed successfully' % action,
-            'stack_owner': handler.server.username, 'parent': stack['parent'],
-            'links': [{'href': _stack_url(handler, stack), 'rel': 'self'}],
-            'project': cloud.project_id, 'tags': None}
-    if brief:
-        return body
-    params = {k: v if isinstance(v, str) else json.dumps(v)
-              for k, v in stack['parameters'].items()}
-    params.update({'OS::stack_id': stack['id'],
-                   'OS::stack_name': stack['name'],
-                   'OS::project_id': cloud.project_id})
-    body.update(parameters=params, outputs=[], disable_rollback=True,
-                template_description=stack['description'], timeout_mins=None,
-                capabilities=[], notification_topics=[],
-                stack_user_project_id=cloud.project_id)
-    return body
-
-
-def _stack_call(handler, method, stack, body):
-    cloud = handler.server.cloud
-    if method == 'GET':
-        return 200, {'stack': _stack_body(handler, stack)}, {}
-    if method in ('PATCH', 'PUT'):
-        cloud.update_stack(stack['id'], body.get('parameters') or {},
-                           existing=(method == 'PATCH' or
-                                     bool(body.get('existing'))))
-        return 202, None, {}
-    if method == 'DELETE':
-        cloud.delete_stack(stack['id'])
-        return 204, None, {}
-    raise heat_error(405, 'Method Not Allowed', 'HTTPMethodNotAllowed',
-                     method)
-
-
-def _stack_action(cloud, stack, body):
-    # Heat's stack actions endpoint. "lab_recreate" is the lab's own action:
-    # the delete + create Tacker runs for a whole-VNF heal, in one call.
-    if 'lab_recreate' in (body or {}):
-        return 200, {'stack': {'id': cloud.recreate_stack(stack['id'])}}, {}
-    raise heat_error(400, 'Bad Request', 'ActionNotSupported',
-                     'the lab supports only the lab_recreate action')
-
-
-def _resource_call(handler, method, stack, rest, body):
-    cloud = handler.server.cloud
-    if not rest and method == 'GET':
-        depth = int((handler.query.get('nested_depth') or ['0'])[0])
-        filters = {k: set(v) for k, v in handler.query.items()
-                   if k in ('type', 'name', 'status', 'action', 'id')}
-        items = [_resource_body(handler, s, r)
-                 for s, r in cloud.list_resources(stack['id'], depth)]
-        items = [i for i in items if _matches(i, filters)]
-        return 200, {'resources': items}, {}
-    name = rest[0] if rest else None
-    owner, res, attributes = cloud.resource(stack['id'], name)
-    if len(rest) == 1 and method == 'GET':
-        body_out = dict(_resource_body(handler, owner, res),
-                        attributes=attributes, description='')
-        return 200, {'resource': body_out}, {}
-    if len(rest) == 1 and method == 'PATCH':
-        cloud.mark_unhealthy(owner['id'], res['name'],
-                             bool(body.get('mark_unhealthy')),
-                             body.get('resource_status_reason') or '')
-        return 200, None, {}
-    if rest[1:] == ['metadata'] and method == 'GET':
-        return 200, {'metadata': {}}, {}
-    if rest[1:] == ['signal'] and method == 'POST':
-        _signal(cloud, owner, res)
-        return 200, None, {}
-    raise heat_error(404, 'Not Found', 'NotFound', 'No such Heat path')
-
-
-def _signal(cloud, stack, res):
-    if res['type'] != hot.SCALING_POLICY:
-        raise heat_error(400, 'Bad Request', 'ResourceActionNotSupported',
-                         '%s does not take signals' % res['name'])
-    group_id = res['properties'].get('auto_scaling_group_id')
-    group = next(r for r in stack['resources'].values()
-                 if r['physical_id'] == group_id)
-    target = group['data']['desired'] + int(
-        res['properties'].get('scaling_adjustment', 0))
-    cloud.resize_group(stack['id'], group['name'], target)
-
-
-def _matches(item, filters):
-    fields = {'type': item['resource_type'], 'name': item['resource_name'],
-              'status': item['resource_status'].partition('_')[2],
-              'action': item['resource_status'].partition('_')[0],
-              'id': item['physical_resource_id']}
-    return all(fields[k] in wanted for k, wanted in filters.items())
-
-
-def _resource_body(handler, stack, res):
-    cloud = handler.server.cloud
-    stack_url = _stack_url(handler, stack)
-    links = [{'href': '%s/resources/%s' % (stack_url, res['name']),
-              'rel': 'self'}, {'href': stack_url, 'rel': 'stack'}]
-    if res.get('nested'):
-        links.append({'href': _stack_url(handler, cloud.stack(res['nested'])),
-                      'rel': 'nested'})
-    body = {'resource_name': res['name'], 'logical_resource_id': res['name'],
-            'physical_resource_id': res['physical_id'] or '',
-            'resource_type': res['type'], 'resource_status': res['status'],
-            'resource_status_reason': res['reason'],
-            'creation_time': res['creation_time'],
-            'updated_time': res['updated_time'],
-            'required_by': res['required_by'], 'links': links}
-    if stack['parent']:
-        body['parent_resource'] = stack['parent_resource']
-    return body

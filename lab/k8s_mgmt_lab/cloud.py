@@ -29,20 +29,23 @@ import uuid
 from oslo_log import log as logging
 import yaml
 
+from k8s_mgmt_lab import cloud_actions as actions
+from k8s_mgmt_lab import cloud_changes as changes
+from k8s_mgmt_lab import cloud_events as events
 from k8s_mgmt_lab import cloud_resources as resources
 from k8s_mgmt_lab import cloud_volumes
 from k8s_mgmt_lab.errors import InstanceNotReady
 from k8s_mgmt_lab.errors import LabCloudError
+from k8s_mgmt_lab.errors import StackConflict
 from k8s_mgmt_lab import hot
 
 LOG = logging.getLogger(__name__)
 
 ServerSpec = collections.namedtuple('ServerSpec',
                                     'server_id name ip compute_host')
-ScaleResult = collections.namedtuple(
-    'ScaleResult', 'aspect_id scale_type stack_ids resource_names server_ids')
+ScaleResult = changes.ScaleResult
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 FIRST_HOST_OCTET = 10     # .1 is the host's bridge; leave room below .10
 NETWORK_NAME = 'lab-net'
 
@@ -130,10 +133,12 @@ class LabCloud:
         return self.all_stacks(nested=False)
 
     def all_stacks(self, nested=True):
-        """Copies of every stack (``nested``: the nested ones too)."""
+        """Copies of every stack (``nested``: the nested ones too) but the
+        deleted ones."""
         with self._lock:
             return [copy.deepcopy(s) for s in self.state['stacks'].values()
-                    if nested or s['parent'] is None]
+                    if (nested or s['parent'] is None)
+                    and s['status'] != 'DELETE_COMPLETE']
 
     def list_resources(self, ident, nested_depth=0):
         """(stack, resource) copies of a stack and, to nested_depth, below."""
@@ -167,11 +172,21 @@ class LabCloud:
             stack = self._stack(ident)
             if stack.get('generated_template'):
                 return copy.deepcopy(stack['generated_template'])
-            with open(stack['template']) as handle:
-                body = yaml.safe_load(handle)
-            # YAML reads 2016-10-14 as a date; Heat returns the string.
-            body['heat_template_version'] = str(body['heat_template_version'])
-            return body
+            body = copy.deepcopy(self.template_of(stack).body)
+        # YAML reads 2016-10-14 as a date; Heat returns the string.
+        body['heat_template_version'] = str(body['heat_template_version'])
+        return body
+
+    def template_of(self, stack):
+        """The parsed template a stack was built from (the root stack
+        keeps the top template's text and the files its client sent)."""
+        root = self.state['stacks'][stack['root']]
+        files = root['files']
+        if stack['id'] == root['id']:
+            return hot.parse_template(root['template'], root['template_text'],
+                                      files)
+        return hot.parse_template(stack['template'], files[stack['template']],
+                                  files)
 
     def servers(self, ident):
         """Every server of a top stack: dicts for ``lab status``."""
@@ -223,7 +238,7 @@ class LabCloud:
         if '/' in ident:
             return self._stack(ident.rsplit('/', 1)[1])
         for stack in stacks.values():
-            if stack['name'] == ident:
+            if stack['name'] == ident and stack['status'] != 'DELETE_COMPLETE':
                 return stack
         raise LabCloudError(reason='no stack %s' % ident)
 
@@ -275,39 +290,92 @@ class LabCloud:
 
     # -------------------------------------------------------------- building
     def create_stack(self, flavour, parameters, name=None):
-        """Build a top stack from the package's BaseHOT/<flavour>; its id."""
+        """Build a top stack from the package's BaseHOT/<flavour>, sent as
+        Tacker sends it (the top template and its nested ones as files);
+        its id."""
+        text, files = hot.read_dir_template(
+            top_template(self.state['package_dir'], flavour))
+        return self.create_stack_from(text, files, parameters,
+                                      name or 'vnf-%s' % uuid.uuid4())
+
+    def create_stack_from(self, template, files, parameters, name,
+                          wait=True):
+        """Heat's stack create: a top stack from a template (text or
+        dict), the nested templates in ``files`` and ``parameters``; its
+        id. A template or parameter problem raises before anything exists;
+        the servers boot before it returns (``wait``) or while the stack
+        is CREATE_IN_PROGRESS."""
+        if not isinstance(template, str):
+            template = yaml.safe_dump(template)
+        top = hot.parse_template(hot.TOP_TEMPLATE, template, files)
+        hot.resolve_parameters(top, parameters)
         with self._lock:
-            path = self._top_template(flavour)
-            stack_name = name or 'vnf-%s' % uuid.uuid4()
-            if any(s['name'] == stack_name
+            if any(s['name'] == name and s['parent'] is None
+                   and s['status'] != 'DELETE_COMPLETE'
                    for s in self.state['stacks'].values()):
-                raise LabCloudError(reason='stack %s exists' % stack_name)
+                raise StackConflict(reason='The Stack (%s) already exists.'
+                                    % name)
             new_servers = []
-            stack = self.build_stack(path, parameters, stack_name, None, None,
-                                     None, new_servers)
-            stack['flavour'] = flavour
+            try:
+                stack = self.build_stack(
+                    top, parameters, name, None, None, None, new_servers,
+                    source=(template, dict(files or {})))
+            except Exception:
+                self._drop_partial(name)
+                raise
             self.save()
-        self._provision(stack['id'], new_servers)
-        LOG.info('Lab stack %s (%s, flavour %s) created with %d servers',
-                 stack_name, stack['id'], flavour, len(new_servers))
+        actions.finish(self, stack['id'], 'CREATE',
+                       lambda: self._provision(stack['id'], new_servers),
+                       wait)
+        LOG.info('Lab stack %s (%s) created with %d servers',
+                 name, stack['id'], len(new_servers))
         return stack['id']
 
-    def _top_template(self, flavour):
-        return top_template(self.state['package_dir'], flavour)
+    def _drop_partial(self, name):
+        """Remove what a failed build left of top stack ``name``."""
+        for stack in list(self.state['stacks'].values()):
+            if (stack['name'] == name and stack['parent'] is None
+                    and stack['status'] != 'DELETE_COMPLETE'):
+                resources.delete_tree(self, stack)
 
-    def build_stack(self, path, parameters, name, parent, parent_resource,
-                    root, new_servers):
-        """Create a stack (and its nested stacks) from a template file."""
-        template = hot.load_template(path)
+    def forget_events(self, stack_id):
+        events.forget(self, stack_id)
+
+    def events(self, stack_id, resource_name=None):
+        """Copies of a stack's events, oldest first."""
+        with self._lock:
+            return events.of_stack(self, stack_id, resource_name)
+
+    def signalled(self, stack_id, resource_name):
+        """Record a signal a resource (a scaling policy) took."""
+        with self._lock:
+            stack = self._stack(stack_id)
+            events.record(self, stack, 'SIGNAL_COMPLETE',
+                          'Signal: scaling adjustment applied',
+                          stack['resources'][resource_name])
+            self.save()
+
+    def nested_template(self, root_id, key):
+        return hot.nested_template(self.template_of(
+            self.state['stacks'][root_id]), key)
+
+    def build_stack(self, template, parameters, name, parent, parent_resource,
+                    root, new_servers, source=None):
+        """Create a stack (and its nested stacks) from a parsed template;
+        ``source`` (top text, files): what a top stack keeps."""
         values = hot.resolve_parameters(template, parameters)
         stack_id = str(uuid.uuid4())
-        stack = {'id': stack_id, 'name': name, 'template': template.path,
+        stack = {'id': stack_id, 'name': name, 'template': template.name,
                  'parameters': values, 'parent': parent,
                  'parent_resource': parent_resource, 'root': root or stack_id,
-                 'status': 'CREATE_COMPLETE', 'creation_time': now(),
+                 'status': 'CREATE_IN_PROGRESS',
+                 'reason': 'Stack CREATE started', 'creation_time': now(),
                  'updated_time': None, 'description': template.description,
                  'resources': {}}
+        if source is not None:
+            stack['template_text'], stack['files'] = source
         self.state['stacks'][stack_id] = stack
+        events.record(self, stack, stack['status'], stack['reason'])
         evaluator = self.evaluator(stack, template)
         needed_by = hot.required_by(template)
         for res_name in hot.creation_order(template):
@@ -320,7 +388,14 @@ class LabCloud:
                    'properties': evaluator.evaluate(
                        definition.get('properties') or {})}
             stack['resources'][res_name] = res
+            events.record(self, stack, 'CREATE_IN_PROGRESS', 'state changed',
+                          res)
             resources.create(self, stack, res, template, new_servers)
+            events.record(self, stack, 'CREATE_COMPLETE', 'state changed',
+                          res)
+        if parent is not None:   # a top stack completes with its servers
+            events.set_status(self, stack, 'CREATE_COMPLETE',
+                              'Stack CREATE completed successfully')
         return stack
 
     def evaluator(self, stack, template):
@@ -379,50 +454,25 @@ class LabCloud:
             if group is None or group['type'] != hot.SCALING_GROUP:
                 raise LabCloudError(reason='stack %s has no AutoScalingGroup '
                                     '%s' % (top['name'], aspect_id))
-            step = self._policy_adjustment(top, aspect_id, scale_type)
+            step = changes.policy_adjustment(top, aspect_id, scale_type)
             target = group['data']['desired'] + step * steps
         return self.resize_group(top['id'], aspect_id, target, scale_type)
 
-    def _policy_adjustment(self, top, aspect_id, scale_type):
-        sign = 1 if scale_type == 'SCALE_OUT' else -1
-        for res in top['resources'].values():
-            props = res['properties']
-            if (res['type'] == hot.SCALING_POLICY and
-                    props.get('auto_scaling_group_id') ==
-                    top['resources'][aspect_id]['physical_id'] and
-                    int(props.get('scaling_adjustment', 0)) * sign > 0):
-                return int(props['scaling_adjustment'])
-        return sign
-
-    def resize_group(self, stack_id, aspect_id, target, scale_type=None):
+    def resize_group(self, stack_id, aspect_id, target, scale_type=None,
+                     wait=True):
+        """Resize an AutoScalingGroup of a top stack, as a policy signal
+        does: the group's nested stack goes through UPDATE_IN_PROGRESS,
+        new members are CREATE_IN_PROGRESS until their servers boot."""
         with self._lock:
             top = self._stack(stack_id)
             group = top['resources'][aspect_id]
-            data = group['data']
-            if not data['min'] <= target <= data['max']:
-                raise LabCloudError(
-                    reason='%s: size %d is outside min_size %d .. max_size %d'
-                           % (aspect_id, target, data['min'], data['max']))
-            change = target - data['desired']
-            new_servers, gone_servers = [], []
-            if change > 0:
-                members = [resources.add_member(self, top, group, new_servers)
-                           for _ in range(change)]
-            else:
-                members = [resources.remove_member(self, top, group,
-                                                   gone_servers)
-                           for _ in range(-change)]
-            data['desired'] = target
-            group['status'] = 'UPDATE_COMPLETE'
-            group['updated_time'] = top['updated_time'] = now()
-            top['status'] = 'UPDATE_COMPLETE'
+            group_stack = self.state['stacks'][group['nested']]
+            changes.check_size(group, target)
+            actions.begin(self, group_stack, 'UPDATE')
+            result, work = changes.resize(self, top, group, target, scale_type)
             self.save()
-        self._unprovision(gone_servers)
-        self._provision(top['id'], new_servers)
-        return ScaleResult(aspect_id, scale_type or (
-            'SCALE_OUT' if change > 0 else 'SCALE_IN'),
-            [m['nested'] for m in members], [m['name'] for m in members],
-            new_servers or gone_servers)
+        actions.finish(self, group_stack['id'], 'UPDATE', work, wait)
+        return result
 
     def mark_unhealthy(self, stack_id, resource_name, unhealthy=True,
                        reason=''):
@@ -432,77 +482,67 @@ class LabCloud:
             if res is None:
                 raise LabCloudError(reason='stack %s has no resource %s'
                                     % (stack['name'], resource_name))
-            res['status'] = 'CHECK_FAILED' if unhealthy else 'CHECK_COMPLETE'
-            res['reason'] = reason or ('marked unhealthy' if unhealthy
-                                       else 'marked healthy')
-            res['updated_time'] = now()
+            events.set_status(
+                self, stack, 'CHECK_FAILED' if unhealthy else
+                'CHECK_COMPLETE', reason or ('marked unhealthy' if unhealthy
+                                             else 'marked healthy'), res)
             self.save()
 
-    def replace_server(self, stack_id, server_id):
+    def replace_server(self, stack_id, server_id, wait=True):
         """Heal one server: new id, same port (so same IP); its new id.
         Its volumes go to the new server; one marked unhealthy is first
         replaced by a new, empty volume."""
         with self._lock:
             top = self._stack(stack_id)
-            root = top['root']
-            _, res = self._find_physical(root, server_id, hot.SERVER)
-            had = [volume['physical_id'] for volume, _ in
-                   cloud_volumes.attached_to(self, server_id)]
-            cloud_volumes.renew_unhealthy(self, res)
-            new_id = resources.replace_server(self, root, res)
+            actions.begin(self, top, 'UPDATE')
+            new_id, work = changes.replace(self, top, server_id)
             self.save()
-        self._unprovision([server_id], had)
-        self._provision(root, [new_id])
+        actions.finish(self, top['id'], 'UPDATE', work, wait)
         return new_id
 
-    def update_stack(self, stack_id, parameters=None, existing=True):
-        """Heat stack update: new parameters (desired_capacity changes resize
-        groups) and every server marked unhealthy, or whose volume is, is
-        replaced."""
+    def update_stack(self, stack_id, parameters=None, existing=True,
+                     template=None, files=None, wait=True):
+        """Heat stack update (PATCH: ``existing``; PUT: not): a new
+        template and files when given, new parameters (desired_capacity
+        changes resize groups), and every server marked unhealthy, or
+        whose volume is, replaced. The stack goes through
+        UPDATE_IN_PROGRESS even when nothing but a server changes."""
         with self._lock:
             top = self._stack(stack_id)
             if top['parent'] is not None:
                 raise LabCloudError(reason='update a top stack, not %s'
                                     % top['name'])
-            given = dict(top['parameters']) if existing else {}
-            given.update(parameters or {})
-            template = hot.load_template(top['template'])
-            top['parameters'] = hot.resolve_parameters(template, given)
-            evaluator = self.evaluator(top, template)
-            targets = {
-                name: int(evaluator.evaluate(
-                    template.resources[name]['properties']
-                    ['desired_capacity']))
-                for name, res in top['resources'].items()
-                if res['type'] == hot.SCALING_GROUP}
-            unhealthy = cloud_volumes.servers_to_replace(self, top['root'])
-        results = [self.resize_group(top['id'], name, target)
-                   for name, target in targets.items()
-                   if target != top['resources'][name]['data']['desired']]
-        for server_id in unhealthy:
-            with self._lock:
-                try:
-                    self._find_physical(top['root'], server_id, hot.SERVER)
-                except LabCloudError:
-                    continue   # its member was removed by a scale-in above
-            self.replace_server(top['id'], server_id)
+            results, steps = changes.update(self, top, parameters, existing,
+                                            template, files)
+            self.save()
+
+        def work():
+            for step in steps:
+                step()
+        actions.finish(self, top['id'], 'UPDATE', work, wait)
         return results
 
     def recreate_stack(self, stack_id):
-        """Whole-VNF heal: delete the stack and build it again; the new id."""
+        """Whole-VNF heal: delete the stack and build it again from what
+        it was built from; the new id."""
         with self._lock:
             top = self._stack(stack_id)
-            flavour, name = top['flavour'], top['name']
+            name, text = top['name'], top['template_text']
+            files = copy.deepcopy(top['files'])
             parameters = copy.deepcopy(top['parameters'])
         self.delete_stack(top['id'])
-        return self.create_stack(flavour, parameters, name=name)
+        return self.create_stack_from(text, files, parameters, name)
 
-    def delete_stack(self, stack_id):
+    def delete_stack(self, stack_id, wait=True):
+        """Delete a top stack; what stays is a record Heat answers by id
+        with DELETE_COMPLETE (a list leaves it out, its name is free)."""
         with self._lock:
             top = self._stack(stack_id)
-            servers = resources.delete_tree(self, top)
+            actions.begin(self, top, 'DELETE')
+            servers = resources.delete_tree(self, top, keep_top=True)
             self.save()
-        self._unprovision(servers)
+        actions.finish(self, top['id'], 'DELETE',
+                       lambda: self._unprovision(servers), wait)
 
 
 def top_template(package_dir, flavour):

@@ -66,7 +66,7 @@ def create(cloud, stack, res, template, new_servers):
         res['data'] = {}
     else:
         nested = cloud.build_stack(
-            template.find_nested(kind), props,
+            hot.nested_template(template, template.find_nested(kind)), props,
             '%s-%s-%s' % (stack['name'], res['name'], short_id()),
             stack['id'], res['name'], stack['root'], new_servers)
         res['physical_id'] = res['nested'] = nested['id']
@@ -187,7 +187,8 @@ def add_member(cloud, top, group, new_servers):
         other['status'], other['updated_time'] = 'UPDATE_COMPLETE', \
             top['updated_time'] or other['updated_time']
     member_stack = cloud.build_stack(
-        data['member_template'], data['member_parameters'],
+        cloud.nested_template(top['root'], data['member_template']),
+        data['member_parameters'],
         '%s-%s-%s' % (group_stack['name'], name, short_id()),
         group_stack['id'], name, top['root'], new_servers)
     member = {'name': name, 'type': data['member_type'],
@@ -227,8 +228,10 @@ def remove_member(cloud, top, group, gone_servers):
     return victim
 
 
-def delete_tree(cloud, stack):
-    """Delete a stack and everything below it; the server ids deleted."""
+def delete_tree(cloud, stack, keep_top=False):
+    """Delete a stack and everything below it; the server ids deleted.
+    ``keep_top``: the stack's own record stays, with no resources (what
+    Heat answers for a deleted stack by id)."""
     servers = []
     for res in reversed(list(stack['resources'].values())):
         if res.get('nested') and res['nested'] in cloud.state['stacks']:
@@ -239,7 +242,11 @@ def delete_tree(cloud, stack):
         elif res['type'] == hot.SERVER:
             servers.append(res['physical_id'])
             _leave_groups(cloud, stack['root'], res)
-    del cloud.state['stacks'][stack['id']]
+    if keep_top:
+        stack['resources'] = {}
+    else:
+        del cloud.state['stacks'][stack['id']]
+        cloud.forget_events(stack['id'])
     return servers
 
 

@@ -25,3 +25,8 @@ class LabCloudError(exceptions.MgmtDriverError):
 
 class InstanceNotReady(LabCloudError):
     """Nova's InstanceNotReady: the server cannot give a console yet."""
+
+
+class StackConflict(LabCloudError):
+    """Heat's 409: a stack name in use, or an action on a stack while
+    another one is in progress."""

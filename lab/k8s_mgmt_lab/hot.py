@@ -28,9 +28,12 @@ SUPPORTED_TYPES = (SERVER, PORT, FLOATING_IP, SERVER_GROUP, VOLUME,
                    VOLUME_ATTACHMENT, SCALING_GROUP, SCALING_POLICY)
 FUNCTIONS = ('get_param', 'get_resource', 'get_attr', 'str_replace',
              'list_join')
-# Where Tacker puts a BaseHOT's nested templates, relative to the template
-# that names them by file name.
+# Where a BaseHOT keeps its nested templates, relative to its top template;
+# a client sends each in the stack's ``files`` under its file name, the name
+# the parent's resource type gives (Tacker does so for a BaseHOT).
 NESTED_DIRS = ('', 'nested')
+# The name the lab gives a top template (Heat's API gives it none).
+TOP_TEMPLATE = 'template.yaml'
 
 
 class HotError(exceptions.MgmtDriverError):
@@ -39,45 +42,80 @@ class HotError(exceptions.MgmtDriverError):
 
 @dataclasses.dataclass
 class Template:
-    path: str
+    name: str           # its key in ``files`` (the top one's: its own name)
     parameters: dict    # name -> parameter schema (type, default, ...)
     resources: dict     # name -> definition {type, properties, depends_on}
     description: str = ''
-
-    @property
-    def name(self):
-        return os.path.basename(self.path)
+    files: dict = dataclasses.field(default_factory=dict, repr=False)
+    body: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def find_nested(self, type_name):
-        """Path of the template file a resource type names, or None."""
+        """The ``files`` key of the template a resource type names, or None
+        for a type that names no template file."""
         if not type_name.endswith(('.yaml', '.yml')):
             return None
-        base = os.path.dirname(self.path)
-        for sub in NESTED_DIRS:
-            candidate = os.path.join(base, sub, type_name)
-            if os.path.isfile(candidate):
-                return candidate
+        if type_name in self.files:
+            return type_name
         raise HotError(template=self.name,
-                       reason='nested template %s not found next to it or in '
-                              'nested/' % type_name)
+                       reason='nested template %s is not among the stack\'s '
+                              'files (%s)' % (type_name, ', '.join(
+                                  sorted(self.files)) or 'none'))
+
+
+def read_dir_template(path):
+    """(top template text, files) of a template file and the templates
+    beside it and in ``nested/``, each keyed by its file name: what a
+    client sends to create a stack from a BaseHOT."""
+    try:
+        with open(path) as handle:
+            text = handle.read()
+        files = {}
+        base = os.path.dirname(os.path.abspath(path))
+        for sub in NESTED_DIRS:
+            folder = os.path.join(base, sub)
+            names = os.listdir(folder) if os.path.isdir(folder) else []
+            for name in sorted(names):
+                full = os.path.join(folder, name)
+                if (name.endswith(('.yaml', '.yml')) and os.path.isfile(full)
+                        and full != os.path.abspath(path)):
+                    with open(full) as handle:
+                        files[name] = handle.read()
+    except OSError as err:
+        raise HotError(template=path, reason=str(err))
+    return text, files
 
 
 def load_template(path):
-    """Parse one HOT file; check every resource type is one the lab knows."""
-    try:
-        with open(path) as handle:
-            body = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as err:
-        raise HotError(template=path, reason=str(err))
+    """Parse a template file with the nested templates beside it."""
+    text, files = read_dir_template(path)
+    return parse_template(os.path.basename(path), text, files)
+
+
+def parse_template(name, body, files=None):
+    """Parse one HOT template (text, or a dict as a client may send it);
+    ``files`` maps the names resource types use to the nested templates'
+    texts. Checks every resource type is one the lab knows."""
+    files = dict(files or {})
+    if isinstance(body, str):
+        try:
+            body = yaml.safe_load(body)
+        except yaml.YAMLError as err:
+            raise HotError(template=name, reason=str(err))
     if not isinstance(body, dict) or 'heat_template_version' not in body:
-        raise HotError(template=path, reason='not a HOT template')
-    template = Template(path=os.path.abspath(path),
+        raise HotError(template=name, reason='not a HOT template')
+    template = Template(name=name,
                         parameters=body.get('parameters') or {},
                         resources=body.get('resources') or {},
-                        description=body.get('description', ''))
-    for name, definition in template.resources.items():
-        _check_resource(template, name, definition)
+                        description=body.get('description', ''),
+                        files=files, body=body)
+    for res_name, definition in template.resources.items():
+        _check_resource(template, res_name, definition)
     return template
+
+
+def nested_template(parent, key):
+    """The nested template ``key`` of ``parent``'s files."""
+    return parse_template(key, parent.files[key], parent.files)
 
 
 def _check_resource(template, name, definition):

@@ -30,7 +30,9 @@ from k8s_mgmt import package as package_mod
 from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import hot
+from k8s_mgmt_lab import cloud as cloud_mod
 from k8s_mgmt_lab import drivers
+from k8s_mgmt_lab import heat_wait
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
@@ -103,6 +105,7 @@ def replace_vnfc(settings, record, topology, vnfc_id,
                                                include_block_storage):
         client.resources.mark_unhealthy(stack_ref, name, True, 'lab heal')
     client.stacks.update(top_ref, existing=True)
+    heat_wait.stack_done(client, record['stack_id'], 'UPDATE')
     healed = status_mod.read_topology(record).by_stack_id(node.stack_id)
     if healed is None or healed.server_id == node.server_id:
         raise LabError('the stack update did not replace server %s'
@@ -116,12 +119,23 @@ def replace_vnfc(settings, record, topology, vnfc_id,
 
 
 def recreate_stack(settings, record):
-    """Whole-VNF heal on the cloud: new stack, new servers, new VNFC ids."""
+    """Whole-VNF heal on the cloud, as Tacker's infra driver runs it: the
+    stack deleted (waited for until DELETE_COMPLETE), then created again
+    under the same name from the package's BaseHOT with the parameters it
+    had; new servers, new VNFC ids."""
     client = _heat(record)
-    ref = _stack_ref(client, record['stack_id'])
-    resp = client.http_client.post('/stacks/%s/actions' % ref,
-                                   data={'lab_recreate': None})
-    record['stack_id'] = resp.json()['stack']['id']
+    old = client.stacks.get(record['stack_id'])
+    parameters = {k: v for k, v in old.parameters.items()
+                  if not k.startswith('OS::')}
+    client.stacks.delete(old.id)
+    heat_wait.stack_done(client, old.id, 'DELETE')
+    text, files = hot.read_dir_template(cloud_mod.top_template(
+        lcm.package_dir(settings), record['flavour']))
+    created = client.stacks.create(
+        stack_name=old.stack_name, template=text, files=files,
+        parameters=parameters, timeout_mins=10, disable_rollback=True)
+    record['stack_id'] = created['stack']['id']
+    heat_wait.stack_done(client, record['stack_id'], 'CREATE')
     record['vnfc_ids'] = {}
     topology = status_mod.read_topology(record)
     record['vnfc_ids'] = {n.server_id: str(uuid.uuid4())

@@ -25,6 +25,7 @@ from oslo_log import log as logging
 from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import drivers
+from k8s_mgmt_lab import heat_wait
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
@@ -90,9 +91,11 @@ class Heat(object):
                             else 'scale_in')
         for _ in range(steps):
             self.client.resources.signal(self.stack_ref, policy)
+            heat_wait.group_done(self.client, self.stack_ref, aspect_id)
 
     def delete_stack(self):
         self.client.stacks.delete(self.stack_ref)
+        heat_wait.stack_done(self.client, self.stack_id, 'DELETE')
 
 
 def members_heat_removes(members, count):

@@ -13,6 +13,7 @@ from keystoneauth1 import session as ks_session
 import pytest
 
 from k8s_mgmt_lab import api
+from k8s_mgmt_lab import heat_wait
 
 PASSWORD = 'lab-secret-pw'
 
@@ -159,6 +160,7 @@ def test_template_update_and_mark_unhealthy(served):
     nfv = json.loads(heat.stacks.get(stack_id).parameters['nfv'])
     nfv['VDU']['workerNode']['desired_capacity'] = 3
     heat.stacks.update(stack_id, existing=True, parameters={'nfv': nfv})
+    heat_wait.stack_done(heat, stack_id, 'UPDATE', timeout=30)
     healed = heat.resources.get(master['stack_id'], 'masterNode')
     assert healed.physical_resource_id != master['server_id']
     assert healed.attributes['addresses']['lab-net'][0]['addr'] == \

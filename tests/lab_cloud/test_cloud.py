@@ -190,14 +190,26 @@ def test_recreate_gives_new_stack(make_cloud, provisioner):
     assert new_id != stack_id and cloud.stack(new_id)['name'] == name
     assert set(provisioner.deleted) == old_servers
     assert not ({s['server_id'] for s in cloud.servers(new_id)} & old_servers)
-    with pytest.raises(lab_errors.LabCloudError):
-        cloud.stack(stack_id)
+    # As in Heat: the old stack reads DELETE_COMPLETE by id, and its name
+    # finds the new one.
+    assert cloud.stack(stack_id)['status'] == 'DELETE_COMPLETE'
+    assert cloud.stack(name)['id'] == new_id
+    assert [s['id'] for s in cloud.top_stacks()] == [new_id]
 
 
 def test_delete_releases_everything(make_cloud):
     cloud, stack_id = make_cloud('complex')
+    name = cloud.stack(stack_id)['name']
     cloud.delete_stack(stack_id)
-    assert cloud.state['stacks'] == {} and cloud.state['addresses'] == {}
+    # Only the deleted stack's record stays (Heat answers it by id), with
+    # no resources; no nested stack, address or name lookup is left.
+    assert list(cloud.state['stacks']) == [stack_id]
+    assert cloud.stack(stack_id)['status'] == 'DELETE_COMPLETE'
+    assert cloud.stack(stack_id)['resources'] == {}
+    assert cloud.state['addresses'] == {} and cloud.all_stacks() == []
+    with pytest.raises(lab_errors.LabCloudError):
+        cloud.stack(name)
+    assert set(cloud.state['events']) == {stack_id}
 
 
 def test_state_file_round_trip(make_cloud, tmp_path):
