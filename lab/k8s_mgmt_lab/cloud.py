@@ -112,12 +112,16 @@ class LabCloud:
     def save(self):
         if not self.state_file:
             return
+        # Snapshot and write under the state's lock: the API's threads and
+        # the background actions all save (and mostly hold the lock
+        # already), so there is one writer of the temporary file at a
+        # time and an older snapshot never lands after a newer one.
         with self._lock:
             text = json.dumps(self.state, indent=1)
-        tmp = '%s.%d.tmp' % (self.state_file, os.getpid())
-        with open(tmp, 'w') as handle:
-            handle.write(text)
-        os.replace(tmp, self.state_file)
+            tmp = '%s.%d.tmp' % (self.state_file, os.getpid())
+            with open(tmp, 'w') as handle:
+                handle.write(text)
+            os.replace(tmp, self.state_file)
 
     # --------------------------------------------------------------- queries
     @property
