@@ -29,7 +29,6 @@ from k8s_mgmt_lab.standins import layer
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
-from k8s_mgmt.params import casing
 
 LOG = logging.getLogger(__name__)
 
@@ -38,14 +37,11 @@ VNFD_ID = '2807101a-7250-45ae-8908-d3151a302ea9'
 DRIVER_STATE_SUBDIR = 'driver'
 
 
-def camel_cased(value):
-    """additionalParams the way Tacker stores them: every key camelCased."""
-    if isinstance(value, dict):
-        return {casing.snake_to_camel(k) if isinstance(k, str) else k:
-                camel_cased(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [camel_cased(v) for v in value]
-    return value
+def stored_params(params):
+    """additionalParams the way Tacker 16 stores them in
+    ``instantiated_vnf_info``: as the request sent them (its v1 API
+    snake_cases every key of the body but those under additionalParams)."""
+    return copy.deepcopy(params)
 
 
 def driver_state_dir(settings):
@@ -107,7 +103,7 @@ def vnfc_resources(topology):
 def vnf_instance(inst_id, record, request, topology=None):
     """The VnfInstance as a dict; ``topology`` None means "before Heat"."""
     info = {'flavour_id': request['flavour_id'],
-            'additional_params': camel_cased(request['additional_params'])}
+            'additional_params': stored_params(request['additional_params'])}
     if topology is not None:
         info.update(instance_id=record['stack_id'],
                     vnfc_resource_info=vnfc_resources(topology))

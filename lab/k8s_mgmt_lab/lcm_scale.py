@@ -262,7 +262,7 @@ def terminate(settings, driver=None):
             'instantiation_state': 'NOT_INSTANTIATED',
             'vim_connection_info': [], 'instantiated_vnf_info': {
                 'flavour_id': conductor.inst_request['flavour_id'],
-                'additional_params': lcm.camel_cased(
+                'additional_params': lcm.stored_params(
                     conductor.inst_request['additional_params'])}}
     conductor.driver.terminate_end(
         context=None, vnf_instance=inst, terminate_vnf_request=request,

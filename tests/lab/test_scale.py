@@ -143,7 +143,7 @@ def test_scale_out_in_blocked_forced_then_terminate(lab):
     # The driver's own terminate_end again: a no-op success.
     inst = {'id': result.vnf_instance_id, 'vim_connection_info': [],
             'instantiated_vnf_info': {
-                'flavour_id': 'simple', 'additional_params': lcm.camel_cased(
+                'flavour_id': 'simple', 'additional_params': lcm.stored_params(
                     shipped.sample_request('simple')['additionalParams'])}}
     driver.terminate_end(context=None, vnf_instance=inst,
                          terminate_vnf_request={}, grant=None,
