@@ -122,7 +122,10 @@ class TackerVimRegistrar(object):
 
     def _existing(self, plugin, name):
         # A re-run finds the VIM it registered before instead of failing.
-        for vim in plugin.get_vims(self.context, filters={'name': [name]}):
+        # Tacker filters with column.in_([value]): the value is the name
+        # itself, not a list (a list only worked on MySQL, whose driver
+        # renders it as a tuple; SQLite refuses to bind it).
+        for vim in plugin.get_vims(self.context, filters={'name': name}):
             if vim.get('name') == name:
                 return vim
         return None

@@ -93,7 +93,7 @@ def _delete_tacker_vim(tacker_context, name):
     plugin = nfvo_plugin.NfvoPlugin()
     try:
         vims = [v for v in plugin.get_vims(tacker_context,
-                                           filters={'name': [name]})
+                                           filters={'name': name})
                 if v.get('name') == name]
         for vim in vims:
             plugin.delete_vim(tacker_context, vim['id'])
