@@ -16,21 +16,40 @@ own (Tacker's imports break threaded servers sharing the process):
   :mod:`.rpc_shim` delivers to ``Conductor.instantiate`` in this process;
 * :mod:`.report`: instantiation and op occ states from Tacker's database.
 
-What of Tacker is replaced, and why (nothing else is):
+* :mod:`.cluster`: the Kubernetes VIM the MgmtDriver registered, read back
+  through ``VimClient``, and its nodes' readiness.
 
-1. The message bus: oslo.messaging runs on its in-memory ``fake:/``
+Standard output is a JSON report; the exit status is 0 only when the
+instance is INSTANTIATED, the op occ COMPLETED and every node Ready.
+
+No Tacker code is patched. What stands in for a service that cannot exist
+here, and why:
+
+1. The message bus. oslo.messaging runs on its in-memory ``fake:/``
    transport (as in Tacker's own tests), and the LCM controller's
    ``rpc_api`` (``VNFLcmRPCAPI``) is :class:`.rpc_shim.InProcessRPC`,
-   which calls the conductor's ``instantiate`` and ``send_notification``
-   directly instead of casting over a broker that does not exist here.
-   For the same reason the package upload's two casts
-   (``upload_vnf_package_content`` and ``load_csar_data``) are replaced by
-   their bodies' effect: the state set, then ``Conductor.load_csar_data``
-   called directly.
-2. Nothing else: the VIM is registered and read back through the NFVO
-   plugin (the lab's Keystone answers it), the CSAR is stored through
-   glance_store's file backend (a library, no Glance service), the
-   coordination lock uses tooz's file backend, notifications find no
-   subscription in the database and so send nothing, and the VNFD has no
-   image artifact so no Glance image is uploaded.
+   whose ``instantiate`` and ``send_notification`` hand the call to the
+   conductor in this process (context and arguments serialized as on the
+   wire, see :func:`.rpc_shim.deliver`), synchronously. The package API's
+   two casts (``upload_vnf_package_content``, then ``load_csar_data``)
+   become their effect: the state the first sets, then ``load_csar_data``
+   delivered the same way.
+2. Barbican. Tacker's Kubernetes VIM driver requires a key manager for the
+   VIM the MgmtDriver registers; ``[key_manager] api_class`` names
+   :class:`.keymgr.FileKeyManager`, which keeps the keys in files.
+3. MySQL. The database is SQLite in memory (copied to
+   ``D/tacker/tacker.sqlite`` at the end), for three differences
+   :mod:`.config` describes: one shared connection, as Tacker's DB tests
+   have it (on an SQLite file Tacker's long-lived sessions lock each other
+   out); a JSON_CONTAINS function for the subscription lookup of every
+   notification; the VIM password stored as text, as MySQL stores it.
+
+Everything else is Tacker's own: the VIM is registered and read back
+through the NFVO plugin (the lab's Keystone answers it), the CSAR is stored
+through glance_store's file backend (a library, no Glance service) and
+onboarded by the conductor, the coordination lock uses tooz's file backend,
+notifications find no subscription and send nothing, and the VNFD has no
+image artifact, so no Glance image is uploaded. The conductor's periodic
+DB sync starts as in Tacker and stays idle (its eventlet loop is never
+scheduled in a process that is not monkey-patched).
 """

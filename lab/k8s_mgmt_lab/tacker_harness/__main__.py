@@ -1,6 +1,7 @@
 """``python -m k8s_mgmt_lab.tacker_harness instantiate --state-dir D``."""
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -34,6 +35,7 @@ def setup_logging(debug):
     logging.set_defaults(default_log_levels=logging.get_default_log_levels()
                          + ['stevedore=WARN', 'glance_store=WARN'])
     cfg.CONF.set_override('debug', debug)
+    cfg.CONF.set_override('use_stderr', True)
     logging.setup(cfg.CONF, 'k8s-mgmt-tacker-harness')
 
 
@@ -48,13 +50,17 @@ def main(argv=None):
             body = json.load(handle)
     settings = manager.LabSettings(state_dir=args.state_dir)
     try:
-        report = run.instantiate(settings, request_body=body,
-                                 name=args.name)
+        # Standard output is the report's: what Tacker prints on the way
+        # (its OpenStack infra driver prints the UserData class) goes to
+        # standard error with the log.
+        with contextlib.redirect_stdout(sys.stderr):
+            report = run.instantiate(settings, request_body=body,
+                                     name=args.name)
     except Exception:
         LOG.exception('instantiate through Tacker failed')
         return 1
     print(report_mod.dump(report))
-    return 0 if report_mod.succeeded(report) else 1
+    return 0 if report_mod.cluster_ready(report) else 1
 
 
 if __name__ == '__main__':

@@ -45,5 +45,11 @@ def succeeded(report):
             report['operation_state'] == COMPLETED)
 
 
+def cluster_ready(report):
+    """Succeeded, and every node of the cluster Ready."""
+    from k8s_mgmt_lab.tacker_harness import cluster as cluster_mod
+    return succeeded(report) and cluster_mod.all_ready(report.get('cluster'))
+
+
 def dump(report):
     return json.dumps(report, indent=2, sort_keys=True, default=str)

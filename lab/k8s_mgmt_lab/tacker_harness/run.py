@@ -11,6 +11,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt_lab import lcm as lab_lcm
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.tacker_harness import cluster as cluster_mod
 from k8s_mgmt_lab.tacker_harness import config
 from k8s_mgmt_lab.tacker_harness import lcm
 from k8s_mgmt_lab.tacker_harness import package as package_mod
@@ -76,6 +77,8 @@ def instantiate(settings, request_body=None, name=None):
                                     lcm.request_for_vim(body, vim['id']))
         timings['instantiate'] = time.monotonic() - started
         report = report_mod.summary(context, instance.id, op_occ_id)
+        if report_mod.succeeded(report):
+            report['cluster'] = cluster_mod.nodes(context, instance.id)
     finally:
         conductor.stop()
         LOG.info('Tacker database saved to %s',
