@@ -8,7 +8,7 @@ INSTANTIATED = 'INSTANTIATED'
 
 def _vnfc(vnfc):
     compute = vnfc.compute_resource
-    return {'vdu_id': vnfc.vdu_id,
+    return {'id': vnfc.id, 'vdu_id': vnfc.vdu_id,
             'server': compute.resource_id if compute else None,
             'stack': (vnfc.metadata or {}).get('stack_id')}
 
@@ -23,6 +23,7 @@ def summary(context, instance_id, op_occ_id):
         'instantiation_state': instance.instantiation_state,
         'task_state': instance.task_state,
         'op_occ_id': op_occ.id,
+        'operation': op_occ.operation,
         'operation_state': op_occ.operation_state,
         'error': (op_occ.error.detail if op_occ.obj_attr_is_set('error')
                   and op_occ.error else None),
@@ -41,14 +42,23 @@ def summary(context, instance_id, op_occ_id):
 
 
 def succeeded(report):
-    return (report['instantiation_state'] == INSTANTIATED and
-            report['operation_state'] == COMPLETED)
+    """The op occ COMPLETED (and, but after a terminate, the instance
+    INSTANTIATED)."""
+    if report['operation_state'] != COMPLETED:
+        return False
+    return (report.get('operation') == 'TERMINATE' or
+            report['instantiation_state'] == INSTANTIATED)
 
 
 def cluster_ready(report):
-    """Succeeded, and every node of the cluster Ready."""
+    """Succeeded, and (when instantiated) every node of the cluster
+    Ready."""
     from k8s_mgmt_lab.tacker_harness import cluster as cluster_mod
-    return succeeded(report) and cluster_mod.all_ready(report.get('cluster'))
+    if not succeeded(report):
+        return False
+    if report['instantiation_state'] != INSTANTIATED:
+        return True
+    return cluster_mod.all_ready(report.get('cluster'))
 
 
 def dump(report):

@@ -38,7 +38,8 @@ def deliver(conductor, method, context, **kwargs):
 
 class InProcessRPC(object):
     """Stands in for ``VNFLcmRPCAPI`` (the casts the v1 VNF LCM controller
-    makes) on one conductor."""
+    makes: instantiate, terminate, heal, scale, rollback and
+    send_notification; the same keyword arguments) on one conductor."""
 
     def __init__(self, conductor):
         self.conductor = conductor
@@ -51,6 +52,38 @@ class InProcessRPC(object):
                        vnf_instance=vnf_instance, vnf_dict=vnf,
                        instantiate_vnf=instantiate_vnf,
                        vnf_lcm_op_occs_id=vnf_lcm_op_occs_id)
+
+    def terminate(self, context, vnf_instance, vnf, terminate_vnf_req,
+                  vnf_lcm_op_occs_id):
+        LOG.info('RPC terminate of VNF instance %s (op occ %s) runs in '
+                 'this process', vnf_instance.id, vnf_lcm_op_occs_id)
+        return deliver(self.conductor, 'terminate', context,
+                       vnf_lcm_op_occs_id=vnf_lcm_op_occs_id,
+                       vnf_instance=vnf_instance,
+                       terminate_vnf_req=terminate_vnf_req, vnf_dict=vnf)
+
+    def heal(self, context, vnf_instance, vnf_dict, heal_vnf_request,
+             vnf_lcm_op_occs_id):
+        LOG.info('RPC heal of VNF instance %s (op occ %s) runs in this '
+                 'process', vnf_instance.id, vnf_lcm_op_occs_id)
+        return deliver(self.conductor, 'heal', context,
+                       vnf_instance=vnf_instance, vnf_dict=vnf_dict,
+                       heal_vnf_request=heal_vnf_request,
+                       vnf_lcm_op_occs_id=vnf_lcm_op_occs_id)
+
+    def scale(self, context, vnf_info, vnf_instance, scale_vnf_request):
+        LOG.info('RPC scale of VNF instance %s runs in this process',
+                 vnf_instance.id)
+        return deliver(self.conductor, 'scale', context, vnf_info=vnf_info,
+                       vnf_instance=vnf_instance,
+                       scale_vnf_request=scale_vnf_request)
+
+    def rollback(self, context, vnf_info, vnf_instance, operation_params):
+        LOG.info('RPC rollback of VNF instance %s runs in this process',
+                 vnf_instance.id)
+        return deliver(self.conductor, 'rollback', context,
+                       vnf_info=vnf_info, vnf_instance=vnf_instance,
+                       operation_params=operation_params)
 
     def send_notification(self, context, notification):
         # The conductor looks for subscriptions and POSTs to each; the
