@@ -161,6 +161,23 @@ class TackerVimRegistrar(object):
         self.vnf_instance.vim_connection_info = current
 
 
+def drop_connections(vnf_instance, vim_ids):
+    """Remove the instance's VimConnectionInfo entries naming ``vim_ids``
+    (VIMs just deleted): a whole-VNF heal deletes the cluster's VIM in
+    heal_start and registers a new one in heal_end on the same instance
+    object, which Tacker then saves; the old entry would be left naming a
+    VIM that no longer exists."""
+    gone = set(vim_ids)
+    current = list(ctx_mod.field(vnf_instance, 'vim_connection_info') or [])
+    kept = [c for c in current if ctx_mod.field(c, 'vim_id') not in gone]
+    if len(kept) != len(current):
+        if isinstance(vnf_instance, dict):
+            vnf_instance['vim_connection_info'] = kept
+        else:
+            vnf_instance.vim_connection_info = kept
+    return len(current) - len(kept)
+
+
 def is_tacker_context(tacker_context):
     """True for a real Tacker request context (the lab passes None)."""
     if tacker_context is None:

@@ -74,7 +74,9 @@ def vim_name(ctx):
 def unregister_vim(ctx, state):
     """Remove the VIM registered at instantiate; what was removed."""
     if vim_mod.is_tacker_context(ctx.tacker_context):
-        return _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+        deleted = _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+        vim_mod.drop_connections(ctx.vnf_instance, deleted['vims_deleted'])
+        return deleted
     removed = []
     for name in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
         path = state.file(name)
