@@ -122,7 +122,10 @@ class TackerVimRegistrar(object):
 
     def _existing(self, plugin, name):
         # A re-run finds the VIM it registered before instead of failing.
-        for vim in plugin.get_vims(self.context, filters={'name': [name]}):
+        # Tacker filters with column.in_([value]): the value is the name
+        # itself, not a list (a list only worked on MySQL, whose driver
+        # renders it as a tuple; SQLite refuses to bind it).
+        for vim in plugin.get_vims(self.context, filters={'name': name}):
             if vim.get('name') == name:
                 return vim
         return None
@@ -156,6 +159,23 @@ class TackerVimRegistrar(object):
             id=str(uuid.uuid4()), vim_id=vim_id, vim_type=VIM_TYPE,
             access_info={}, interface_info={}))
         self.vnf_instance.vim_connection_info = current
+
+
+def drop_connections(vnf_instance, vim_ids):
+    """Remove the instance's VimConnectionInfo entries naming ``vim_ids``
+    (VIMs just deleted): a whole-VNF heal deletes the cluster's VIM in
+    heal_start and registers a new one in heal_end on the same instance
+    object, which Tacker then saves; the old entry would be left naming a
+    VIM that no longer exists."""
+    gone = set(vim_ids)
+    current = list(ctx_mod.field(vnf_instance, 'vim_connection_info') or [])
+    kept = [c for c in current if ctx_mod.field(c, 'vim_id') not in gone]
+    if len(kept) != len(current):
+        if isinstance(vnf_instance, dict):
+            vnf_instance['vim_connection_info'] = kept
+        else:
+            vnf_instance.vim_connection_info = kept
+    return len(current) - len(kept)
 
 
 def is_tacker_context(tacker_context):

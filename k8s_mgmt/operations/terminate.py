@@ -74,7 +74,9 @@ def vim_name(ctx):
 def unregister_vim(ctx, state):
     """Remove the VIM registered at instantiate; what was removed."""
     if vim_mod.is_tacker_context(ctx.tacker_context):
-        return _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+        deleted = _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+        vim_mod.drop_connections(ctx.vnf_instance, deleted['vims_deleted'])
+        return deleted
     removed = []
     for name in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
         path = state.file(name)
@@ -93,7 +95,7 @@ def _delete_tacker_vim(tacker_context, name):
     plugin = nfvo_plugin.NfvoPlugin()
     try:
         vims = [v for v in plugin.get_vims(tacker_context,
-                                           filters={'name': [name]})
+                                           filters={'name': name})
                 if v.get('name') == name]
         for vim in vims:
             plugin.delete_vim(tacker_context, vim['id'])

@@ -49,6 +49,9 @@ TACKER_KEYS = frozenset([
     'helm_replica_values', 'vdu_params', 'nfv',
     # A VNFC heal keeps the VDU's Cinder volumes when this is false.
     'tacker_extension_heal_include_block_storage',
+    # The v1 LCM controller's _scale sets both ("False" unless given) in
+    # every ScaleVnfRequest's additionalParams.
+    'is_reverse', 'is_auto',
 ])
 
 # Per-request options and the operations that read them.

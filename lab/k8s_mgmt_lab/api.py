@@ -218,6 +218,15 @@ def _keystone(handler, method, parts, body):
         _check_password(server, body)
         token, expires = server.issue_token()
         return 201, _token_body(server, expires), {'X-Subject-Token': token}
+    if method == 'GET' and parts == ['v3', 'regions']:
+        # Tacker's NFVO reads the regions when it registers a VIM.
+        if not server.token_valid(handler.headers.get('X-Auth-Token')):
+            raise _unauthorized()
+        url = server.auth_url + '/regions'
+        return 200, {'regions': [{
+            'id': REGION, 'description': '', 'parent_region_id': None,
+            'links': {'self': '%s/%s' % (url, REGION)}}],
+            'links': {'self': url, 'previous': None, 'next': None}}, {}
     raise HTTPError(404, {'error': {'code': 404, 'title': 'Not Found',
                                     'message': 'No such identity API path'}})
 

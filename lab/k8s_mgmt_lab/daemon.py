@@ -38,6 +38,8 @@ def parse(argv):
     parser.add_argument('--max-workers', type=int)
     parser.add_argument('--init-delay', type=float, default=0.0)
     parser.add_argument('--join-delay', type=float, default=0.0)
+    parser.add_argument('--no-stack', action='store_true',
+                        help='build no stack: a client POSTs it')
     parser.add_argument('--status-fd', type=int)
     return parser.parse_args(argv)
 
@@ -61,7 +63,8 @@ def main(argv=None):
         else:
             with open(args.request) as handle:
                 request = json.load(handle)
-        lab.up(request, args.masters, args.workers, args.max_workers)
+        lab.up(request, args.masters, args.workers, args.max_workers,
+               stack=not args.no_stack)
     except BaseException as err:  # report, then leave nothing behind
         try:
             lab.down()

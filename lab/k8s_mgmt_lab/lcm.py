@@ -67,6 +67,14 @@ def read_lab(settings):
     return record
 
 
+def refuse_tacker(record):
+    """LabError when Tacker drives the lab's VNF: two conductors must
+    never act on one VNF."""
+    if record.get('lcm') == 'tacker':
+        raise LabError('Tacker drives the lab\'s VNF instance %s; use the '
+                       'verb with --tacker' % record.get('vnf_instance_id'))
+
+
 def instance_id(settings, record):
     """The lab's VNF instance id: made once, kept in lab.json."""
     if not record.get('vnf_instance_id'):
@@ -152,6 +160,7 @@ def instantiate(settings, driver=None, request_body=None):
     both hooks, as in Tacker. Errors of the hooks propagate unchanged.
     """
     record = read_lab(settings)
+    refuse_tacker(record)
     if request_body is not None and request_body != record.get('request'):
         # scale, heal and status go on with the body the cluster was
         # built with.

@@ -182,6 +182,7 @@ def heal(settings, vnfc_id=None, driver=None, keep_volumes=False):
     volumes (additionalParams ``tacker_extension_heal_include_block_storage:
     false``)."""
     record = lcm.read_lab(settings)
+    lcm.refuse_tacker(record)
     inst_id, request, lab_kwargs = _instance(settings, record)
     if driver is None:
         driver = drivers.load(lcm.package_dir(settings), record['flavour'])

@@ -124,6 +124,7 @@ class _Conductor(object):
     def __init__(self, settings, driver):
         self.settings = settings
         self.record = lcm.read_lab(settings)
+        lcm.refuse_tacker(self.record)
         if self.record.get('terminated'):
             raise LabError('the lab\'s VNF instance was terminated; run '
                            '"k8s-mgmt lab down" and "lab up" again')

@@ -141,9 +141,15 @@ class Lab(object):
 
     # -- building -----------------------------------------------------------
 
-    def up(self, request, masters=None, workers=None, max_workers=None):
+    def up(self, request, masters=None, workers=None, max_workers=None,
+           stack=True):
         """Package, bridge, VMs and stack for an InstantiateVnfRequest
         body (or a flavour name: its sample request); then serve the APIs.
+
+        ``stack=False`` builds no stack (and so no VM): the network, the
+        package and the Keystone and Heat APIs only, for a client that
+        POSTs the stack itself, as Tacker's OpenStack infra driver does.
+        The record's ``stack_id`` is then None.
 
         The stack is built from the parameters that the package's UserData
         returns for ``request`` through Tacker's own code path, as an
@@ -189,8 +195,9 @@ class Lab(object):
             # Taken before the stack is built: no port may get it.
             self.cloud.state['addresses'][ansible_server.server_ip(
                 s.subnet)] = ansible_server.VM_ID
-        stack_id = self.cloud.create_stack(flavour, parameters,
-                                           name=stack_name)
+        stack_id = (self.cloud.create_stack(flavour, parameters,
+                                            name=stack_name)
+                    if stack else None)
         server = (ansible_server.start(
             self.vms, ansible_server.server_ip(s.subnet), s.password)
             if uses_ansible else None)
@@ -198,7 +205,8 @@ class Lab(object):
             self.cloud, password=pysecrets.token_urlsafe(12))
         record = {
             'flavour': flavour, 'stack_id': stack_id,
-            'stack_name': stack_name, 'daemon_pid': os.getpid(),
+            'stack_name': stack_name if stack_id else None,
+            'daemon_pid': os.getpid(),
             'request': request,
             'heat': {'auth_url': self.api_server.auth_url,
                      'username': self.api_server.username,
@@ -206,8 +214,9 @@ class Lab(object):
                      'project_name': self.api_server.project_name,
                      'user_domain_name': 'Default',
                      'project_domain_name': 'Default'},
-            'vnfc_ids': {srv['server_id']: str(uuid.uuid4())
-                         for srv in self.cloud.servers(stack_id)},
+            'vnfc_ids': ({srv['server_id']: str(uuid.uuid4())
+                          for srv in self.cloud.servers(stack_id)}
+                         if stack_id else {}),
         }
         if server is not None:
             record['ansible_server'] = server

@@ -116,27 +116,29 @@ def lab_status(settings, check_ssh=True):
         raise LabError('the lab daemon (pid %s) is not running; run '
                        '"k8s-mgmt lab down" to clean up'
                        % record.get('daemon_pid'))
-    topology = read_topology(record)
-    nodes = topology.all_nodes()
+    # A lab brought up with no stack has no VM until a client creates it.
+    topology = read_topology(record) if record.get('stack_id') else None
+    nodes = topology.all_nodes() if topology is not None else []
     answers = probe_ssh(settings, record, nodes) if check_ssh else {}
     heat = dict(record['heat'], stack_id=record['stack_id'],
                 stack_name=record['stack_name'])
     vms = registry_mod.Registry(settings.state_dir).read()['vms']
     kubernetes = standins_report.cluster_report(
         settings.state_dir, [vms.get(n.server_id, {}).get('vm_dir')
-                             for n in topology.masters])
+                             for n in (topology.masters if topology
+                                       else [])])
     report = {
         'flavour': record['flavour'],
         'state_dir': settings.state_dir,
         'heat': heat,
-        'vip': topology.vip,
+        'vip': topology.vip if topology is not None else None,
         'vms': [{'name': n.name, 'role': ROLE_NAMES.get(n.role, n.role),
                  'vnfc_id': n.vnfc_id,
                  'server_id': n.server_id, 'ip': n.ssh_ip,
                  'compute_host': n.compute_host,
                  'ssh_ok': answers.get(n.name) if check_ssh else None}
                 for n in nodes],
-        'volumes': read_volumes(record),
+        'volumes': read_volumes(record) if topology is not None else [],
         'stand_ins': STAND_INS,
     }
     server = ansible_server.status_entry(

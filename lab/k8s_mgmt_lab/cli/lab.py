@@ -66,6 +66,10 @@ def register(subparsers):
     up.add_argument('--join-delay', type=_seconds, default=0.0,
                     help='seconds the kubeadm join stand-in takes, to model '
                          'a real join (default 0)')
+    up.add_argument('--no-stack', action='store_true',
+                    help='network, package and the Keystone and Heat APIs '
+                         'only: no stack and no VM, for a client that '
+                         'creates the stack through the Heat API (Tacker)')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
@@ -170,6 +174,8 @@ def _start_daemon(settings, args, request):
         argv += ['--workers', str(args.workers)]
     if args.max_workers is not None:
         argv += ['--max-workers', str(args.max_workers)]
+    if getattr(args, 'no_stack', False):
+        argv.append('--no-stack')
     log_path = settings.state_dir.rstrip('/') + '.daemon.log'
     with open(log_path, 'ab') as log:
         daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
@@ -219,8 +225,8 @@ def _print_status(settings, as_json):
         return 0
     heat = report['heat']
     print('flavour %s, stack %s (%s)' % (report['flavour'],
-                                         heat['stack_name'],
-                                         heat['stack_id']))
+                                         heat['stack_name'] or '-',
+                                         heat['stack_id'] or 'none yet'))
     print('Keystone %s (user %s, project %s)'
           % (heat['auth_url'], heat['username'], heat['project_name']))
     print('VIP %s' % (report['vip'] or '-'))

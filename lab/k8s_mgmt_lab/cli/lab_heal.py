@@ -1,5 +1,6 @@
 """``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``."""
 
+from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import lcm_heal
@@ -24,6 +25,9 @@ def register(verbs):
                              'new, empty volumes, as Tacker does')
     heal_p.add_argument('--quiet', action='store_true',
                         help='no progress lines from the driver on stderr')
+    heal_p.add_argument('--json', action='store_true',
+                        help='with --tacker: the harness\'s JSON report')
+    lab_tacker.add_flag(heal_p)
     heal_p.set_defaults(func=cmd_heal)
     kill_p = verbs.add_parser(
         'kill', help='crash the VM of a VNFC (Heat still lists it)')
@@ -32,6 +36,12 @@ def register(verbs):
 
 
 def cmd_heal(args):
+    if args.tacker:
+        if args.keep_volumes:
+            raise LabError('--keep-volumes is not supported with --tacker')
+        return lab_tacker.run('heal', args.state_dir,
+                              ['--vnfc', args.vnfc] if args.vnfc else [],
+                              as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('heal', settings):

@@ -3,6 +3,7 @@
 import json
 
 from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
@@ -23,6 +24,7 @@ def register(verbs):
                       help='print the cluster as JSON')
     inst.add_argument('--quiet', action='store_true',
                       help='no progress lines from the driver on stderr')
+    lab_tacker.add_flag(inst)
     inst.set_defaults(func=cmd_instantiate)
 
 
@@ -65,6 +67,11 @@ def print_cluster(report, vip=None):
 
 
 def cmd_instantiate(args):
+    if args.tacker:
+        return lab_tacker.run(
+            'instantiate', args.state_dir,
+            ['--request', args.request] if args.request else [],
+            as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     body = read_request(args.request)
     reporting.show_progress(args.quiet or args.json)

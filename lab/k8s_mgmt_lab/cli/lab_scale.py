@@ -2,6 +2,8 @@
 
 import json
 
+from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
@@ -23,6 +25,7 @@ def register(verbs):
                             'pods a PodDisruptionBudget protects)')
     scale.add_argument('--json', action='store_true')
     scale.add_argument('--quiet', action='store_true')
+    lab_tacker.add_flag(scale)
     scale.set_defaults(func=cmd_scale)
     term = verbs.add_parser(
         'terminate', help='terminate the lab\'s VNF instance',
@@ -30,10 +33,21 @@ def register(verbs):
                     'terminate_end with the VIM connection emptied, as '
                     'Tacker does.')
     term.add_argument('--quiet', action='store_true')
+    term.add_argument('--json', action='store_true',
+                      help='with --tacker: the harness\'s JSON report')
+    lab_tacker.add_flag(term)
     term.set_defaults(func=cmd_terminate)
 
 
 def cmd_scale(args):
+    if args.tacker:
+        if args.force_drain:
+            raise UserError('--force-drain is not supported with --tacker')
+        return lab_tacker.run(
+            'scale', args.state_dir,
+            ['--type', args.type, '--aspect-id', args.aspect_id,
+             '--steps', str(args.steps)], as_json=args.json,
+            quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     params = {'force_drain': True} if args.force_drain else None
@@ -52,6 +66,9 @@ def cmd_scale(args):
 
 
 def cmd_terminate(args):
+    if args.tacker:
+        return lab_tacker.run('terminate', args.state_dir,
+                              as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('terminate', settings):
