@@ -14,6 +14,7 @@ against Tacker's, not against what we believe of it.
 import json
 
 from k8s_mgmt.context import field, path
+from k8s_mgmt import vim
 
 HOOKS = ('instantiate_start', 'instantiate_end', 'scale_start', 'scale_end',
          'heal_start', 'heal_end', 'terminate_start', 'terminate_end')
@@ -27,6 +28,17 @@ REQUESTS = {'instantiate': 'instantiate_vnf_request',
 
 def _count(value):
     return len(value) if value is not None else None
+
+
+def _vim_types(inst):
+    """The VIM types the instance is connected to, but the Kubernetes
+    VIM this driver registers (Tacker keeps it on the instance; the lab's
+    conductor, with no Tacker database, has nowhere to)."""
+    conns = field(inst, 'vim_connection_info')
+    if conns is None:
+        return None
+    return sorted({field(c, 'vim_type') for c in conns} -
+                  {vim.VIM_TYPE})
 
 
 def _request(hook, kwargs):
@@ -54,7 +66,7 @@ def describe(hook, kwargs):
         'kwargs': sorted(k for k in kwargs if k not in LAB_ONLY_KWARGS),
         'instance': {
             'instantiation_state': field(inst, 'instantiation_state'),
-            'vim_connections': _count(field(inst, 'vim_connection_info')),
+            'vim_types': _vim_types(inst),
             'stack_id': bool(field(info, 'instance_id')),
             'vnfcs': _count(field(info, 'vnfc_resource_info')),
             'vnfcs_with_server': len([
@@ -121,9 +133,19 @@ def differences(lab, tacker):
             [c['hook'] for c in lab], [c['hook'] for c in tacker]))
         return found
     for index, (ours, theirs) in enumerate(zip(lab, tacker)):
-        for key in sorted(set(ours) | set(theirs)):
-            if ours.get(key) != theirs.get(key):
-                found.append('call %d %s: %s: lab %r, Tacker %r' % (
-                    index, ours['hook'], key, ours.get(key),
-                    theirs.get(key)))
+        where = 'call %d %s' % (index, ours['hook'])
+        found.extend(_dict_differences(where, ours, theirs))
+    return found
+
+
+def _dict_differences(where, ours, theirs):
+    found = []
+    for key in sorted(set(ours) | set(theirs)):
+        mine, their = ours.get(key), theirs.get(key)
+        if isinstance(mine, dict) and isinstance(their, dict):
+            found.extend(_dict_differences('%s: %s' % (where, key), mine,
+                                           their))
+        elif mine != their:
+            found.append('%s: %s: lab %r, Tacker %r'
+                         % (where, key, mine, their))
     return found

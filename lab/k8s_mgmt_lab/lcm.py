@@ -91,11 +91,20 @@ def vim_info(record):
     return {'vim_type': 'openstack', 'vim_auth': auth}
 
 
+def vim_connections(body):
+    """The request's vimConnectionInfo as Tacker's objects hold it (the
+    instance carries them at every hook but ``terminate_end``)."""
+    return [{'id': conn.get('id'), 'vim_id': conn.get('vimId'),
+             'vim_type': conn.get('vimType'), 'access_info': {},
+             'interface_info': {}, 'extra': {}}
+            for conn in body.get('vimConnectionInfo') or ()]
+
+
 def instantiate_request(body):
     """InstantiateVnfRequest from an API body (snake_case params, as sent)."""
     return {'flavour_id': body['flavourId'],
             'instantiation_level_id': body.get('instantiationLevelId'),
-            'vim_connection_info': [],
+            'vim_connection_info': vim_connections(body),
             'additional_params': copy.deepcopy(
                 body.get('additionalParams') or {})}
 
@@ -108,16 +117,29 @@ def vnfc_resources(topology):
             for node in topology.all_nodes()]
 
 
-def vnf_instance(inst_id, record, request, topology=None):
-    """The VnfInstance as a dict; ``topology`` None means "before Heat"."""
+def vnfc_skeleton(record):
+    """What Tacker's conductor gives instantiate_start: one VNFC per VDU
+    instance of the instantiation level, with no server yet."""
+    topology = status_mod.read_topology(record)
+    return [dict(entry, compute_resource={})
+            for entry in vnfc_resources(topology)]
+
+
+def vnf_instance(inst_id, record, request, topology=None, skeleton=None):
+    """The VnfInstance as a dict; ``topology`` None means "before Heat"
+    (``skeleton``: the VNFCs without servers, as Tacker has them then)."""
     info = {'flavour_id': request['flavour_id'],
             'additional_params': stored_params(request['additional_params'])}
     if topology is not None:
         info.update(instance_id=record['stack_id'],
                     vnfc_resource_info=vnfc_resources(topology))
+    elif skeleton is not None:
+        info.update(vnfc_resource_info=skeleton)
     return {'id': inst_id, 'vnfd_id': VNFD_ID,
             'instantiation_state': 'NOT_INSTANTIATED',
-            'vim_connection_info': [], 'instantiated_vnf_info': info}
+            'vim_connection_info': copy.deepcopy(
+                request['vim_connection_info']),
+            'instantiated_vnf_info': info}
 
 
 def vnf_dict(inst_id, record):
@@ -178,7 +200,8 @@ def instantiate(settings, driver=None, request_body=None):
 
     began = time.monotonic()
     driver.instantiate_start(
-        context=None, vnf_instance=vnf_instance(inst_id, record, request),
+        context=None, vnf_instance=vnf_instance(
+            inst_id, record, request, skeleton=vnfc_skeleton(record)),
         instantiate_vnf_request=request, grant=None, grant_request=None,
         **lab_kwargs)
     started = time.monotonic()

@@ -10,9 +10,13 @@ keyword arguments (tacker.conductor.conductor_server):
   back: ``scale_start`` with the SCALE_OUT request and ``scale_name_list``
   (the new members), then Heat shrinks the group again.
 * SCALE_IN: ``scale_start(scale_name_list=<members Heat will remove>,
-  scale_out_id_list=[], vnf=...)``, then Heat shrinks the group.
-* Terminate: ``terminate_start``, Heat deletes the stack, then
-  ``terminate_end`` with ``vim_connection_info`` emptied.
+  scale_out_id_list=<their stack ids>, vnf=...)``, then Heat shrinks the
+  group.
+* Terminate: ``terminate_start(vnf=...)``, Heat deletes the stack, then
+  ``terminate_end`` (no ``vnf``) with ``vim_connection_info`` emptied.
+
+What each hook gets is checked against Tacker's own conductor by
+``tests/lab/test_tacker_loop.py`` (:mod:`k8s_mgmt_lab.hook_trace`).
 """
 
 import dataclasses
@@ -148,8 +152,10 @@ class _Conductor(object):
         return inst
 
     def vnf(self):
+        # Tacker 16 passes the vnf dict as it read it before the
+        # operation: status ACTIVE (seen through --tacker).
         vnf = lcm.vnf_dict(self.inst_id, self.record)
-        vnf['status'] = 'PENDING_SCALE'
+        vnf['status'] = 'ACTIVE'
         return vnf
 
     def hook(self, name, request, **kwargs):
@@ -238,7 +244,8 @@ def _scale_in(conductor, request):
     began = time.monotonic()
     conductor.hook('scale_start', request,
                    scale_name_list=[m['name'] for m in gone],
-                   scale_out_id_list=[], vnf=conductor.vnf())
+                   scale_out_id_list=[m['stack_id'] for m in gone],
+                   vnf=conductor.vnf())
     driver_done = time.monotonic()
     heat.signal(aspect, SCALE_IN, request['number_of_steps'])
     conductor.remember_servers()
@@ -253,7 +260,7 @@ def terminate(settings, driver=None):
     conductor = _Conductor(settings, driver)
     request = {'termination_type': 'FORCEFUL', 'additional_params': {}}
     began = time.monotonic()
-    conductor.hook('terminate_start', request)
+    conductor.hook('terminate_start', request, vnf=conductor.vnf())
     conductor.heat.delete_stack()
     conductor.record['terminated'] = True
     manager.write_record(settings.lab_file, conductor.record)
@@ -262,6 +269,7 @@ def terminate(settings, driver=None):
     inst = {'id': conductor.inst_id, 'vnfd_id': lcm.VNFD_ID,
             'instantiation_state': 'NOT_INSTANTIATED',
             'vim_connection_info': [], 'instantiated_vnf_info': {
+                'instance_id': None, 'vnfc_resource_info': [],
                 'flavour_id': conductor.inst_request['flavour_id'],
                 'additional_params': lcm.stored_params(
                     conductor.inst_request['additional_params'])}}

@@ -34,6 +34,10 @@ class Paths:
         return os.path.join(self.root, 'tacker.sqlite')
 
     @property
+    def hook_trace(self):           # what Tacker passed to our hooks
+        return os.path.join(self.root, 'hooks.jsonl')
+
+    @property
     def csar_path(self):            # vnf_package_csar_path
         return os.path.join(self.root, 'vnfpackages')
 

@@ -46,9 +46,22 @@ def load_tacker(state_dir):
     config.create_database()
     state_mod.restore_database(paths)
     conductor = conductor_server.Conductor('k8s-mgmt-lab')
+    trace_hooks(conductor, paths)
     conductor.init_host()       # glance_store and the CSAR dir
     conductor.start()           # coordination (file backend)
     return paths, conductor
+
+
+def trace_hooks(conductor, paths):
+    """Record every call Tacker makes to our drivers' hooks in
+    ``<state dir>/tacker/hooks.jsonl`` (:mod:`k8s_mgmt_lab.hook_trace`):
+    the driver objects Tacker's driver manager loaded get recording hooks;
+    Tacker's own code is untouched."""
+    from k8s_mgmt_lab import hook_trace
+    loaded = conductor.vnflcm_driver._mgmt_manager._drivers
+    for name, driver in loaded.items():
+        if name.startswith('mgmt-drivers-'):
+            hook_trace.wrap_in_place(driver, paths.hook_trace)
 
 
 def admin_context():

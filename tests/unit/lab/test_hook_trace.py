@@ -17,7 +17,9 @@ class Driver(object):
 
 def _instance(vnfcs):
     return {'id': 'i', 'instantiation_state': 'INSTANTIATED',
-            'vim_connection_info': [{'id': 'v'}],
+            'vim_connection_info': [
+                {'id': 'v', 'vim_type': 'openstack'},
+                {'id': 'k', 'vim_type': 'kubernetes'}],
             'instantiated_vnf_info': {
                 'instance_id': 'stack', 'additional_params': {'b': 1, 'a': 2},
                 'vnfc_resource_info': [
@@ -37,7 +39,8 @@ def test_describe_keeps_shapes_not_values():
         'kwargs': ['context', 'grant', 'grant_request', 'heal_vnf_request',
                    'vnf', 'vnf_instance'],
         'instance': {'instantiation_state': 'INSTANTIATED',
-                     'vim_connections': 1, 'stack_id': True, 'vnfcs': 3,
+                     'vim_types': ['openstack'], 'stack_id': True,
+                     'vnfcs': 3,
                      'vnfcs_with_server': 2,
                      'additional_params': ['a', 'b']},
         'request': {'vnfc_instance_id': 1}, 'vnf': True}
