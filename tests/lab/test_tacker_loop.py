@@ -172,22 +172,22 @@ def _vnfc_of(status, role):
     return next(vm for vm in status['vms'] if vm['role'] == role)
 
 
-def test_heal_a_worker_through_tacker(lab):
-    worker = _vnfc_of(_status(), 'worker')
-    _run('heal', '--vnfc', worker['vnfc_id'])
+def _heal_vnfc(role):
+    """Heal one VNFC by Tacker's id: same VNFC, a new server."""
+    before = _vnfc_of(_status(), role)
+    _run('heal', '--vnfc', before['vnfc_id'])
     _, status = _assert_done('HEAL', 3, 1)
     healed = next(vm for vm in status['vms']
-                  if vm['vnfc_id'] == worker['vnfc_id'])
-    assert healed['server_id'] != worker['server_id']
+                  if vm['vnfc_id'] == before['vnfc_id'])
+    assert healed['server_id'] != before['server_id']
+
+
+def test_heal_a_worker_through_tacker(lab):
+    _heal_vnfc('worker')
 
 
 def test_heal_a_master_through_tacker(lab):
-    master = _vnfc_of(_status(), 'master')
-    _run('heal', '--vnfc', master['vnfc_id'])
-    _, status = _assert_done('HEAL', 3, 1)
-    healed = next(vm for vm in status['vms']
-                  if vm['vnfc_id'] == master['vnfc_id'])
-    assert healed['server_id'] != master['server_id']
+    _heal_vnfc('master')
 
 
 def test_heal_the_whole_vnf_through_tacker(lab):
