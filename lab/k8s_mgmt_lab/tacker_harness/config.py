@@ -17,7 +17,9 @@ import sqlalchemy
 LOG = logging.getLogger(__name__)
 
 SUBDIR = 'tacker'
-MGMT_DRIVER = 'mgmt-drivers-kubernetes'
+# Our drivers, as an operator's tacker.conf lists them (each flavour's
+# VNFD names one of them).
+MGMT_DRIVERS = ['mgmt-drivers-kubernetes', 'mgmt-drivers-kubespray']
 # Tacker waits stack_retries * stack_retry_wait seconds for a stack and
 # sends timeout_mins = that // 60 to Heat: 10 minutes, polled every second.
 STACK_RETRY_WAIT = 1
@@ -80,7 +82,7 @@ def overrides(paths):
         # locked", in the default and in WAL journal modes alike).
         # save_database copies it to a file for later reading.
         ('database', 'connection', 'sqlite://'),
-        ('tacker', 'vnflcm_mgmt_driver', ['vnflcm_noop', MGMT_DRIVER]),
+        ('tacker', 'vnflcm_mgmt_driver', ['vnflcm_noop'] + MGMT_DRIVERS),
         ('tacker', 'infra_driver', ['openstack']),
         ('tacker', 'vnflcm_infra_driver', ['openstack']),
         ('vnf_package', 'vnf_package_csar_path', paths.csar_path),
