@@ -122,13 +122,8 @@ class TackerVimRegistrar(object):
 
     def _existing(self, plugin, name):
         # A re-run finds the VIM it registered before instead of failing.
-        # Tacker filters with column.in_([value]): the value is the name
-        # itself, not a list (a list only worked on MySQL, whose driver
-        # renders it as a tuple; SQLite refuses to bind it).
-        for vim in plugin.get_vims(self.context, filters={'name': name}):
-            if vim.get('name') == name:
-                return vim
-        return None
+        found = vims_named(plugin, self.context, name)
+        return found[0] if found else None
 
     def register(self, record):
         from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
@@ -159,6 +154,18 @@ class TackerVimRegistrar(object):
             id=str(uuid.uuid4()), vim_id=vim_id, vim_type=VIM_TYPE,
             access_info={}, interface_info={}))
         self.vnf_instance.vim_connection_info = current
+
+
+def vims_named(plugin, tacker_context, name):
+    """The VIMs Tacker's NFVO plugin has under ``name``.
+
+    Tacker filters with ``column.in_([value])``: the value is the name
+    itself, not a list (a list only worked on MySQL, whose driver renders
+    it as a tuple; SQLite refuses to bind it).
+    """
+    return [vim for vim in plugin.get_vims(tacker_context,
+                                           filters={'name': name})
+            if vim.get('name') == name]
 
 
 def drop_connections(vnf_instance, vim_ids):

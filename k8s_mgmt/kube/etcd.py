@@ -236,11 +236,12 @@ class EtcdCtl(object):
         poll = polling.Poll(timeout, first=0.5, maximum=3.0)
         for _attempt in poll:
             health = self.health(members)
-            if len(healthy_members(members, health)) >= quorum(len(members)):
+            healthy = len(healthy_members(members, health))
+            if healthy >= quorum(len(members)):
                 break
             LOG.info('%s: %d of %d etcd members healthy; reading again in '
-                     'case an election is under way', self.node,
-                     len(healthy_members(members, health)), len(members))
+                     'case an election is under way', self.node, healthy,
+                     len(members))
         return health
 
     def statuses(self, members):

@@ -94,9 +94,7 @@ def _delete_tacker_vim(tacker_context, name):
     from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
     plugin = nfvo_plugin.NfvoPlugin()
     try:
-        vims = [v for v in plugin.get_vims(tacker_context,
-                                           filters={'name': name})
-                if v.get('name') == name]
+        vims = vim_mod.vims_named(plugin, tacker_context, name)
         for vim in vims:
             plugin.delete_vim(tacker_context, vim['id'])
             LOG.info('Deleted VIM %s (%s)', name, vim['id'])

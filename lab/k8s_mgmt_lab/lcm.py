@@ -67,10 +67,16 @@ def read_lab(settings):
     return record
 
 
+# The record's key naming the conductor that drives the lab's VNF, and
+# its value when it is Tacker's (k8s_mgmt_lab.tacker_harness.labrecord).
+LCM_KEY = 'lcm'
+TACKER = 'tacker'
+
+
 def refuse_tacker(record):
     """LabError when Tacker drives the lab's VNF: two conductors must
     never act on one VNF."""
-    if record.get('lcm') == 'tacker':
+    if record.get(LCM_KEY) == TACKER:
         raise LabError('Tacker drives the lab\'s VNF instance %s; use the '
                        'verb with --tacker' % record.get('vnf_instance_id'))
 
@@ -117,10 +123,9 @@ def vnfc_resources(topology):
             for node in topology.all_nodes()]
 
 
-def vnfc_skeleton(record):
+def vnfc_skeleton(topology):
     """What Tacker's conductor gives instantiate_start: one VNFC per VDU
     instance of the instantiation level, with no server yet."""
-    topology = status_mod.read_topology(record)
     return [dict(entry, compute_resource={})
             for entry in vnfc_resources(topology)]
 
@@ -198,14 +203,16 @@ def instantiate(settings, driver=None, request_body=None):
     request = instantiate_request(body)
     lab_kwargs = {'vnf_package_path': pkg, 'vim_info': vim_info(record)}
 
+    # The lab's stack stands from "lab up" on: one read serves the
+    # skeleton Tacker has before Heat and the instance it has after.
+    topology = status_mod.read_topology(record)
     began = time.monotonic()
     driver.instantiate_start(
         context=None, vnf_instance=vnf_instance(
-            inst_id, record, request, skeleton=vnfc_skeleton(record)),
+            inst_id, record, request, skeleton=vnfc_skeleton(topology)),
         instantiate_vnf_request=request, grant=None, grant_request=None,
         **lab_kwargs)
     started = time.monotonic()
-    topology = status_mod.read_topology(record)
     driver.instantiate_end(
         context=None,
         vnf_instance=vnf_instance(inst_id, record, request, topology),

@@ -24,10 +24,8 @@ import os
 import time
 import uuid
 
-from heatclient import client as heat_client
 
 from k8s_mgmt import package as package_mod
-from k8s_mgmt import secrets
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import cloud as cloud_mod
@@ -36,7 +34,6 @@ from k8s_mgmt_lab import heat_wait
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
-from k8s_mgmt.topology import heat as topology_heat
 from k8s_mgmt_lab import registry as registry_mod
 from k8s_mgmt_lab import vm as vm_mod
 
@@ -58,14 +55,6 @@ def kill(settings, vnfc_id):
     server_id = server_of_vnfc(record, vnfc_id)
     registry = registry_mod.Registry(settings.state_dir)
     return server_id, vm_mod.kill(registry, server_id)
-
-
-def _heat(record):
-    heat = record['heat']
-    session = topology_heat.session_from_settings(
-        heat['auth_url'], heat['username'], secrets.Secret(heat['password']),
-        heat['project_name'])
-    return heat_client.Client('1', session=session)
 
 
 def _stack_ref(client, stack_id):
@@ -99,7 +88,7 @@ def replace_vnfc(settings, record, topology, vnfc_id,
     if node is None:
         raise LabError('VNFC %s has no server in stack %s'
                        % (vnfc_id, record['stack_id']))
-    client = _heat(record)
+    client = status_mod.lab_heat(record)
     top_ref = _stack_ref(client, record['stack_id'])
     for stack_ref, name in unhealthy_resources(client, top_ref, node,
                                                include_block_storage):
@@ -123,7 +112,7 @@ def recreate_stack(settings, record):
     stack deleted (waited for until DELETE_COMPLETE), then created again
     under the same name from the package's BaseHOT with the parameters it
     had; new servers, new VNFC ids."""
-    client = _heat(record)
+    client = status_mod.lab_heat(record)
     old = client.stacks.get(record['stack_id'])
     parameters = {k: v for k, v in old.parameters.items()
                   if not k.startswith('OS::')}

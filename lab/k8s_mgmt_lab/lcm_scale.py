@@ -23,7 +23,6 @@ import dataclasses
 import time
 import uuid
 
-from heatclient import client as heat_client
 from oslo_log import log as logging
 
 from k8s_mgmt import secrets
@@ -33,7 +32,6 @@ from k8s_mgmt_lab import heat_wait
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
-from k8s_mgmt.topology import heat as topology_heat
 
 LOG = logging.getLogger(__name__)
 
@@ -58,11 +56,7 @@ class Heat(object):
     """The few Heat calls the conductor's side needs, on the lab's API."""
 
     def __init__(self, record):
-        auth = record['heat']
-        session = topology_heat.session_from_settings(
-            auth['auth_url'], auth['username'],
-            secrets.Secret(auth['password']), auth['project_name'])
-        self.client = heat_client.Client('1', session=session)
+        self.client = status_mod.lab_heat(record)
         self.stack_id = record['stack_id']
         self.stack_ref = '%s/%s' % (record['stack_name'], record['stack_id'])
 

@@ -46,6 +46,11 @@ def lab_session(record):
         heat['project_name'])
 
 
+def lab_heat(record):
+    """A heatclient on the lab's Heat API, with the record's credentials."""
+    return heat_client.Client('1', session=lab_session(record))
+
+
 def read_topology(record):
     session = lab_session(record)
     cluster = params.load_request(manager.lab_request(record))
@@ -57,7 +62,7 @@ def read_topology(record):
 def read_volumes(record):
     """The stack's Cinder volumes as its Heat shows them: id, the device
     and server of the attachment (None when not attached), size."""
-    client = heat_client.Client('1', session=lab_session(record))
+    client = lab_heat(record)
     rows = []
     for res in client.resources.list(record['stack_id'], nested_depth=5,
                                      filters={'type': hot.VOLUME}):

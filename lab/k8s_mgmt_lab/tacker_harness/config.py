@@ -5,11 +5,9 @@ extracted packages, the VIM fernet keys, the coordination locks) lives
 under ``<lab state dir>/tacker`` so ``lab down`` removes it with the lab.
 """
 
-import contextlib
 import dataclasses
 import json
 import os
-import sqlite3
 
 from oslo_log import log as logging
 import sqlalchemy
@@ -80,7 +78,7 @@ def overrides(paths):
         # but on an SQLite file each is a connection of its own and one's
         # open transaction locks out the other's commit ("database is
         # locked", in the default and in WAL journal modes alike).
-        # save_database copies it to a file for later reading.
+        # state.save_database copies it to a file between runs.
         ('database', 'connection', 'sqlite://'),
         ('tacker', 'vnflcm_mgmt_driver', ['vnflcm_noop'] + MGMT_DRIVERS),
         ('tacker', 'infra_driver', ['openstack']),
@@ -184,18 +182,6 @@ def _mysql_functions(dbapi_connection, _record):
     (``tacker.objects.vnf_lcm_subscriptions``) calls JSON_CONTAINS."""
     dbapi_connection.create_function('JSON_CONTAINS', 2, json_contains,
                                      deterministic=True)
-
-
-def save_database(paths):
-    """Copy the in-memory database to ``paths.database``."""
-    from tacker.db import api as db_api
-    raw = db_api.get_engine().raw_connection()
-    try:
-        with contextlib.closing(sqlite3.connect(paths.database)) as target:
-            raw.driver_connection.backup(target)
-    finally:
-        raw.close()
-    return paths.database
 
 
 def create_database():

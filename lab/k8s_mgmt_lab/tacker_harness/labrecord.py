@@ -10,14 +10,10 @@ the lab's own conductor (``lab instantiate/scale/heal/terminate`` without
 instantiated.
 """
 
-from heatclient import client as heat_client
-
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.lcm import LCM_KEY, TACKER
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as status_mod
-
-LCM_KEY = 'lcm'
-TACKER = 'tacker'
 
 
 def check_ours(record):
@@ -44,8 +40,7 @@ def follow(settings, report):
     info = report.get('instantiated_vnf_info')
     stack_id = info.get('stack_id') if info else None
     if report['instantiation_state'] == 'INSTANTIATED' and stack_id:
-        client = heat_client.Client(
-            '1', session=status_mod.lab_session(record))
+        client = status_mod.lab_heat(record)
         record['stack_id'] = stack_id
         record['stack_name'] = client.stacks.get(stack_id).stack_name
         record['vnfc_ids'] = vnfc_ids(report)
@@ -67,7 +62,7 @@ def delete_prebuilt_stack(settings, record):
     if record.get('vnf_instance_id'):
         raise LabError('the lab\'s stack %s belongs to VNF instance %s'
                        % (record['stack_id'], record['vnf_instance_id']))
-    client = heat_client.Client('1', session=status_mod.lab_session(record))
+    client = status_mod.lab_heat(record)
     stack_id = record['stack_id']
     client.stacks.delete('%s/%s' % (record['stack_name'], stack_id))
     heat_wait.stack_done(client, stack_id, 'DELETE')

@@ -82,6 +82,5 @@ def instantiate(context, ctl, instance_id, body):
     from tacker import objects
     vnf = ctl._get_vnf(context, instance_id)
     instance = objects.VnfInstance.get_by_id(context, instance_id)
-    response = ctl._instantiate(context, instance, vnf, body)
-    location = dict(response.headerlist).get('Location', '')
-    return location.rstrip('/').rsplit('/', 1)[-1]
+    from k8s_mgmt_lab.tacker_harness import ops
+    return ops.op_occ_id(ctl._instantiate(context, instance, vnf, body))

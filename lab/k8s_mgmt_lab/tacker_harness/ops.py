@@ -20,7 +20,7 @@ class Refused(Exception):
     """The controller answered with an error instead of 202."""
 
 
-def _op_occ_id(response):
+def op_occ_id(response):
     if response.status_int != 202:
         raise Refused('Tacker answered %s: %s' % (
             response.status_int, response.body.decode(errors='replace')))
@@ -56,7 +56,7 @@ def scale(context, ctl, instance_id, body):
     instance = objects.VnfInstance.get_by_id(context, instance_id)
     if not instance.instantiated_vnf_info.scale_status:
         raise Refused('VNF instance %s has no scale status' % instance_id)
-    return _op_occ_id(ctl._scale(context, instance, vnf_info, body))
+    return op_occ_id(ctl._scale(context, instance, vnf_info, body))
 
 
 def heal(context, ctl, instance_id, body):
@@ -70,7 +70,7 @@ def heal(context, ctl, instance_id, body):
                       'INSTANTIATED and idle' % (
                           instance_id, instance.instantiation_state,
                           instance.task_state))
-    return _op_occ_id(ctl._heal(context, instance, vnf, body))
+    return op_occ_id(ctl._heal(context, instance, vnf, body))
 
 
 def terminate(context, ctl, instance_id, body):
@@ -78,4 +78,4 @@ def terminate(context, ctl, instance_id, body):
     from tacker import objects
     vnf = ctl._get_vnf(context, instance_id)
     instance = objects.VnfInstance.get_by_id(context, instance_id)
-    return _op_occ_id(ctl._terminate(context, instance, vnf, body))
+    return op_occ_id(ctl._terminate(context, instance, vnf, body))

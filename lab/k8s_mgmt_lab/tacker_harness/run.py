@@ -90,7 +90,7 @@ def tacker_session(settings):
                       lcm.controller_for(conductor), state_mod.read(paths))
     finally:
         conductor.stop()
-        LOG.info('Tacker database saved to %s', config.save_database(paths))
+        LOG.info('Tacker database saved to %s', state_mod.save_database(paths))
 
 
 def finish(session, instance_id, op_occ_id, seconds):
@@ -165,8 +165,8 @@ def operate(settings, verb, body):
     labrecord.check_ours(record)
     with tacker_session(settings) as session:
         instance_id = session.state.get('vnf_instance_id')
-        if not instance_id or record.get(labrecord.LCM_KEY) != \
-                labrecord.TACKER:
+        if not instance_id or record.get(lab_lcm.LCM_KEY) != \
+                lab_lcm.TACKER:
             raise LabError('no VNF instance of Tacker\'s on this lab; run '
                            '"lab instantiate --tacker" first')
         began = time.monotonic()
