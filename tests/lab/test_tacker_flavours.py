@@ -1,15 +1,18 @@
-"""The storage and kubespray flavours instantiated and terminated through
-Tacker's own conductor (``lab ... --tacker``), one lab each.
+"""The storage, kubespray and podaffinity flavours instantiated and
+terminated through Tacker's own conductor (``lab ... --tacker``), one lab
+each.
 
 test_tacker_loop.py runs every operation on the complex flavour; this
-module checks that the two flavours with VMs of other kinds (the NFS
-storage server and its Cinder volume; the external load balancer, with the
-Ansible server outside the stack) come up through Tacker too: Tacker's
-database read directly, the cluster read through the Kubernetes VIM the
-driver registered in Tacker, the storage server's PersistentVolumes from
-inside the master.
+module checks that the other flavours come up through Tacker too: the two
+with VMs of other kinds (the NFS storage server and its Cinder volume; the
+external load balancer, with the Ansible server outside the stack) and the
+one that labels workers with the compute host Nova placed them on.
+Tacker's database is read directly (states, and one VNFC per VM of the
+stack), the cluster through the Kubernetes VIM the driver registered in
+Tacker, the PersistentVolumes and node labels from inside a master.
 """
 
+import collections
 import contextlib
 import json
 import os
@@ -38,10 +41,21 @@ def _states():
     return state, tuple(op)
 
 
+VDUS = {'master': 'masterNode', 'worker': 'workerNode',
+        'storage': 'storage_server', 'external_lb': 'externalLB'}
+
+
+def _kubectl(master, *args):
+    return k8s_mgmt('exec', master['server_id'], '--', 'kubectl',
+                    '--kubeconfig', '/etc/kubernetes/admin.conf',
+                    *args).stdout
+
+
 @pytest.mark.parametrize('flavour, roles', [
     ('storage', {'master': 1, 'worker': 1, 'storage': 1}),
     ('kubespray', {'master': 3, 'worker': 1, 'external_lb': 1,
                    'ansible_server': 1}),
+    ('podaffinity', {'master': 3, 'worker': 1}),
 ])
 def test_flavour_instantiates_and_terminates_through_tacker(
         assert_lab_clean, flavour, roles):
@@ -60,13 +74,29 @@ def test_flavour_instantiates_and_terminates_through_tacker(
         assert found == roles
         assert status['heat']['stack_name'] == (
             'vnflcm_%s' % report['vnf_instance_id'])
+        # One VNFC per VM of the stack in Tacker's instantiated_vnf_info
+        # (the Ansible server is outside the stack).
+        vnfcs = collections.Counter(
+            v['vdu_id'] for v in
+            report['instantiated_vnf_info']['vnfc_resource_info'])
+        assert vnfcs == {VDUS[role]: count for role, count in roles.items()
+                         if role in VDUS}
+        master = next(vm for vm in status['vms'] if vm['role'] == 'master')
         if flavour == 'storage':
-            master = next(vm for vm in status['vms']
-                          if vm['role'] == 'master')
-            pvs = k8s_mgmt('exec', master['server_id'], '--', 'kubectl',
-                           '--kubeconfig', '/etc/kubernetes/admin.conf',
-                           'get', 'pv', '-o', 'name').stdout.split()
+            pvs = _kubectl(master, 'get', 'pv', '-o', 'name').split()
             assert pvs and all(p.startswith('persistentvolume/')
                                for p in pvs)
+        if flavour == 'podaffinity':
+            labelled = json.loads(_kubectl(master, 'get', 'nodes', '-o',
+                                           'json'))['items']
+            hosts = {n['metadata']['name']:
+                     n['metadata']['labels'].get('CIS-node')
+                     for n in labelled}
+            for vm in status['vms']:
+                if vm['role'] == 'worker':
+                    assert vm['compute_host'], vm
+                    assert hosts[vm['name']] == vm['compute_host'], hosts
+                else:
+                    assert hosts[vm['name']] is None, hosts
         k8s_mgmt('terminate', '--tacker', '--json', '--quiet')
         assert _states() == ('NOT_INSTANTIATED', ('TERMINATE', 'COMPLETED'))

@@ -83,8 +83,11 @@ def test_the_flavour_vnfd_parses_with_tosca_parser(pkg):
     lb = raw['node_templates']['externalLB']['properties']['vdu_profile']
     assert lb['max_number_of_instances'] == 1
     aspects = [p for p in raw['policies'] if 'scaling_aspects' in p][0]
-    assert set(aspects['scaling_aspects']['properties']['aspects']) == {
-        'worker_instance'}
+    aspects = aspects['scaling_aspects']['properties']['aspects']
+    assert set(aspects) == {'master_instance', 'worker_instance'}
+    # The masters' aspect only makes Tacker count three VNFCs: it never
+    # scales.
+    assert aspects['master_instance']['max_scale_level'] == 0
 
 
 def test_the_basehot_has_the_lb_vm_and_no_vip(pkg):

@@ -13,15 +13,18 @@ import json
 import logging
 
 import pytest
+from oslo_config import cfg
 
 tacker = pytest.importorskip('tacker', reason='tacker extra not installed')
 
 from tacker.api.schemas import vnf_lcm  # noqa: E402
 from tacker.api.validation import validators  # noqa: E402
+from tacker.common import csar_utils  # noqa: E402
 from tacker.common import exceptions as tacker_exceptions  # noqa: E402
 from tacker.common import utils as tacker_utils  # noqa: E402
 from tacker import context as tacker_context  # noqa: E402
 from tacker import objects  # noqa: E402
+from tacker.vnflcm import utils as vnflcm_utils  # noqa: E402
 from tacker.vnfm.lcm_user_data import utils as tacker_user_data  # noqa
 
 from k8s_mgmt import package  # noqa: E402
@@ -176,3 +179,46 @@ def test_the_lab_gets_the_same_parameters_from_a_child_process(csar):
     expected, _ = user_data.run(csar, body)
     assert user_data.hot_parameters(csar, body) == json.loads(
         json.dumps(expected))
+
+
+@pytest.fixture(scope='module')
+def extracted(csar, tmp_path_factory):
+    """The CSAR as Tacker's onboarding extracts it: {package id: path}."""
+    root = tmp_path_factory.mktemp('csar-root')
+    cfg.CONF.set_override('vnf_package_csar_path', str(root),
+                          group='vnf_package')
+    raising, logging.raiseExceptions = logging.raiseExceptions, False
+    try:
+        csar_utils.load_csar_data(tacker_context.get_admin_context(), 'pkg',
+                                  csar)
+    finally:
+        logging.raiseExceptions = raising
+        cfg.CONF.clear_override('vnf_package_csar_path',
+                                group='vnf_package')
+    return str(root / 'pkg')
+
+
+@pytest.mark.parametrize('flavour', shipped.sample_flavours())
+def test_tacker_counts_the_vnfcs_heat_is_asked_for(csar, extracted,
+                                                   monkeypatch, flavour):
+    """Tacker builds instantiated_vnf_info with one VNFC per instance it
+    counts from the VNFD (``_get_compute_nodes``: a VDU's scaling aspect,
+    deltas and instantiation level; one for a VDU in no aspect). The
+    UserData asks Heat for its desired_capacity from the VNFD too; the two
+    must agree for every VDU, or Tacker lists fewer VNFCs than run."""
+    parameters, _ = user_data.run(csar, shipped.sample_request(flavour))
+    context = tacker_context.get_admin_context()
+    objects.register_all()
+    # The database lookup of the package's directory, as in user_data.run.
+    monkeypatch.setattr(vnflcm_utils, '_get_vnf_package_path',
+                        lambda ctx, vnfd_id: extracted)
+    vnfd_dict = vnflcm_utils.get_vnfd_dict(context, 'vnfd', flavour)
+    request = objects.InstantiateVnfRequest.obj_from_primitive(
+        tacker_utils.convert_camelcase_to_snakecase(
+            shipped.sample_request(flavour)), context=context)
+    counted = {vdu: found['COUNT'] for vdu, found in
+               vnflcm_utils._get_compute_nodes(vnfd_dict, request).items()}
+    asked = {vdu: entry['desired_capacity'] for vdu, entry in
+             parameters['nfv']['VDU'].items() if 'desired_capacity' in entry}
+    assert asked
+    assert {vdu: counted.get(vdu) for vdu in asked} == asked
