@@ -8,6 +8,7 @@ scale_end, SCALE_OUT::
     Upload the scripts to <m>        one if it is down, HA only)
     Read the API credentials        (token-secret on the master)
     Read the cluster's nodes        (a re-run skips new workers already Ready)
+    Delete the nodes whose VM is gone  (only when there are: see below)
     Connect to the new workers      (all at once)
     Upload the scripts
     Read join data                  (print-join: a fresh token)
@@ -20,7 +21,16 @@ scale_start, SCALE_IN (and the rollback of a failed SCALE_OUT)::
     Read the topology from Heat
     Find the workers to remove      (scale_name_list -> member resources)
     Connect to master <m>, read the API credentials
+    Read the cluster's nodes
+    Delete the nodes whose VM is gone  (only when there are)
     Drain and delete the workers    (all at once: cordon, evict, delete)
+
+A node "whose VM is gone" is one the driver reached over SSH (its host key
+is pinned under its server id in the instance's own pin file) that the API
+still lists while Heat no longer has its server. Tacker 16 leaves such
+nodes behind: it rolls back a scale-out that failed in scale_end through
+Heat alone, without calling the driver. Their Nodes (and the pods bound to
+them) are deleted and their pins forgotten.
 
 Only the nodes that change and one master are touched, so a scale-out costs
 the same on a cluster of 1 or 100 workers. Every phase is decided from what
@@ -29,6 +39,7 @@ Heat and the API report, so a re-run finishes what a failed run left.
 
 from oslo_log import log as logging
 
+from k8s_mgmt import conf
 from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import parallel
@@ -42,6 +53,7 @@ LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 TITLE_DRAIN = 'Drain and delete the workers'
+TITLE_VANISHED = 'Delete the nodes whose VM is gone'
 
 
 def connect_master(op, topology):
@@ -99,6 +111,7 @@ def find_new_workers(op, topology):
                                           ids)
     master, access = yield from connect_master(op, topology)
     states = yield node_work.nodes_phase(op, access)
+    yield from delete_vanished(op, topology, access, states)
     if not ids:
         # No ids from the conductor: the workers the API does not know.
         new = scale_plan.workers_not_in_cluster(topology, states)
@@ -137,11 +150,34 @@ def _remove(op, force, rollback):
         yield phases.skipped(TITLE_DRAIN, 'no worker to remove')
         return {'removed': [], 'reports': {}}
     _master, access = yield from connect_master(op, topology)
+    states = yield node_work.nodes_phase(op, access, wait=False)
+    yield from delete_vanished(op, topology, access, states)
     reports = yield drain_phase(op, TITLE_DRAIN, access, removal.workers,
                                 force)
     return {'removed': sorted(r.node for r in reports.values()
                               if r.node_deleted),
             'reports': reports}
+
+
+def delete_vanished(op, topology, access, states):
+    """Phases (only when there are any): delete the Nodes whose VM is gone
+    and forget their pins. Skipped with a shared pin file
+    (``[k8s_mgmt] host_key_file``): its pins are not this instance's."""
+    if conf.CONF.k8s_mgmt.host_key_file:
+        return
+    vanished = scale_plan.vanished_nodes(op.store.all(), topology,
+                                         set(states))
+    if not vanished:
+        return
+    LOG.warning('%s Heat no longer has the VM(s) of node(s) %s (a rollback '
+                'that did not call the driver?); deleting those Nodes',
+                op.prefix, ', '.join(v.name for v in vanished))
+    names = {v.name for v in vanished}
+    yield drain_phase(op, TITLE_VANISHED, access, vanished, force=True,
+                      unreachable=names)
+    pin_ids = [v.pin_id for v in vanished]
+    yield Phase('Forget their host keys',
+                action=lambda: op.store.forget_many(pin_ids))
 
 
 def drain_phase(op, title, access, workers, force, unreachable=()):

@@ -106,6 +106,36 @@ def nodes_to_remove(topology, scale_names, scale_out_ids=()):
     return Removal(tuple(workers), tuple(unknown), tuple(masters))
 
 
+@dataclasses.dataclass(frozen=True)
+class Vanished:
+    """A node the API lists whose VM Heat no longer has."""
+
+    name: str
+    pin_id: str
+
+
+def vanished_nodes(pins, topology, listed):
+    """Nodes this instance's driver reached over SSH (their host keys are
+    pinned under their server ids), that the API still lists, and whose
+    server Heat no longer has under any name: the VM is gone, so the Node is
+    an empty record. Tacker 16 rolls a scale-out that failed in scale_end
+    back through Heat alone, without calling the driver, and leaves them.
+
+    ``pins`` is the instance's own pin file's entries ({server id: entry});
+    ``listed`` the node names the API reports.
+    """
+    servers = {n.server_id for n in topology.all_nodes()}
+    current = {n.name for n in topology.all_nodes()}
+    found = []
+    for pin_id, entry in sorted(pins.items()):
+        name = (entry or {}).get('node')
+        if (pin_id in servers or ':' in pin_id or not name or
+                name in current or name not in listed):
+            continue
+        found.append(Vanished(name, pin_id))
+    return tuple(found)
+
+
 def join_targets(new, ready_nodes):
     """New workers that still have to join (a re-run skips Ready ones)."""
     ready = set(ready_nodes)

@@ -6,9 +6,16 @@ delete); the driver's hooks get Tacker-shaped dicts and the conductor's
 keyword arguments (tacker.conductor.conductor_server):
 
 * SCALE_OUT: Heat grows the group, then ``scale_end(scale_out_id_list=<new
-  member stack ids>, vnf=...)``. When scale_end fails, the conductor rolls
-  back: ``scale_start`` with the SCALE_OUT request and ``scale_name_list``
-  (the new members), then Heat shrinks the group again.
+  member stack ids>, vnf=...)``. When scale_end fails, the op occ's error
+  point is VNF_CONFIG_END and Tacker's rollback (``POST .../rollback``)
+  goes through Heat alone: the new members are marked unhealthy and the
+  group shrinks; **no hook is called** (tacker 16,
+  ``VnfLcmDriver._rollback_vnf_pre`` calls ``scale_start`` only when the
+  error point is NOTIFY_COMPLETED, i.e. when Tacker itself failed after
+  scale_end returned). The lab rolls back at once, as an operator asking
+  for the rollback would; ``fail_after_scale_end`` stands for the other
+  case: ``scale_start(scale_name_list=<the new members>)`` with the
+  SCALE_OUT request, then Heat.
 * SCALE_IN: ``scale_start(scale_name_list=<members Heat will remove>,
   scale_out_id_list=<their stack ids>, vnf=...)``, then Heat shrinks the
   group.
@@ -173,8 +180,13 @@ class _Conductor(object):
 
 
 def scale(settings, scale_type, aspect_id=DEFAULT_ASPECT, steps=1,
-          additional_params=None, driver=None):
-    """One scale operation: the cloud and the driver's hooks in order."""
+          additional_params=None, driver=None, fail_after_scale_end=False):
+    """One scale operation: the cloud and the driver's hooks in order.
+
+    ``fail_after_scale_end`` (tests): a scale-out fails in the conductor
+    after scale_end returned, as Tacker's would at its error point
+    NOTIFY_COMPLETED, and is rolled back with the driver's scale_start.
+    """
     if scale_type not in (SCALE_OUT, SCALE_IN):
         raise LabError('unknown scale type %r' % scale_type)
     if steps < 1:
@@ -182,11 +194,15 @@ def scale(settings, scale_type, aspect_id=DEFAULT_ASPECT, steps=1,
     conductor = _Conductor(settings, driver)
     request = scale_request(scale_type, aspect_id, steps, additional_params)
     if scale_type == SCALE_OUT:
-        return _scale_out(conductor, request)
+        return _scale_out(conductor, request, fail_after_scale_end)
     return _scale_in(conductor, request)
 
 
-def _scale_out(conductor, request):
+class ConductorFailure(LabError):
+    """The conductor failed after scale_end returned (a test's fault)."""
+
+
+def _scale_out(conductor, request, fail_after_scale_end=False):
     heat, aspect = conductor.heat, request['aspect_id']
     before = {m['name'] for m in heat.members(aspect)}
     began = time.monotonic()
@@ -198,11 +214,19 @@ def _scale_out(conductor, request):
         conductor.hook('scale_end', request,
                        scale_out_id_list=[m['stack_id'] for m in new],
                        vnf=conductor.vnf())
+        if fail_after_scale_end:
+            raise ConductorFailure('the conductor failed after scale_end '
+                                   '(injected)')
     except Exception as err:
-        LOG.warning('scale_end failed (%s); rolling the scale-out back',
-                    secrets.redact(str(err)).splitlines()[0])
+        after_hook = isinstance(err, ConductorFailure)
+        LOG.warning('%s (%s); rolling the scale-out back%s',
+                    'the conductor failed' if after_hook else
+                    'scale_end failed',
+                    secrets.redact(str(err)).splitlines()[0],
+                    '' if after_hook else ' through Heat alone, as Tacker '
+                    'does (no hook)')
         try:
-            _roll_back(conductor, request, new)
+            _roll_back(conductor, request, new, call_driver=after_hook)
         except Exception as rollback_err:  # report, keep the first error
             LOG.error('the rollback failed too: %s',
                       secrets.redact(str(rollback_err)))
@@ -213,12 +237,14 @@ def _scale_out(conductor, request):
                        cloud_done - began, time.monotonic() - cloud_done)
 
 
-def _roll_back(conductor, request, new):
-    """The conductor's rollback of a failed scale-out."""
+def _roll_back(conductor, request, new, call_driver):
+    """Tacker's rollback of a failed scale-out: the driver's scale_start
+    only when the failure came after scale_end (its kwargs: just
+    ``scale_name_list``), then Heat."""
     try:
-        conductor.hook('scale_start', request,
-                       scale_name_list=[m['name'] for m in new],
-                       vnf=conductor.vnf())
+        if call_driver:
+            conductor.hook('scale_start', request,
+                           scale_name_list=[m['name'] for m in new])
     finally:
         # As Tacker's rollback (its OpenStack infra driver's
         # scale_in_reverse, tacker 16): the new members are marked

@@ -22,6 +22,7 @@ from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import shipped
+from k8s_mgmt import ssh
 from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab import lcm
@@ -151,26 +152,52 @@ def test_scale_out_in_blocked_forced_then_terminate(lab):
 
 
 class FailingAfterJoin(KubernetesMgmtDriver):
-    """scale_end that fails after the real one joined the nodes (e.g. a
-    later step of the conductor): the conductor must roll back."""
+    """scale_end that fails after the real one joined the nodes."""
 
     def scale_end(self, *args, **kwargs):
         super().scale_end(*args, **kwargs)
         raise exceptions.MgmtDriverError(error_message='injected failure')
 
 
+def _cluster_workers(api, record):
+    masters = {m.name for m in lab_status.read_topology(record).masters}
+    return set(api.nodes()) - masters
+
+
 def test_failed_scale_out_is_rolled_back_and_joined_nodes_removed(lab):
     record = lab.up('simple', workers=1)
     result = lcm.instantiate(SETTINGS)
     before = {w.name for w in _workers(record)}
+
+    # Tacker failing after scale_end returned: its rollback calls
+    # scale_start, which removes the nodes that joined.
+    with pytest.raises(LabError) as caught:
+        lcm_scale.scale(SETTINGS, 'SCALE_OUT', fail_after_scale_end=True)
+    assert 'injected' in str(caught.value)
+    assert {w.name for w in _workers(record)} == before
+    with _api(result) as api:
+        assert _cluster_workers(api, record) == before
+
+    # scale_end itself failing: Tacker rolls back through Heat alone, so
+    # the joined nodes outlive their VMs...
     with pytest.raises(exceptions.MgmtDriverError) as caught:
         lcm_scale.scale(SETTINGS, 'SCALE_OUT', steps=2,
                         driver=FailingAfterJoin())
     assert 'injected failure' in str(caught.value)
     assert {w.name for w in _workers(record)} == before
     with _api(result) as api:
-        assert set(api.nodes()) - {m.name for m in lab_status.read_topology(
-            record).masters} == before
-    # The scale-out works afterwards.
+        ghosts = _cluster_workers(api, record) - before
+        assert len(ghosts) == 2
+    pins = ssh.HostKeyStore(
+        os.path.join(result.driver_state, 'host_keys.json')).all()
+    assert ghosts <= {e['node'] for e in pins.values()}
+
+    # ... until the next scale-out deletes them and forgets their pins.
     out = lcm_scale.scale(SETTINGS, 'SCALE_OUT')
     assert len(out.member_names) == 1
+    with _api(result) as api:
+        assert _cluster_workers(api, record) == {
+            w.name for w in _workers(record)}
+    pins = ssh.HostKeyStore(
+        os.path.join(result.driver_state, 'host_keys.json')).all()
+    assert not ghosts & {e['node'] for e in pins.values()}

@@ -15,7 +15,8 @@ def register(verbs):
         description='Scale the lab stack\'s group through its Heat API and '
                     'call the driver\'s scale_start/scale_end with the '
                     'arguments Tacker\'s conductor passes, in its order '
-                    '(a failed scale-out is rolled back the same way).')
+                    '(a scale-out whose scale_end fails is rolled back '
+                    'as Tacker does: through Heat alone, no hook).')
     scale.add_argument('--type', required=True,
                        choices=(lcm_scale.SCALE_OUT, lcm_scale.SCALE_IN))
     scale.add_argument('--aspect-id', default=lcm_scale.DEFAULT_ASPECT)

@@ -119,7 +119,8 @@ def test_scale_in_drains_the_named_workers_through_one_master():
     assert op_helpers.titles(phases) == [
         'Read the topology from Heat', 'Find the workers to remove',
         'Connect to master master-1', 'Upload the scripts to master-1',
-        'Read the API credentials', 'Drain and delete the workers']
+        'Read the API credentials', "Read the cluster's nodes",
+        'Drain and delete the workers']
     drain = phases[-1]
     assert drain.nodes == ('worker-1',)
     assert drain.work[0].text == ('cordon node worker-1, evict its pods, '
@@ -198,6 +199,26 @@ def test_labels_only_for_the_new_workers_from_their_placement():
     assert labels.nodes == ('worker-3',)
     assert [w.text for w in labels.work] == [
         'PATCH node worker-3 labels CIS-node=compute-3']
+
+
+# -- nodes whose VM is gone ---------------------------------------------------
+
+def test_vanished_nodes_are_pinned_listed_and_gone_from_heat():
+    topo = op_helpers.topology(1, 2)
+    pins = {
+        'srv-master-1': {'node': 'master-1'},      # in the stack
+        'srv-worker-2': {'node': 'worker-2'},      # in the stack
+        'srv-old-w3': {'node': 'worker-3'},        # gone, still listed
+        'srv-old-w4': {'node': 'worker-4'},        # gone, not listed
+        'srv-old-w1': {'node': 'worker-1'},        # healed: name reused
+        '10.0.0.9:22': {'node': 'worker-5'},       # not a server pin
+        'srv-no-name': {'node': None},
+    }
+    listed = {'master-1', 'worker-1', 'worker-2', 'worker-3', 'worker-5',
+              'outsider'}
+    assert scale_plan.vanished_nodes(pins, topo, listed) == (
+        scale_plan.Vanished('worker-3', 'srv-old-w3'),)
+    assert scale_plan.vanished_nodes({}, topo, listed) == ()
 
 
 # -- terminate ---------------------------------------------------------------
