@@ -99,6 +99,21 @@ class FileVimRegistrar(object):
                  record.name)
         return {'kubeconfig': kube_path, 'vim_config': vim_path}
 
+    def registered(self, name):
+        """The record registered before (its VIM config file), or None."""
+        text = self.state.read(state_mod.VIM_CONFIG)
+        if not text:
+            return None
+        try:
+            data = yaml.safe_load(text)
+            return VimRecord(name=name, endpoint=data['auth_url'],
+                             bearer_token=data['bearer_token'],
+                             ssl_ca_cert=data['ssl_ca_cert'])
+        except Exception:  # damaged: read the credentials again instead
+            LOG.warning('%s cannot be read; ignored',
+                        self.state.file(state_mod.VIM_CONFIG))
+            return None
+
 
 class TackerVimRegistrar(object):
     """Inside Tacker: NFVO plugin VIM + VimConnectionInfo on the instance."""
@@ -143,6 +158,27 @@ class TackerVimRegistrar(object):
                     record.name, type(err).__name__, err))
         self._add_connection(vim['id'])
         return {'vim_id': vim['id']}
+
+    def registered(self, name):
+        """The record of the instance's Kubernetes VIM, read through
+        Tacker's VIM client (which decrypts its token and CA), or None."""
+        vim_ids = [ctx_mod.field(c, 'vim_id') for c in
+                   ctx_mod.field(self.vnf_instance, 'vim_connection_info')
+                   or () if ctx_mod.field(c, 'vim_type') == VIM_TYPE]
+        if not vim_ids:
+            return None
+        from tacker.vnfm import vim_client  # noqa: only inside Tacker
+        try:
+            vim = vim_client.VimClient().get_vim(self.context, vim_ids[-1])
+            auth = vim['vim_auth']
+            return VimRecord(name=name, endpoint=auth['auth_url'],
+                             bearer_token=auth['bearer_token'],
+                             ssl_ca_cert=auth['ssl_ca_cert'])
+        except Exception as err:  # gone or unreadable: read them again
+            LOG.warning('VIM %s of the instance cannot be read (%s); its '
+                        'credentials will be read from a master',
+                        vim_ids[-1], type(err).__name__)
+            return None
 
     def _add_connection(self, vim_id):
         from tacker import objects  # noqa: only inside Tacker

@@ -11,9 +11,12 @@ data, what a dry run assumes it returns, and the action that does it.
 import dataclasses
 import typing
 
+from oslo_log import log as logging
+
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import secrets
+from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.kube import client as kube_client
 from k8s_mgmt.operations import labels as labels_mod
 from k8s_mgmt.operations import nodes as nodes_mod
@@ -24,6 +27,8 @@ from k8s_mgmt.topology import from_params
 from k8s_mgmt.topology import heat
 
 Phase = phases.Phase
+
+LOG = logging.getLogger(__name__)
 
 TITLE_TOPOLOGY = 'Read the topology from Heat'
 TITLE_UPLOAD = 'Upload the scripts'
@@ -177,12 +182,16 @@ class ClusterAccess:
 
 
 def api_phase(op, title, topology, master, first):
-    """token-secret on ``master``: the VIM's token and CA, and an API
-    client for the endpoint the cluster answers on (``first``'s)."""
+    """The VIM's token and CA, and an API client for the endpoint the
+    cluster answers on (``first``'s): those of the VIM registered for the
+    instance when the API accepts them, else token-secret on ``master``."""
     ends = scripts.endpoints(topology, op.params, first)
     call = scripts.token_secret_call(master, op.params)
 
     def access():
+        known = registered_access(op, ends)
+        if known is not None:
+            return known
         result = op.run_script(master, call)
         creds = scripts.VimCredentials.from_output(master.name, call.mode,
                                                    result.stdout)
@@ -190,8 +199,40 @@ def api_phase(op, title, topology, master, first):
                                       creds.ca_cert))
         return ClusterAccess(api, creds, ends)
     return Phase(title, nodes=(master.name,),
-                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 work=(phases.api_work(
+                     'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s '
+                     'token and CA (when there is one); if refused:'
+                     % ends.api_url),
+                     phases.script_work(call, uploads.REMOTE_DIR)),
                  action=access, assume=ClusterAccess(None, None, ends))
+
+
+def registered_access(op, ends):
+    """ClusterAccess from the VIM registered for the instance (Tacker's, or
+    the VIM config file outside Tacker), checked with one request; None
+    when there is none, it names another endpoint, or the API refuses it
+    (a rebuilt cluster has a new CA, a revoked token fails)."""
+    registrar = vim_mod.registrar_for(op.ctx.tacker_context,
+                                      op.ctx.vnf_instance, op.state)
+    record = registrar.registered(
+        op.params.vim_name or
+        vim_mod.default_vim_name(op.ctx.vnf_instance_id))
+    if record is None or record.endpoint != ends.api_url:
+        return None
+    api = kube.ClusterAPI(ends.api_url, record.bearer_token,
+                          record.ssl_ca_cert)
+    try:
+        api.call('check the registered VIM\'s token', api.core.list_node,
+                 limit=1)
+    except exceptions.KubernetesAPIError as err:
+        api.close()
+        LOG.info('%s the registered VIM\'s credentials were refused (%s); '
+                 'reading them again from a master', op.prefix,
+                 err.kwargs.get('reason'))
+        return None
+    LOG.info('%s using the registered VIM\'s credentials', op.prefix)
+    return ClusterAccess(op.keep(api), scripts.VimCredentials(
+        token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
 
 
 def _planned_states(op, names_):

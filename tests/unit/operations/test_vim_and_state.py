@@ -62,6 +62,19 @@ def test_file_registrar_writes_both_files_0600(tmp_path):
         assert yaml.safe_load(src) == vim.kubeconfig(_record())
 
 
+def test_file_registrar_reads_back_what_it_registered(tmp_path):
+    state = state_mod.InstanceState('inst-1', base_dir=str(tmp_path))
+    registrar = vim.FileVimRegistrar(state)
+    assert registrar.registered('kubernetes_vim_abc') is None
+    registrar.register(_record())
+    assert registrar.registered('kubernetes_vim_abc') == _record()
+    # A damaged file is not trusted: the credentials are read again.
+    state.write(state_mod.VIM_CONFIG, 'auth_url: [')
+    assert registrar.registered('kubernetes_vim_abc') is None
+    state.write(state_mod.VIM_CONFIG, 'auth_url: https://x:1\n')
+    assert registrar.registered('kubernetes_vim_abc') is None
+
+
 def test_tacker_registrar_only_for_a_tacker_context(tmp_path):
     state = state_mod.InstanceState('inst-1', base_dir=str(tmp_path))
 
