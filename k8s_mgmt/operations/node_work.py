@@ -219,19 +219,23 @@ def registered_access(op, ends):
         vim_mod.default_vim_name(op.ctx.vnf_instance_id))
     if record is None or record.endpoint != ends.api_url:
         return None
-    api = kube.ClusterAPI(ends.api_url, record.bearer_token,
-                          record.ssl_ca_cert)
-    try:
-        api.call('check the registered VIM\'s token', api.core.list_node,
-                 limit=1)
-    except exceptions.KubernetesAPIError as err:
-        api.close()
-        LOG.info('%s the registered VIM\'s credentials were refused (%s); '
-                 'reading them again from a master', op.prefix,
-                 err.kwargs.get('reason'))
-        return None
+    # The check's client is closed at once: the operation's own client
+    # must not start with a pooled connection that a later phase (a VIP
+    # hand-over, an HAProxy reload) may cut.
+    with kube.ClusterAPI(ends.api_url, record.bearer_token,
+                         record.ssl_ca_cert) as check:
+        try:
+            check.call('check the registered VIM\'s token',
+                       check.core.list_node, limit=1)
+        except exceptions.KubernetesAPIError as err:
+            LOG.info('%s the registered VIM\'s credentials were refused '
+                     '(%s); reading them again from a master', op.prefix,
+                     err.kwargs.get('reason'))
+            return None
     LOG.info('%s using the registered VIM\'s credentials', op.prefix)
-    return ClusterAccess(op.keep(api), scripts.VimCredentials(
+    api = op.keep(kube.ClusterAPI(ends.api_url, record.bearer_token,
+                                  record.ssl_ca_cert))
+    return ClusterAccess(api, scripts.VimCredentials(
         token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
 
 

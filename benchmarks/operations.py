@@ -1,0 +1,246 @@
+"""Each LCM operation's time against the floor it cannot go below.
+
+On the lab, the stand-ins' ``kubeadm init`` and ``kubeadm join`` take fixed
+times (``--init-delay``, ``--join-delay``). An operation's **floor** is the
+stand-in delays it must wait for, in the order they must happen, plus one
+SSH handshake (measured on the lab: the nodes are reached in parallel).
+The wall time is the driver's hooks alone (the cloud's VM boots are
+Heat's, not ours). The SSH connections each node accepted during the
+operation are counted from the VMs' own sshd logs, not by our code.
+
+    sudo .venv/bin/python -m benchmarks.operations [--smoke]
+
+Operations: instantiate, scale out 1, scale in 1, heal a worker on
+``simple``; instantiate, heal a master and heal the whole VNF on
+``complex`` (3 masters, 2 workers). ``--smoke`` runs the simple cluster with
+short delays (CI: the figures are printed, no target is enforced). Each lab
+is torn down afterwards, also after a failure or Ctrl-C.
+
+Targets: wall/floor <= 1.2 per operation; at most one SSH connection per
+node per operation.
+"""
+
+import argparse
+import dataclasses
+import resource
+import signal
+import sys
+import time
+
+import paramiko
+
+from k8s_mgmt import conf
+from k8s_mgmt_lab import lcm
+from k8s_mgmt_lab import lcm_heal
+from k8s_mgmt_lab import lcm_scale
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.standins import layer
+
+STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-ops'
+SUBNET = '10.254.234.0/24'
+BRIDGE = 'k8slabop'
+TAG = 'lop'
+TARGET_RATIO = 1.2
+TARGET_SSH = 1
+SSHD_LOG = '/run/sshd.log'
+
+
+@dataclasses.dataclass
+class Row:
+    operation: str
+    wall: float
+    floor: float
+    ssh_per_node: int           # most connections one node accepted
+    rss_mb: float               # this process's peak so far
+
+    @property
+    def ratio(self):
+        return self.wall / self.floor if self.floor else float('inf')
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class Lab(object):
+    """One lab cluster and its measuring helpers."""
+
+    def __init__(self, init_delay, join_delay):
+        self.settings = manager.LabSettings(
+            state_dir=STATE_DIR, subnet=SUBNET, bridge=BRIDGE, tag=TAG,
+            init_delay=init_delay, join_delay=join_delay)
+        self.lab = manager.Lab(self.settings)
+
+    def down(self):
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            self.lab.down()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def up(self, flavour, masters=None, workers=1):
+        self.down()   # leftovers of an interrupted earlier run
+        self.record = self.lab.up(flavour, masters=masters, workers=workers,
+                                  max_workers=workers + 2)
+
+    def topology(self):
+        return lab_status.read_topology(lcm.read_lab(self.settings))
+
+    def accepted(self):
+        """{server id: SSH connections its sshd accepted so far}."""
+        counts = {}
+        for node in self.topology().all_nodes():
+            proc = self.lab.vms.exec(node.server_id, ['cat', SSHD_LOG],
+                                     check=False)
+            counts[node.server_id] = sum(
+                1 for line in (proc.stdout or '').splitlines()
+                if line.startswith('Accepted '))
+        return counts
+
+    def handshake(self):
+        """Seconds of one SSH connection and login to a lab VM (the best
+        of three)."""
+        node = self.topology().masters[0]
+        best = None
+        for _ in range(3):
+            client = paramiko.SSHClient()
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            started = time.monotonic()
+            client.connect(node.ssh_ip, username='ubuntu',
+                           password=self.settings.password,
+                           look_for_keys=False, allow_agent=False,
+                           timeout=10)
+            took = time.monotonic() - started
+            client.close()
+            best = took if best is None else min(best, took)
+        return best
+
+
+def measure(lab, name, floor, run):
+    """Run ``run`` (returns the driver's seconds) and make its Row."""
+    before = lab.accepted()
+    wall = run()
+    after = lab.accepted()
+    most = max([after[s] - before.get(s, 0) for s in after] or [0])
+    row = Row(name, wall, floor, most, peak_rss_mb())
+    print('  %-34s %6.2f s (floor %5.2f s)  ssh/node %d'
+          % (name, row.wall, row.floor, row.ssh_per_node), flush=True)
+    return row
+
+
+def simple_rows(lab, init, join):
+    lab.up('simple', workers=1)
+    hs = lab.handshake()
+    rows = []
+
+    def instantiate():
+        result = lcm.instantiate(lab.settings)
+        return result.seconds_start + result.seconds_end
+    rows.append(measure(lab, 'instantiate simple (1 worker)',
+                        init + join + hs, instantiate))
+
+    def scale(kind):
+        return lcm_scale.scale(lab.settings, kind).seconds_driver
+    rows.append(measure(lab, 'scale out 1 worker', join + hs,
+                        lambda: scale('SCALE_OUT')))
+    rows.append(measure(lab, 'scale in 1 worker', hs,
+                        lambda: scale('SCALE_IN')))
+
+    def heal_worker():
+        worker = lab.topology().workers[0]
+        result = lcm_heal.heal(lab.settings, vnfc_id=worker.vnfc_id)
+        return result.seconds_start + result.seconds_end
+    rows.append(measure(lab, 'heal a worker', join + hs, heal_worker))
+    return rows, hs
+
+
+def complex_rows(lab, init, join):
+    lab.up('complex', masters=3, workers=2)
+    hs = lab.handshake()
+    rows = []
+
+    def instantiate():
+        result = lcm.instantiate(lab.settings)
+        return result.seconds_start + result.seconds_end
+    # The other masters join one at a time (etcd); the workers can join
+    # meanwhile.
+    whole = init + 2 * join + hs
+    rows.append(measure(lab, 'instantiate complex (3+2)', whole,
+                        instantiate))
+
+    def heal(vnfc_id):
+        result = lcm_heal.heal(lab.settings, vnfc_id=vnfc_id)
+        return result.seconds_start + result.seconds_end
+    master = lab.topology().masters[-1]
+    rows.append(measure(lab, 'heal a master', join + hs,
+                        lambda: heal(master.vnfc_id)))
+    rows.append(measure(lab, 'heal the whole VNF', whole,
+                        lambda: heal(None)))
+    return rows
+
+
+def table(rows):
+    lines = ['%-34s %8s %8s %7s %9s %8s' % (
+        'operation', 'wall s', 'floor s', 'ratio', 'ssh/node', 'RSS MB')]
+    for r in rows:
+        lines.append('%-34s %8.2f %8.2f %7.2f %9d %8.0f' % (
+            r.operation, r.wall, r.floor, r.ratio, r.ssh_per_node,
+            r.rss_mb))
+    return '\n'.join(lines)
+
+
+def targets(rows):
+    """(target, holds) pairs."""
+    return [
+        ('wall/floor <= %.1f for every operation' % TARGET_RATIO,
+         all(r.ratio <= TARGET_RATIO for r in rows)),
+        ('at most %d SSH connection per node per operation' % TARGET_SSH,
+         all(r.ssh_per_node <= TARGET_SSH for r in rows)),
+    ]
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog='python -m benchmarks.operations')
+    parser.add_argument('--init-delay', type=float, default=3.0,
+                        help='seconds a stand-in kubeadm init takes')
+    parser.add_argument('--join-delay', type=float, default=2.0,
+                        help='seconds a stand-in kubeadm join takes')
+    parser.add_argument('--smoke', action='store_true',
+                        help='the simple cluster only, short delays, no '
+                             'target enforced (CI)')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse(argv)
+    if args.smoke:
+        args.init_delay, args.join_delay = 0.5, 0.5
+    # The lab VMs cannot reach the Internet: the image's CNI manifest.
+    conf.CONF.set_override('cni_manifest', layer.CNI_MANIFEST,
+                           group='k8s_mgmt')
+    lab = Lab(args.init_delay, args.join_delay)
+    try:
+        rows, hs = simple_rows(lab, args.init_delay, args.join_delay)
+        if not args.smoke:
+            rows += complex_rows(lab, args.init_delay, args.join_delay)
+    except Exception as err:
+        print('benchmark failed: %s: %s' % (type(err).__name__, err),
+              file=sys.stderr)
+        return 1
+    finally:
+        lab.down()
+    print()
+    print('kubeadm init %.1f s, join %.1f s, SSH handshake %.2f s'
+          % (args.init_delay, args.join_delay, hs))
+    print(table(rows))
+    held = targets(rows)
+    for text, holds in held:
+        print('target: %s: %s' % (text, 'met' if holds else 'NOT met'))
+    if args.smoke:
+        return 0
+    return 0 if all(holds for _t, holds in held) else 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())
