@@ -22,6 +22,7 @@ node per operation.
 
 import argparse
 import dataclasses
+import logging
 import resource
 import signal
 import sys
@@ -209,11 +210,16 @@ def parse(argv):
     parser.add_argument('--smoke', action='store_true',
                         help='the simple cluster only, short delays, no '
                              'target enforced (CI)')
+    parser.add_argument('--verbose', action='store_true',
+                        help='log each phase and its time')
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse(argv)
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO,
+                            format='%(name)s: %(message)s')
     if args.smoke:
         args.init_delay, args.join_delay = 0.5, 0.5
     # The lab VMs cannot reach the Internet: the image's CNI manifest.
