@@ -6,7 +6,8 @@ scale_end, SCALE_OUT::
     Find the new workers            (scale_out_id_list -> member stacks)
     Connect to master <m>           (the initialised one first; the next
     Upload the scripts to <m>        one if it is down, HA only)
-    Read the API credentials        (token-secret on the master)
+    Read the API credentials        (the registered VIM's; else
+                                     token-secret on the master)
     Read the cluster's nodes        (a re-run skips new workers already Ready)
     Delete the nodes whose VM is gone  (only when there are: see below)
     Connect to the new workers      (all at once)
