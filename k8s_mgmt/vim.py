@@ -39,6 +39,12 @@ def default_vim_name(vnf_instance_id):
     return 'kubernetes_vim_%s' % vnf_instance_id
 
 
+def instance_vim_name(ctx):
+    """The name of an operation's instance's VIM: additionalParams'
+    ``vim_name``, else :func:`default_vim_name`."""
+    return ctx.params.vim_name or default_vim_name(ctx.vnf_instance_id)
+
+
 @dataclasses.dataclass(frozen=True)
 class VimRecord:
     name: str

@@ -126,26 +126,22 @@ def init_phase(op, first, ends, alongside=None):
         after=record)
 
 
-def vim_name(op):
-    return (op.params.vim_name or
-            vim_mod.default_vim_name(op.ctx.vnf_instance_id))
-
-
 def register_phase(op, access):
     registrar = vim_mod.registrar_for(op.ctx.tacker_context,
                                       op.ctx.vnf_instance, op.state)
     tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
     where = ('Tacker (NFVO plugin)' if tacker
              else 'files in the instance\'s state directory')
+    name = vim_mod.instance_vim_name(op.ctx)
 
     def register():
         creds = access.credentials
         return registrar.register(vim_mod.VimRecord(
-            name=vim_name(op), endpoint=access.ends.api_url,
+            name=name, endpoint=access.ends.api_url,
             bearer_token=creds.token, ssl_ca_cert=creds.ca_cert))
     return Phase('Register the VIM', work=(phases.api_work(
         'register Kubernetes VIM %s for %s in %s'
-        % (vim_name(op), access.ends.api_url, where),
+        % (name, access.ends.api_url, where),
         kind='tacker' if tacker else 'local'),),
         action=register)
 

@@ -214,9 +214,7 @@ def registered_access(op, ends):
     (a rebuilt cluster has a new CA, a revoked token fails)."""
     registrar = vim_mod.registrar_for(op.ctx.tacker_context,
                                       op.ctx.vnf_instance, op.state)
-    record = registrar.registered(
-        op.params.vim_name or
-        vim_mod.default_vim_name(op.ctx.vnf_instance_id))
+    record = registrar.registered(vim_mod.instance_vim_name(op.ctx))
     if record is None or record.endpoint != ends.api_url:
         return None
     # The check's client is closed at once: the operation's own client

@@ -55,7 +55,7 @@ def unregister_phase(op):
     where = ('Tacker (NFVO plugin)' if tacker
              else 'the files in the instance\'s state directory')
     return Phase('Unregister the VIM', work=(phases.api_work(
-        'delete VIM %s from %s' % (vim_name(op.ctx), where),
+        'delete VIM %s from %s' % (vim_mod.instance_vim_name(op.ctx), where),
         kind='tacker' if tacker else 'local'),),
         action=lambda: unregister_vim(op.ctx, op.state))
 
@@ -66,15 +66,11 @@ def forget_state_phase(op):
         action=lambda: forget_state(op.ctx, op.state))
 
 
-def vim_name(ctx):
-    return (ctx.params.vim_name or
-            vim_mod.default_vim_name(ctx.vnf_instance_id))
-
-
 def unregister_vim(ctx, state):
     """Remove the VIM registered at instantiate; what was removed."""
     if vim_mod.is_tacker_context(ctx.tacker_context):
-        deleted = _delete_tacker_vim(ctx.tacker_context, vim_name(ctx))
+        deleted = _delete_tacker_vim(ctx.tacker_context,
+                                     vim_mod.instance_vim_name(ctx))
         vim_mod.drop_connections(ctx.vnf_instance, deleted['vims_deleted'])
         return deleted
     removed = []
@@ -85,7 +81,7 @@ def unregister_vim(ctx, state):
             removed.append(path)
         except FileNotFoundError:
             pass
-    LOG.info('VIM %s: removed %s', vim_name(ctx),
+    LOG.info('VIM %s: removed %s', vim_mod.instance_vim_name(ctx),
              ', '.join(removed) or 'nothing (no files left)')
     return {'files_removed': removed}
 
