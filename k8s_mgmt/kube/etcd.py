@@ -218,16 +218,21 @@ class EtcdCtl(object):
                                                  'list']),
                           parse_member_list)
 
-    def health(self, members):
-        """{client URL: healthy} of every member's client URLs."""
+    def _each_endpoint(self, members, what, parse):
+        """``etcdctl endpoint <what>`` on every member's client URLs, parsed
+        with ``parse``; {} without URLs. Its exit status is 1 when an
+        endpoint is unhealthy or does not answer: the JSON says which."""
         urls = [u for m in members for u in m.client_urls]
         if not urls:
             return {}
-        step = 'etcd endpoint health'
-        # Exit status 1 when any endpoint is unhealthy: the JSON says which.
-        result = self._run(step, ['-w', 'json', 'endpoint', 'health'],
+        step = 'etcd endpoint %s' % what
+        result = self._run(step, ['-w', 'json', 'endpoint', what],
                            endpoints=urls, check=False)
-        return self._json(step, result, parse_endpoint_health)
+        return self._json(step, result, parse)
+
+    def health(self, members):
+        """{client URL: healthy} of every member's client URLs."""
+        return self._each_endpoint(members, 'health', parse_endpoint_health)
 
     def settled_health(self, members, timeout=SETTLE_TIMEOUT):
         """:meth:`health`, read again for up to ``timeout`` seconds while
@@ -245,15 +250,9 @@ class EtcdCtl(object):
         return health
 
     def statuses(self, members):
-        """{member id: leader id} of the members whose endpoints answered."""
-        urls = [u for m in members for u in m.client_urls]
-        if not urls:
-            return {}
-        step = 'etcd endpoint status'
-        # Exit status 1 when an endpoint does not answer: it is left out.
-        result = self._run(step, ['-w', 'json', 'endpoint', 'status'],
-                           endpoints=urls, check=False)
-        return self._json(step, result, parse_endpoint_status)
+        """{member id: leader id} of the members whose endpoints answered
+        (one that does not answer is left out)."""
+        return self._each_endpoint(members, 'status', parse_endpoint_status)
 
     def hand_over_leadership(self, member, members):
         """When ``member`` leads, make a member that stays lead instead.
