@@ -24,7 +24,6 @@ import argparse
 import dataclasses
 import logging
 import resource
-import signal
 import sys
 import time
 
@@ -37,6 +36,8 @@ from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt_lab.standins import layer
+
+from benchmarks import scale as scale_bench
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-ops'
 SUBNET = '10.254.234.0/24'
@@ -74,11 +75,7 @@ class Lab(object):
         self.lab = manager.Lab(self.settings)
 
     def down(self):
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            self.lab.down()
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        scale_bench.take_down(self.lab)
 
     def up(self, flavour, masters=None, workers=1):
         self.down()   # leftovers of an interrupted earlier run
@@ -130,16 +127,23 @@ def measure(lab, name, floor, run):
     return row
 
 
+def instantiate(lab):
+    result = lcm.instantiate(lab.settings)
+    return result.seconds_start + result.seconds_end
+
+
+def heal(lab, vnfc_id):
+    """The driver's seconds healing ``vnfc_id`` (None: the whole VNF)."""
+    result = lcm_heal.heal(lab.settings, vnfc_id=vnfc_id)
+    return result.seconds_start + result.seconds_end
+
+
 def simple_rows(lab, init, join):
     lab.up('simple', workers=1)
     hs = lab.handshake()
     rows = []
-
-    def instantiate():
-        result = lcm.instantiate(lab.settings)
-        return result.seconds_start + result.seconds_end
     rows.append(measure(lab, 'instantiate simple (1 worker)',
-                        init + join + hs, instantiate))
+                        init + join + hs, lambda: instantiate(lab)))
 
     def scale(kind):
         return lcm_scale.scale(lab.settings, kind).seconds_driver
@@ -148,11 +152,9 @@ def simple_rows(lab, init, join):
     rows.append(measure(lab, 'scale in 1 worker', hs,
                         lambda: scale('SCALE_IN')))
 
-    def heal_worker():
-        worker = lab.topology().workers[0]
-        result = lcm_heal.heal(lab.settings, vnfc_id=worker.vnfc_id)
-        return result.seconds_start + result.seconds_end
-    rows.append(measure(lab, 'heal a worker', join + hs, heal_worker))
+    worker = lab.topology().workers[0]
+    rows.append(measure(lab, 'heal a worker', join + hs,
+                        lambda: heal(lab, worker.vnfc_id)))
     return rows, hs
 
 
@@ -161,23 +163,16 @@ def complex_rows(lab, init, join):
     hs = lab.handshake()
     rows = []
 
-    def instantiate():
-        result = lcm.instantiate(lab.settings)
-        return result.seconds_start + result.seconds_end
     # The other masters join one at a time (etcd); the workers can join
     # meanwhile.
     whole = init + 2 * join + hs
     rows.append(measure(lab, 'instantiate complex (3+2)', whole,
-                        instantiate))
-
-    def heal(vnfc_id):
-        result = lcm_heal.heal(lab.settings, vnfc_id=vnfc_id)
-        return result.seconds_start + result.seconds_end
+                        lambda: instantiate(lab)))
     master = lab.topology().masters[-1]
     rows.append(measure(lab, 'heal a master', join + hs,
-                        lambda: heal(master.vnfc_id)))
+                        lambda: heal(lab, master.vnfc_id)))
     rows.append(measure(lab, 'heal the whole VNF', whole,
-                        lambda: heal(None)))
+                        lambda: heal(lab, None)))
     return rows
 
 
