@@ -128,3 +128,48 @@ def _collect(operation, step, names, outcomes):
         error.results = results
         raise error
     return results
+
+
+class Background(object):
+    """``fn()`` running on its own (green) thread; :meth:`result` waits for
+    it and returns its value or raises its error."""
+
+    def __init__(self, fn):
+        self._outcome = None
+        if eventlet_is_active():
+            import eventlet
+            self._green = eventlet.spawn(self._run, fn)
+            self._thread = None
+        else:
+            self._green = None
+            self._thread = threading.Thread(
+                target=self._run, args=(fn,), daemon=True,
+                name='k8s-mgmt-background')
+            self._thread.start()
+
+    def _run(self, fn):
+        try:
+            self._outcome = (True, fn())
+        except Exception as err:  # handed to whoever waits
+            self._outcome = (False, err)
+
+    def wait(self):
+        """Wait until it is done; never raises its error."""
+        if self._green is not None:
+            self._green.wait()
+        else:
+            self._thread.join()
+
+    def result(self):
+        self.wait()
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
+
+    @property
+    def failed(self):
+        """The error it ended with (None: running, or it succeeded)."""
+        if self._outcome is None or self._outcome[0]:
+            return None
+        return self._outcome[1]

@@ -13,8 +13,10 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Create the VIM token            (token-secret: the API credentials)
     Read the cluster's nodes        (who is Ready already: no join again)
     Read join data                  (print-join, only if someone must join)
+    Join workers                    (all at once, bounded; in the
+                                     background while masters join)
     Join master <name>              (one at a time: etcd membership)
-    Join workers                    (all at once, bounded)
+    Wait for the workers to join    (only when masters joined meanwhile)
     Wait until every node is Ready  (Kubernetes API, backoff to a deadline)
     Label workers                   (CIS-node, zone)
     Register the PersistentVolumes  (storage server only; then wait until
@@ -26,6 +28,7 @@ done, so a re-run on the same VMs completes a half-built cluster and changes
 nothing on a finished one. The scripts themselves skip what is done.
 """
 
+import dataclasses
 import json
 
 from oslo_log import log as logging
@@ -43,6 +46,7 @@ LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 TITLE_READY = 'Wait until every node is Ready'
+TITLE_WAIT_WORKERS = 'Wait for the workers to join'
 IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
 
 
@@ -202,13 +206,24 @@ def join_missing(op, topology, first, ends, states):
         return
     join = yield node_work.join_data_phase(op, first)
     # Their NFS clients were installed during the init.
+    if workers:
+        workers_phase = node_work.join_workers_phase(
+            op, scripts.TITLE_JOIN_WORKERS, workers, ends, join,
+            nfs_client=False)
+    else:
+        workers_phase = phases.skipped(scripts.TITLE_JOIN_WORKERS,
+                                       'every worker is already Ready')
+    if not (masters and workers):
+        for master in masters:
+            yield node_work.join_master_phase(op, master, ends, join,
+                                              nfs_client=False)
+        yield workers_phase
+        return
+    # Workers need only the API (through the endpoint), not the other
+    # masters: they join while the masters join one at a time.
+    joining = yield dataclasses.replace(workers_phase, background=True)
     for master in masters:
         yield node_work.join_master_phase(op, master, ends, join,
                                           nfs_client=False)
-    if workers:
-        yield node_work.join_workers_phase(op, scripts.TITLE_JOIN_WORKERS,
-                                           workers, ends, join,
-                                           nfs_client=False)
-    else:
-        yield phases.skipped(scripts.TITLE_JOIN_WORKERS,
-                             'every worker is already Ready')
+    yield phases.Phase(TITLE_WAIT_WORKERS, nodes=workers_phase.nodes,
+                       action=lambda: joining.result())

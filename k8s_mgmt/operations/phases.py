@@ -26,8 +26,10 @@ same code, and their titles match line for line.
 """
 
 import dataclasses
+import functools
 import typing
 
+from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt.operations import steps as steps_mod
 
@@ -86,7 +88,10 @@ class Phase:
     ``action`` does the work and returns the phase's result (it is not
     called by the dry run); ``assume`` is the result the dry run takes
     instead. A phase with ``skip`` set is logged as skipped, with that
-    reason, and its result is ``assume``.
+    reason, and its result is ``assume``. A ``background`` phase starts
+    and the operation goes on at once: its result is a
+    :class:`~k8s_mgmt.parallel.Background` whose ``result()`` a later
+    phase waits for (the dry run gets ``assume``).
     """
 
     title: str
@@ -96,6 +101,7 @@ class Phase:
     parallel: bool = False
     assume: typing.Any = None
     skip: typing.Optional[str] = None
+    background: bool = False
 
     def __post_init__(self):
         if self.skip is None and self.action is None:
@@ -108,6 +114,8 @@ class Phase:
                  'commands': [w.to_dict() for w in self.work]}
         if self.skip is not None:
             found['skipped'] = self.skip
+        if self.background:
+            found['background'] = True
         return found
 
 
@@ -126,12 +134,18 @@ def run(operation, prefix):
 
 
 def _drive(operation, steps):
+    started = []
     try:
         phase = next(operation)
         while True:
             if phase.skip is not None:
                 steps.skip(phase.title, phase.skip)
                 phase = operation.send(phase.assume)
+                continue
+            if phase.background:
+                started.append(parallel.Background(functools.partial(
+                    steps.run, phase.title, phase.action)))
+                phase = operation.send(started[-1])
                 continue
             try:
                 result = steps.run(phase.title, phase.action)
@@ -142,7 +156,17 @@ def _drive(operation, steps):
                 continue
             phase = operation.send(result)
     except StopIteration as stop:
+        # Work started in the background ends with the operation; a failure
+        # nobody waited for is still the operation's failure.
+        for work in started:
+            work.result()
         return stop.value
+    finally:
+        # After a failure: no remote work may outlive the operation (its
+        # sessions close next); the failure already logged is the one
+        # raised.
+        for work in started:
+            work.wait()
 
 
 def walk(operation):
@@ -174,6 +198,8 @@ def render_text(phases):
             head += '  [skipped: %s]' % phase.skip
         elif phase.parallel and len(phase.nodes) > 1:
             head += '  [parallel on %d nodes]' % len(phase.nodes)
+        if phase.background and phase.skip is None:
+            head += '  [in the background: the next phases go on]'
         lines.append(head)
         if phase.nodes:
             lines.append('   nodes: %s' % ', '.join(phase.nodes))

@@ -111,3 +111,73 @@ def test_a_dry_run_writes_no_state(tmp_path):
         assert not (tmp_path / 'state').exists()
     finally:
         fix.cleanUp()
+
+
+def _background_operation(events, fail_background=False, fail_after=False,
+                          wait=True):
+    """A background phase that can only finish once the phase after it
+    has started: proof that the operation did not wait for it."""
+    def background():
+        assert events['next_started'].wait(10)
+        if fail_background:
+            raise RuntimeError('background broke')
+        events['background_done'].set()
+        return 'BG'
+
+    def after():
+        events['next_started'].set()
+        if fail_after:
+            raise RuntimeError('after broke')
+        return 'NEXT'
+
+    def build():
+        pending = yield Phase('In the background', action=background,
+                              background=True, assume='ASSUMED')
+        nxt = yield Phase('Meanwhile', action=after)
+        if not wait:
+            return [nxt]
+        got = yield Phase('Wait for it', action=lambda: pending.result())
+        return [nxt, got]
+    return build()
+
+
+def _events():
+    import threading
+    return {'next_started': threading.Event(),
+            'background_done': threading.Event()}
+
+
+def test_a_background_phase_runs_while_the_next_phases_go_on():
+    events = _events()
+    assert phases.run(_background_operation(events), '[t]') == [
+        'NEXT', 'BG']
+
+
+def test_a_background_failure_reaches_the_phase_waiting_for_it():
+    with pytest.raises(RuntimeError, match='background broke'):
+        phases.run(_background_operation(_events(), fail_background=True),
+                   '[t]')
+
+
+def test_a_background_failure_nobody_waited_for_fails_the_operation():
+    with pytest.raises(RuntimeError, match='background broke'):
+        phases.run(_background_operation(_events(), fail_background=True,
+                                         wait=False), '[t]')
+
+
+def test_after_a_failure_the_background_work_ends_before_the_run_does():
+    events = _events()
+    with pytest.raises(RuntimeError, match='after broke'):
+        phases.run(_background_operation(events, fail_after=True), '[t]')
+    # The runner returned only once the background phase had finished.
+    assert events['background_done'].is_set()
+
+
+def test_a_dry_walk_hands_the_background_phase_its_assumption():
+    walked = phases.walk(_background_operation(_events()))
+    assert [p.title for p in walked] == ['In the background', 'Meanwhile',
+                                         'Wait for it']
+    text = phases.render_text(walked)
+    assert '1. In the background  [in the background' in text
+    assert phases.Phase('x', action=len, background=True).to_dict()[
+        'background'] is True

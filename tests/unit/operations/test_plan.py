@@ -82,12 +82,17 @@ def test_simple_plan_uploads_the_library_then_the_install_script():
 
 def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     topo, phases = _plan('complex', 3, 2, vip='10.254.0.100')
+    # The workers join in the background while the masters join in turn.
     assert op_helpers.titles(phases) == (
         SIMPLE_TITLES[:3] + [
             'Read the cluster network\'s prefix on master-1',
             'Configure the load balancer on every master'] +
-        SIMPLE_TITLES[3:7] + ['Join master master-2', 'Join master master-3']
-        + SIMPLE_TITLES[7:])
+        SIMPLE_TITLES[3:8] + ['Join master master-2', 'Join master master-3',
+                              'Wait for the workers to join']
+        + SIMPLE_TITLES[8:])
+    assert [p.title for p in phases if p.background] == ['Join workers']
+    assert op_helpers.phase(phases, 'Wait for the workers to join').nodes \
+        == ('worker-1', 'worker-2')
     upload = op_helpers.phase(phases, 'Upload the scripts')
     lb_puts = [w.node for w in upload.work
                if w.text.startswith('put .k8s-mgmt/%s' % uploads.CONFIGURE_LB)]
@@ -137,7 +142,8 @@ def test_ready_nodes_are_not_joined_again():
                           ready=('master-2', 'worker-1'))
     joins = [(c.argv[0], c.node) for c in _all_calls(phases)
              if c.argv[0].startswith('join')]
-    assert joins == [('join-master', 'master-3'), ('join-worker', 'worker-2')]
+    assert sorted(joins) == [('join-master', 'master-3'),
+                             ('join-worker', 'worker-2')]
     ready = ('master-1', 'worker-1', 'worker-2')
     _topo, phases = _plan('simple', 1, 2, ready=ready)
     join = op_helpers.phase(phases, 'Join nodes')
