@@ -1,0 +1,178 @@
+"""The benchmarks' figures as text, and the targets they are held to.
+
+Pure logic, no lab: the floors an operation cannot go below, the tables
+``python -m benchmarks`` prints, the targets with met / NOT met, and the
+exit status. The measuring modules (``benchmarks.operations``,
+``benchmarks.sweep``, ``benchmarks.wrong_password``, ``benchmarks.rss``)
+fill the records defined here; ``tests/unit/test_benchmark_report.py``
+checks this module alone.
+"""
+
+import dataclasses
+import typing
+
+TARGET_RATIO = 1.2          # wall / floor, every operation
+TARGET_SSH = 1              # SSH connections per node per operation
+TARGET_SWEEP = 1.3          # most workers / 1 worker, instantiate
+TARGET_WRONG_PASSWORD = 3.0  # seconds until the driver's error
+TARGET_RSS_MB = 200.0       # the driver process's peak RSS
+
+NAME_WIDTH = 34
+
+
+@dataclasses.dataclass
+class Row:
+    """One operation: the driver's seconds against its floor."""
+
+    operation: str
+    wall: float
+    floor: float
+    ssh_per_node: int           # most connections one node accepted
+    rss_mb: float               # peak RSS of the process running the driver
+
+    @property
+    def ratio(self):
+        return self.wall / self.floor if self.floor else float('inf')
+
+
+@dataclasses.dataclass
+class SweepPoint:
+    """Instantiate ``simple`` with ``workers`` workers on a fresh lab."""
+
+    workers: int
+    wall: float
+    floor: float
+
+
+@dataclasses.dataclass
+class WrongPassword:
+    """Instantiate with a wrong node password: how fast and how it fails.
+
+    ``problems``: what the error did not do that it should (empty: it
+    failed in the connect phase, named the problem, touched no VM and
+    showed no secret)."""
+
+    workers: int
+    seconds: float
+    error: str                  # "<exception type>: <message>"
+    phase: typing.Optional[str]  # the driver's phase that failed
+    problems: typing.List[str] = dataclasses.field(default_factory=list)
+
+
+def instantiate_floor(init, join, handshake, masters=1, workers=1):
+    """Seconds an instantiate cannot go below: ``kubeadm init`` on the
+    first master, then the joins that must follow one another, plus one
+    SSH handshake (every node is reached at once).
+
+    The other masters join one at a time (etcd membership); the workers
+    join all at once, alongside the masters' joins. So one join counts
+    with a single master, ``masters - 1`` with more."""
+    serial_joins = max(masters - 1, 1 if workers else 0)
+    return init + serial_joins * join + handshake
+
+
+def table(rows):
+    """The operations table: one line per Row."""
+    lines = ['%-*s %8s %8s %7s %9s %8s' % (
+        NAME_WIDTH, 'operation', 'wall s', 'floor s', 'ratio', 'ssh/node',
+        'RSS MB')]
+    for r in rows:
+        lines.append('%-*s %8.2f %8.2f %7.2f %9d %8.0f' % (
+            NAME_WIDTH, r.operation, r.wall, r.floor, r.ratio,
+            r.ssh_per_node, r.rss_mb))
+    return '\n'.join(lines)
+
+
+def sweep_base(points):
+    """The point the sweep's ratios are taken against: the fewest
+    workers."""
+    return min(points, key=lambda p: p.workers) if points else None
+
+
+def sweep_table(points):
+    """instantiate ``simple`` by worker count; ratio to the fewest."""
+    base = sweep_base(points)
+    lines = ['%8s %8s %8s %14s' % ('workers', 'wall s', 'floor s',
+                                   'x %d worker%s' % (
+                                       base.workers if base else 1,
+                                       '' if base and base.workers == 1
+                                       else 's'))]
+    for p in sorted(points, key=lambda p: p.workers):
+        lines.append('%8d %8.2f %8.2f %14.2f' % (
+            p.workers, p.wall, p.floor, p.wall / base.wall))
+    return '\n'.join(lines)
+
+
+def wrong_password_line(wrong):
+    lines = ['wrong password (%d workers): the driver failed after %.2f s'
+             % (wrong.workers, wrong.seconds)]
+    lines.append('  phase: %s' % (wrong.phase or '(none logged)'))
+    lines.append('  error: %s' % wrong.error.replace('\n', '\n         '))
+    for problem in wrong.problems:
+        lines.append('  PROBLEM: %s' % problem)
+    return '\n'.join(lines)
+
+
+def targets(rows, sweep=None, wrong=None, rss=None, rss_wanted=False):
+    """(target, holds) pairs; holds is None when nothing was measured
+    for it (its part failed or was not run). ``rss``: the RSS Row, a
+    target only when ``rss_wanted``."""
+    held = operation_targets(rows)
+    held.append(sweep_target(sweep or []))
+    held.append(wrong_password_target(wrong))
+    if rss_wanted:
+        held.append(rss_target(rss))
+    return held
+
+
+def operation_targets(rows):
+    """wall/floor and SSH connections per node, over every Row."""
+    return [
+        ('wall/floor <= %.1f for every operation' % TARGET_RATIO,
+         all(r.ratio <= TARGET_RATIO for r in rows) if rows else None),
+        ('at most %d SSH connection per node per operation' % TARGET_SSH,
+         all(r.ssh_per_node <= TARGET_SSH for r in rows) if rows else None),
+    ]
+
+
+def wrong_password_target(wrong):
+    return ('wrong password: the driver fails in the connect phase, '
+            'naming the problem, within %.0f s' % TARGET_WRONG_PASSWORD,
+            None if wrong is None else
+            (wrong.seconds <= TARGET_WRONG_PASSWORD and not wrong.problems))
+
+
+def rss_target(row):
+    return ('peak RSS of the driver process <= %.0f MB%s'
+            % (TARGET_RSS_MB, ' (%s)' % row.operation if row else ''),
+            None if row is None else row.rss_mb <= TARGET_RSS_MB)
+
+
+def sweep_target(points):
+    """Instantiating the most workers against the fewest."""
+    if len(points) < 2:
+        return ('instantiate with the most workers <= %.1f x 1 worker'
+                % TARGET_SWEEP, None)
+    base = sweep_base(points)
+    most = max(points, key=lambda p: p.workers)
+    return ('instantiate %d workers <= %.1f x %d worker%s (%.2f x)'
+            % (most.workers, TARGET_SWEEP, base.workers,
+               '' if base.workers == 1 else 's', most.wall / base.wall),
+            most.wall <= TARGET_SWEEP * base.wall)
+
+
+def target_lines(held):
+    words = {True: 'met', False: 'NOT met', None: 'not measured'}
+    return '\n'.join('target: %s: %s' % (text, words[holds])
+                     for text, holds in held)
+
+
+def exit_status(held, failures=(), smoke=False):
+    """1 when a part of the benchmark failed; else, for a full run, 2
+    when a target is not met (or not measured); 0 otherwise. A smoke run
+    enforces no target."""
+    if failures:
+        return 1
+    if smoke:
+        return 0
+    return 0 if all(holds for _text, holds in held) else 2

@@ -1,0 +1,205 @@
+"""The benchmarks' pure logic: floors, tables, targets, exit status, the
+wrong-password checks and the plot's fallback. No lab, no root."""
+
+import json
+import os
+
+import pytest
+
+from benchmarks import plot
+from benchmarks import report
+from benchmarks import wrong_password
+from k8s_mgmt import exceptions
+
+
+def row(name='op', wall=1.0, floor=1.0, ssh=1, rss=100.0):
+    return report.Row(name, wall, floor, ssh, rss)
+
+
+def points(*walls, floor=5.0):
+    return [report.SweepPoint(n, w, floor)
+            for n, w in zip((1, 2, 4, 8, 16, 32), walls)]
+
+
+def test_floor_single_master_counts_one_join_whatever_the_workers():
+    assert report.instantiate_floor(3, 2, 0.1) == pytest.approx(5.1)
+    assert report.instantiate_floor(3, 2, 0.1, workers=32) == \
+        pytest.approx(5.1)
+
+
+def test_floor_ha_masters_join_one_at_a_time():
+    assert report.instantiate_floor(3, 2, 0.1, masters=3, workers=2) == \
+        pytest.approx(7.1)
+
+
+def test_floor_without_workers_is_the_init():
+    assert report.instantiate_floor(3, 2, 0.1, workers=0) == \
+        pytest.approx(3.1)
+
+
+def test_ratio_without_floor_is_infinite():
+    assert row(floor=0).ratio == float('inf')
+
+
+def test_table_has_a_header_and_a_line_per_row():
+    lines = report.table([row('instantiate simple (16 workers)', 6.0, 5.0,
+                              1, 123.4)]).splitlines()
+    assert lines[0].split() == ['operation', 'wall', 's', 'floor', 's',
+                                'ratio', 'ssh/node', 'RSS', 'MB']
+    assert lines[1].split()[-5:] == ['6.00', '5.00', '1.20', '1', '123']
+
+
+def test_sweep_table_ratios_against_the_fewest_workers():
+    lines = report.sweep_table(points(4.0, 5.0, 8.0)).splitlines()
+    assert 'x 1 worker' in lines[0]
+    assert [line.split()[-1] for line in lines[1:]] == ['1.00', '1.25',
+                                                        '2.00']
+
+
+def test_sweep_target_compares_most_to_fewest_workers():
+    text, holds = report.sweep_target(points(10, 11, 12, 12, 12, 13))
+    assert holds and '32 workers' in text and '1.30 x' in text
+    assert report.sweep_target(points(10, 11, 12, 12, 12, 13.1))[1] is \
+        False
+
+
+def test_sweep_target_needs_two_points():
+    assert report.sweep_target(points(10))[1] is None
+
+
+def wrong(seconds=0.5, problems=()):
+    return report.WrongPassword(16, seconds, 'NodesFailed: ...',
+                                wrong_password.PHASE, list(problems))
+
+
+def test_targets_all_met():
+    held = report.targets([row(wall=1.1)], points(10, 12), wrong())
+    assert [h for _t, h in held] == [True, True, True, True]
+    assert report.exit_status(held) == 0
+
+
+def test_targets_not_met_exit_2_but_smoke_0():
+    held = report.targets([row(wall=1.3, ssh=2)], points(10, 14),
+                          wrong(seconds=3.5))
+    assert [h for _t, h in held] == [False, False, False, False]
+    assert report.exit_status(held) == 2
+    assert report.exit_status(held, smoke=True) == 0
+
+
+def test_wrong_password_with_a_problem_is_not_met():
+    assert report.wrong_password_target(wrong(problems=['x']))[1] is False
+
+
+def test_unmeasured_targets_say_so_and_fail_a_full_run():
+    held = report.targets([], [], None)
+    assert all(h is None for _t, h in held)
+    assert report.target_lines(held).count('not measured') == len(held)
+    assert report.exit_status(held) == 2
+
+
+def test_failure_exits_1_even_in_smoke():
+    held = report.targets([row()], points(1, 1), wrong())
+    assert report.exit_status(held, [('sweep', 'boom')], smoke=True) == 1
+
+
+def test_rss_target_only_when_asked():
+    assert len(report.targets([row()])) == 4
+    held = report.targets([row()], rss=row('rss', rss=150),
+                          rss_wanted=True)
+    assert held[-1][1] is True and 'rss' in held[-1][0]
+    assert report.targets([row()], rss=row(rss=250),
+                          rss_wanted=True)[-1][1] is False
+    assert report.targets([row()], rss_wanted=True)[-1][1] is None
+
+
+def test_target_lines_words():
+    text = report.target_lines([('a', True), ('b', False), ('c', None)])
+    assert text.splitlines() == ['target: a: met', 'target: b: NOT met',
+                                 'target: c: not measured']
+
+
+# -- wrong password ----------------------------------------------------------
+
+def body():
+    params = {'master_node': {'username': 'ubuntu', 'password': 'ubuntu'},
+              'worker_node': {'username': 'ubuntu', 'password': 'ubuntu'}}
+    return {'additionalParams': {wrong_password.PARAMS: params}}
+
+
+def test_with_password_changes_a_copy():
+    original = body()
+    changed = wrong_password.with_password(original, 'nope')
+    params = changed['additionalParams'][wrong_password.PARAMS]
+    assert params['master_node']['password'] == 'nope'
+    assert params['worker_node']['password'] == 'nope'
+    assert original == body()
+
+
+def test_failed_phase_is_the_last_logged_failure():
+    messages = ['[i] ==> Connect to every node',
+                '[i] <== Read the topology from Heat: FAILED after 0.1 s: x',
+                '[i] <== Connect to every node: FAILED after 0.2 s: y']
+    assert wrong_password.failed_phase(messages) == wrong_password.PHASE
+    assert wrong_password.failed_phase(['[i] <== a: done in 1 s']) is None
+
+
+def auth_failed(nodes):
+    return exceptions.NodesFailed('connect', [
+        (n, exceptions.SSHAuthError(node=n, step='connect', user='u',
+                                    reason='Authentication failed.'))
+        for n in nodes], len(nodes))
+
+
+def test_problems_none_for_the_expected_failure():
+    err = auth_failed(['m', 'w'])
+    assert wrong_password.problems_of(err, wrong_password.PHASE, [], 'pw-x',
+                                      2, 0) == []
+
+
+def test_problems_named():
+    err = auth_failed(['m'])
+    problems = wrong_password.problems_of(
+        err, 'Upload the scripts', ['login with pw-x'], 'pw-x', 2, 1)
+    assert any('phase' in p for p in problems)
+    assert any('1 of 2 nodes' in p for p in problems)
+    assert any('log line' in p for p in problems)
+    assert any('accepted 1' in p for p in problems)
+
+
+def test_problems_when_not_an_auth_error_or_no_error():
+    err = exceptions.NodesFailed('connect', [
+        ('m', exceptions.SSHError(node='m', step='connect', reason='down'))],
+        1)
+    problems = wrong_password.problems_of(err, wrong_password.PHASE, [],
+                                          'pw', 1, 0)
+    assert any('not an authentication error on m' in p for p in problems)
+    assert any('authentication failed' in p for p in problems)
+    assert wrong_password.problems_of(None, None, [], 'pw', 1, 0) == [
+        'the driver did not fail']
+
+
+# -- plot ---------------------------------------------------------------------
+
+def test_plot_skipped_without_matplotlib(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(plot, 'pyplot', lambda: None)
+    path = str(tmp_path / 'p.png')
+    assert plot.plot(points(1, 2), path, 3, 2) is None
+    assert 'matplotlib is not installed' in capsys.readouterr().out
+    assert not os.path.exists(path)
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip('matplotlib')
+    path = str(tmp_path / 'images' / 'p.png')
+    assert plot.plot(points(7, 7.5, 8), path, 3, 2) == path
+    with open(path, 'rb') as handle:
+        assert handle.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_plot_reads_what_the_sweep_saves(tmp_path):
+    from benchmarks import sweep
+    path = str(tmp_path / 'sweep.json')
+    sweep.save(path, points(7, 8), 3.0, 2.0)
+    with open(path) as handle:
+        assert json.load(handle)['points'][1]['workers'] == 2
+    assert plot.load(path) == (points(7, 8), 3.0, 2.0)
