@@ -123,6 +123,7 @@ def print_results(args, results):
              '%.2f s' % results.handshake if results.handshake is not None
              else 'not measured'))
     print(report.table(results.rows))
+    print(report.RSS_NOTE)
     print()
     if results.sweep:
         print('instantiate simple by worker count:')

@@ -71,6 +71,10 @@ def instantiate_floor(init, join, handshake, masters=1, workers=1):
     return init + serial_joins * join + handshake
 
 
+RSS_NOTE = ('RSS MB: peak of the benchmark process (lab and driver) so '
+            'far; for a row of benchmarks.rss, the driver\'s own process')
+
+
 def table(rows):
     """The operations table: one line per Row."""
     lines = ['%-*s %8s %8s %7s %9s %8s' % (
@@ -103,11 +107,25 @@ def sweep_table(points):
     return '\n'.join(lines)
 
 
+ERROR_LINES = 3             # of the driver's error (one line per node)
+
+
+def short_error(error, lines=ERROR_LINES):
+    """The first ``lines`` lines of an error message, and how many more
+    there are."""
+    parts = error.splitlines()
+    if len(parts) > lines:
+        parts = parts[:lines] + ['... %d more line(s) like these'
+                                 % (len(parts) - lines)]
+    return parts
+
+
 def wrong_password_line(wrong):
     lines = ['wrong password (%d workers): the driver failed after %.2f s'
              % (wrong.workers, wrong.seconds)]
     lines.append('  phase: %s' % (wrong.phase or '(none logged)'))
-    lines.append('  error: %s' % wrong.error.replace('\n', '\n         '))
+    lines.append('  error: %s' % '\n         '.join(
+        short_error(wrong.error)))
     for problem in wrong.problems:
         lines.append('  PROBLEM: %s' % problem)
     return '\n'.join(lines)

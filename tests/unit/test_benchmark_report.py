@@ -112,6 +112,20 @@ def test_rss_target_only_when_asked():
     assert report.targets([row()], rss_wanted=True)[-1][1] is None
 
 
+def test_short_error_keeps_the_first_lines():
+    error = 'NodesFailed: 4 nodes:\n- a\n- b\n- c'
+    assert report.short_error(error, lines=2) == [
+        'NodesFailed: 4 nodes:', '- a', '... 2 more line(s) like these']
+    assert report.short_error('one line') == ['one line']
+
+
+def test_wrong_password_line_shows_phase_and_problems():
+    text = report.wrong_password_line(wrong(problems=['no phase']))
+    assert 'failed after 0.50 s' in text
+    assert wrong_password.PHASE in text
+    assert 'PROBLEM: no phase' in text
+
+
 def test_target_lines_words():
     text = report.target_lines([('a', True), ('b', False), ('c', None)])
     assert text.splitlines() == ['target: a: met', 'target: b: NOT met',
