@@ -52,8 +52,12 @@ def build_vnfcs_start(op):
         access = yield from heal_master.remove_masters(op, topology, masters)
     if workers:
         if access is None:
+            # Drain and delete are API calls: no master needs a script.
+            access = yield node_work.registered_phase(
+                op, topology, heal_master.first_master(op, topology))
+        if access is None:
             _helper, access = yield from heal_master.api_through_a_master(
-                op, topology, workers)
+                op, topology, workers, registered=False)
         reachable = yield node_work.probe_phase(
             op, 'Probe the workers to heal', workers)
         yield from heal_worker.remove_workers(op, access, workers, reachable)

@@ -79,17 +79,23 @@ def pick_helper(op, topology, targets):
     return helper, reachable
 
 
-def credentials_phase(op, topology, helper):
-    first = instantiate.first_master(topology, op.state.cluster_record())
+def first_master(op, topology):
+    return instantiate.first_master(topology, op.state.cluster_record())
+
+
+def credentials_phase(op, topology, helper, registered=True):
+    first = first_master(op, topology)
     return node_work.api_phase(
         op, 'Read the API credentials through %s' % helper.name, topology,
-        helper, first)
+        helper, first, registered=registered)
 
 
-def api_through_a_master(op, topology, targets):
-    """The API through a master that is not being healed."""
+def api_through_a_master(op, topology, targets, registered=True):
+    """The API through a master that is not being healed (``registered``:
+    the registered VIM's credentials are not checked yet)."""
     helper, _reachable = yield from pick_helper(op, topology, targets)
-    access = yield credentials_phase(op, topology, helper)
+    access = yield credentials_phase(op, topology, helper,
+                                     registered=registered)
     return helper, access
 
 

@@ -2,6 +2,8 @@
 
 heal_start::
 
+    Check the registered VIM's credentials  (when the API refuses them:
+                                     a master's, through SSH)
     Probe the workers to heal        (a dead VM answers nothing: no drain)
     Read the cluster's nodes
     Remove <worker>                  (cordon, drain via Eviction, delete)

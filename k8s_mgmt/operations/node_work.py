@@ -181,15 +181,31 @@ class ClusterAccess:
     ends: scripts.Endpoints
 
 
-def api_phase(op, title, topology, master, first):
+TITLE_REGISTERED = 'Check the registered VIM\'s credentials'
+
+
+def registered_phase(op, topology, first):
+    """ClusterAccess from the VIM registered for the instance, or None
+    (then the operation reads them on a master): an operation that needs
+    no script on a master then opens no SSH connection to one. The dry
+    run assumes None, so the plan shows the way through a master."""
+    ends = scripts.endpoints(topology, op.params, first)
+    return Phase(TITLE_REGISTERED, work=(phases.api_work(
+        'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token and '
+        'CA (when there is one)' % ends.api_url),),
+        action=lambda: registered_access(op, ends), assume=None)
+
+
+def api_phase(op, title, topology, master, first, registered=True):
     """The VIM's token and CA, and an API client for the endpoint the
     cluster answers on (``first``'s): those of the VIM registered for the
-    instance when the API accepts them, else token-secret on ``master``."""
+    instance when the API accepts them (``registered``: not checked yet),
+    else token-secret on ``master``."""
     ends = scripts.endpoints(topology, op.params, first)
     call = scripts.token_secret_call(master, op.params)
 
     def access():
-        known = registered_access(op, ends)
+        known = registered_access(op, ends) if registered else None
         if known is not None:
             return known
         result = op.run_script(master, call)

@@ -21,6 +21,8 @@ scale_start, SCALE_IN (and the rollback of a failed SCALE_OUT)::
 
     Read the topology from Heat
     Find the workers to remove      (scale_name_list -> member resources)
+    Check the registered VIM's credentials  (when the API takes them, no
+                                     master is connected to:)
     Connect to master <m>, read the API credentials
     Read the cluster's nodes
     Delete the nodes whose VM is gone  (only when there are)
@@ -57,10 +59,22 @@ TITLE_DRAIN = 'Drain and delete the workers'
 TITLE_VANISHED = 'Delete the nodes whose VM is gone'
 
 
-def connect_master(op, topology):
+def api_access(op, topology):
+    """The API through the registered VIM's credentials when the API takes
+    them (no SSH), else through a master (connect_master)."""
+    first = instantiate.first_master(topology, op.state.cluster_record())
+    access = yield node_work.registered_phase(op, topology, first)
+    if access is None:
+        _master, access = yield from connect_master(op, topology,
+                                                    registered=False)
+    return access
+
+
+def connect_master(op, topology, registered=True):
     """Phases: a session to a master (the initialised one first), its
     scripts, and an API client from its credentials; on an HA cluster the
-    next master when one is down. Returns (master, ClusterAccess)."""
+    next master when one is down. Returns (master, ClusterAccess).
+    ``registered``: the registered VIM's credentials are not checked yet."""
     first = instantiate.first_master(topology, op.state.cluster_record())
     candidates = [first] + [m for m in topology.masters if m is not first]
     errors = []
@@ -71,7 +85,8 @@ def connect_master(op, topology):
             yield node_work.upload_phase(
                 op, [master], title='Upload the scripts to %s' % master.name)
             access = yield node_work.api_phase(
-                op, 'Read the API credentials', topology, master, master)
+                op, 'Read the API credentials', topology, master, master,
+                registered=registered)
             return master, access
         except exceptions.MgmtDriverError as err:
             errors.append((master.name, err))
@@ -150,7 +165,8 @@ def _remove(op, force, rollback):
     if not removal.workers:
         yield phases.skipped(TITLE_DRAIN, 'no worker to remove')
         return {'removed': [], 'reports': {}}
-    _master, access = yield from connect_master(op, topology)
+    # Drain and delete are API calls: no master needs a script.
+    access = yield from api_access(op, topology)
     states = yield node_work.nodes_phase(op, access, wait=False)
     yield from delete_vanished(op, topology, access, states)
     reports = yield drain_phase(op, TITLE_DRAIN, access, removal.workers,

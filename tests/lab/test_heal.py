@@ -168,9 +168,28 @@ def _heal_worker(lab, kill_first):
     return result
 
 
+def _ssh_accepted(lab, topology):
+    """{node name: SSH connections its sshd accepted so far} (the VM's
+    own log, not the driver's count)."""
+    counts = {}
+    for node in topology.all_nodes():
+        proc = lab.vms.exec(node.server_id, ['cat', '/run/sshd.log'],
+                            check=False)
+        counts[node.name] = sum(1 for line in proc.stdout.splitlines()
+                                if line.startswith('Accepted '))
+    return counts
+
+
 def test_heal_a_live_worker(complex_lab):
+    before = _ssh_accepted(complex_lab, _topology(COMPLEX))
     result = _heal_worker(complex_lab, kill_first=False)
     assert result.seconds_start < 120 and result.seconds_end < 300
+    after = _ssh_accepted(complex_lab, _topology(COMPLEX))
+    # heal_start drains through the registered VIM (no SSH); heal_end
+    # probes the masters and reuses the probe's connection: one each.
+    opened = {name: after[name] - before[name] for name in before
+              if name in after}
+    assert opened and max(opened.values()) == 1, opened
 
 
 def test_heal_a_killed_worker_without_waiting_on_its_pods(complex_lab):

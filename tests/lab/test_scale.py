@@ -88,6 +88,15 @@ def _pods_on(api, node):
                   for p in items if p.spec.node_name == node)
 
 
+def _master_logins(lab):
+    """SSH connections the master's sshd accepted so far."""
+    topology = lab_status.read_topology(lcm.read_lab(SETTINGS))
+    proc = lab.vms.exec(topology.masters[0].server_id,
+                        ['cat', '/run/sshd.log'], check=False)
+    return sum(1 for line in proc.stdout.splitlines()
+               if line.startswith('Accepted '))
+
+
 def test_scale_out_in_blocked_forced_then_terminate(lab):
     record = lab.up('simple', workers=1)
     result = lcm.instantiate(SETTINGS)
@@ -110,7 +119,11 @@ def test_scale_out_in_blocked_forced_then_terminate(lab):
         added = out.member_names + out2.member_names
         [oldest] = [w for w in workers if w.parent_resource not in added]
         web = _place_pod(api, oldest.name, 'web-1')
+        before = _master_logins(lab)
         gone = lcm_scale.scale(SETTINGS, 'SCALE_IN', driver=driver)
+        # Drain and delete through the registered VIM: no SSH to a master
+        # (counted by the master's own sshd).
+        assert _master_logins(lab) == before
         assert gone.member_names == [oldest.parent_resource]
         assert oldest.name not in api.nodes()
         assert web not in _pods_on(api, oldest.name)

@@ -118,6 +118,7 @@ def test_scale_in_drains_the_named_workers_through_one_master():
                              scale_names=[topo.workers[0].parent_resource])
     assert op_helpers.titles(phases) == [
         'Read the topology from Heat', 'Find the workers to remove',
+        'Check the registered VIM\'s credentials',
         'Connect to master master-1', 'Upload the scripts to master-1',
         'Read the API credentials', "Read the cluster's nodes",
         'Drain and delete the workers']
