@@ -146,10 +146,7 @@ def print_results(args, results):
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks')
-    parser.add_argument('--init-delay', type=float, default=3.0,
-                        help='seconds a stand-in kubeadm init takes')
-    parser.add_argument('--join-delay', type=float, default=2.0,
-                        help='seconds a stand-in kubeadm join takes')
+    operations.add_delay_args(parser)
     parser.add_argument('--smoke', action='store_true',
                         help='small sizes, %.1f s delays, no target '
                              'enforced (CI)' % SMOKE_DELAY)

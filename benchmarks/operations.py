@@ -202,12 +202,17 @@ def prepare(verbose=False):
                            group='k8s_mgmt')
 
 
-def parse(argv):
-    parser = argparse.ArgumentParser(prog='python -m benchmarks.operations')
+def add_delay_args(parser):
+    """--init-delay and --join-delay (3 s and 2 s by default)."""
     parser.add_argument('--init-delay', type=float, default=3.0,
                         help='seconds a stand-in kubeadm init takes')
     parser.add_argument('--join-delay', type=float, default=2.0,
                         help='seconds a stand-in kubeadm join takes')
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog='python -m benchmarks.operations')
+    add_delay_args(parser)
     parser.add_argument('--many-workers', type=int, default=MANY_WORKERS,
                         help='workers of the large simple instantiate '
                              '(0: skip it)')

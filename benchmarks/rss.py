@@ -81,10 +81,7 @@ def parse(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks.rss')
     parser.add_argument('--workers', type=int, default=DEFAULT_WORKERS,
                         help='workers besides the 3 masters')
-    parser.add_argument('--init-delay', type=float, default=3.0,
-                        help='seconds a stand-in kubeadm init takes')
-    parser.add_argument('--join-delay', type=float, default=2.0,
-                        help='seconds a stand-in kubeadm join takes')
+    operations.add_delay_args(parser)
     parser.add_argument('--child', metavar='STATE_DIR',
                         help=argparse.SUPPRESS)
     parser.add_argument('--verbose', action='store_true',

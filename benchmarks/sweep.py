@@ -55,10 +55,7 @@ def parse(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks.sweep')
     parser.add_argument('--workers', type=int, nargs='+',
                         default=list(WORKERS), help='worker counts')
-    parser.add_argument('--init-delay', type=float, default=3.0,
-                        help='seconds a stand-in kubeadm init takes')
-    parser.add_argument('--join-delay', type=float, default=2.0,
-                        help='seconds a stand-in kubeadm join takes')
+    operations.add_delay_args(parser)
     parser.add_argument('--plot', metavar='PATH',
                         help='draw the PNG plot there')
     parser.add_argument('--save', metavar='PATH',
