@@ -202,6 +202,23 @@ def prepare(verbose=False):
                            group='k8s_mgmt')
 
 
+def run_alone(verbose, init_delay, join_delay, measure, show):
+    """A part run on its own: ``measure(lab)`` on a lab with these delays,
+    then ``show(result)`` prints it and returns the targets held. Returns
+    the exit status (1: the measurement failed)."""
+    prepare(verbose)
+    lab = Lab(init_delay, join_delay)
+    try:
+        result = measure(lab)
+    except Exception as err:
+        print('benchmark failed: %s: %s' % (type(err).__name__, err),
+              file=sys.stderr)
+        return 1
+    held = show(result)
+    print(report.target_lines(held))
+    return report.exit_status(held)
+
+
 def add_delay_args(parser):
     """--init-delay and --join-delay (3 s and 2 s by default)."""
     parser.add_argument('--init-delay', type=float, default=3.0,

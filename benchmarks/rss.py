@@ -93,20 +93,15 @@ def main(argv=None):
     args = parse(argv)
     if args.child:
         return child(args.child, args.verbose)
-    operations.prepare(args.verbose)
-    lab = operations.Lab(args.init_delay, args.join_delay)
-    try:
-        row = run(lab, args.workers, args.init_delay, args.join_delay,
-                  args.verbose)
-    except Exception as err:
-        print('benchmark failed: %s: %s' % (type(err).__name__, err),
-              file=sys.stderr)
-        return 1
-    print()
-    print(report.table([row]))
-    held = [report.rss_target(row)]
-    print(report.target_lines(held))
-    return report.exit_status(held)
+
+    def show(row):
+        print()
+        print(report.table([row]))
+        return [report.rss_target(row)]
+    return operations.run_alone(
+        args.verbose, args.init_delay, args.join_delay,
+        lambda lab: run(lab, args.workers, args.init_delay, args.join_delay,
+                        args.verbose), show)
 
 
 if __name__ == '__main__':

@@ -67,23 +67,20 @@ def parse(argv):
 
 def main(argv=None):
     args = parse(argv)
-    operations.prepare(args.verbose)
-    lab = operations.Lab(args.init_delay, args.join_delay)
-    try:
-        points = run(lab, args.workers, args.init_delay, args.join_delay)
-    except Exception as err:
-        print('benchmark failed: %s: %s' % (type(err).__name__, err),
-              file=sys.stderr)
-        return 1
-    print()
-    print(report.sweep_table(points))
-    if args.save:
-        save(args.save, points, args.init_delay, args.join_delay)
-    if args.plot:
-        plot_mod.plot(points, args.plot, args.init_delay, args.join_delay)
-    held = [report.sweep_target(points)]
-    print(report.target_lines(held))
-    return report.exit_status(held)
+
+    def show(points):
+        print()
+        print(report.sweep_table(points))
+        if args.save:
+            save(args.save, points, args.init_delay, args.join_delay)
+        if args.plot:
+            plot_mod.plot(points, args.plot, args.init_delay,
+                          args.join_delay)
+        return [report.sweep_target(points)]
+    return operations.run_alone(
+        args.verbose, args.init_delay, args.join_delay,
+        lambda lab: run(lab, args.workers, args.init_delay,
+                        args.join_delay), show)
 
 
 if __name__ == '__main__':

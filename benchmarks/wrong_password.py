@@ -204,18 +204,12 @@ def parse(argv):
 
 def main(argv=None):
     args = parse(argv)
-    operations.prepare(args.verbose)
-    lab = operations.Lab(0.5, 0.5)
-    try:
-        wrong = run(lab, args.workers)
-    except Exception as err:
-        print('benchmark failed: %s: %s' % (type(err).__name__, err),
-              file=sys.stderr)
-        return 1
-    print(report.wrong_password_line(wrong))
-    held = [report.wrong_password_target(wrong)]
-    print(report.target_lines(held))
-    return report.exit_status(held)
+
+    def show(wrong):
+        print(report.wrong_password_line(wrong))
+        return [report.wrong_password_target(wrong)]
+    return operations.run_alone(args.verbose, 0.5, 0.5,
+                                lambda lab: run(lab, args.workers), show)
 
 
 if __name__ == '__main__':
