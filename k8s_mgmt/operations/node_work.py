@@ -184,16 +184,20 @@ class ClusterAccess:
 TITLE_REGISTERED = 'Check the registered VIM\'s credentials'
 
 
+def _registered_work(ends, then=''):
+    return phases.api_work(
+        'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token and '
+        'CA (when there is one)%s' % (ends.api_url, then))
+
+
 def registered_phase(op, topology, first):
     """ClusterAccess from the VIM registered for the instance, or None
     (then the operation reads them on a master): an operation that needs
     no script on a master then opens no SSH connection to one. The dry
     run assumes None, so the plan shows the way through a master."""
     ends = scripts.endpoints(topology, op.params, first)
-    return Phase(TITLE_REGISTERED, work=(phases.api_work(
-        'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token and '
-        'CA (when there is one)' % ends.api_url),),
-        action=lambda: registered_access(op, ends), assume=None)
+    return Phase(TITLE_REGISTERED, work=(_registered_work(ends),),
+                 action=lambda: registered_access(op, ends), assume=None)
 
 
 def api_phase(op, title, topology, master, first, registered=True):
@@ -215,11 +219,8 @@ def api_phase(op, title, topology, master, first, registered=True):
                                       creds.ca_cert))
         return ClusterAccess(api, creds, ends)
     return Phase(title, nodes=(master.name,),
-                 work=(phases.api_work(
-                     'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s '
-                     'token and CA (when there is one); if refused:'
-                     % ends.api_url),
-                     phases.script_work(call, uploads.REMOTE_DIR)),
+                 work=(_registered_work(ends, '; if refused:'),
+                       phases.script_work(call, uploads.REMOTE_DIR)),
                  action=access, assume=ClusterAccess(None, None, ends))
 
 
