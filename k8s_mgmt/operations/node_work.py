@@ -219,8 +219,9 @@ def api_phase(op, title, topology, master, first, registered=True):
                                       creds.ca_cert))
         return ClusterAccess(api, creds, ends)
     return Phase(title, nodes=(master.name,),
-                 work=(_registered_work(ends, '; if refused:'),
-                       phases.script_work(call, uploads.REMOTE_DIR)),
+                 work=((_registered_work(ends, '; if refused:'),)
+                       if registered else ()) + (
+                     phases.script_work(call, uploads.REMOTE_DIR),),
                  action=access, assume=ClusterAccess(None, None, ends))
 
 

@@ -122,6 +122,9 @@ def test_scale_in_drains_the_named_workers_through_one_master():
         'Connect to master master-1', 'Upload the scripts to master-1',
         'Read the API credentials', "Read the cluster's nodes",
         'Drain and delete the workers']
+    # The registered VIM is checked once, before the way through a master.
+    creds = op_helpers.phase(phases, 'Read the API credentials')
+    assert [w.kind for w in creds.work] == ['ssh']
     drain = phases[-1]
     assert drain.nodes == ('worker-1',)
     assert drain.work[0].text == ('cordon node worker-1, evict its pods, '
