@@ -12,6 +12,7 @@ heal_master.py, heal_worker.py, heal_vnf.py and storage.py.
 from k8s_mgmt.operations import heal_master
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import heal_worker
+from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import storage
 
@@ -54,7 +55,7 @@ def build_vnfcs_start(op):
         if access is None:
             # Drain and delete are API calls: no master needs a script.
             access = yield node_work.registered_phase(
-                op, topology, heal_master.first_master(op, topology))
+                op, topology, instantiate.first_master_of(op, topology))
         if access is None:
             _helper, access = yield from heal_master.api_through_a_master(
                 op, topology, workers, registered=False)

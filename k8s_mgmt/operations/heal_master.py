@@ -79,12 +79,8 @@ def pick_helper(op, topology, targets):
     return helper, reachable
 
 
-def first_master(op, topology):
-    return instantiate.first_master(topology, op.state.cluster_record())
-
-
 def credentials_phase(op, topology, helper, registered=True):
-    first = first_master(op, topology)
+    first = instantiate.first_master_of(op, topology)
     return node_work.api_phase(
         op, 'Read the API credentials through %s' % helper.name, topology,
         helper, first, registered=registered)

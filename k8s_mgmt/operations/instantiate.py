@@ -60,6 +60,11 @@ def first_master(topology, cluster_record):
     return topology.masters[0]
 
 
+def first_master_of(op, topology):
+    """first_master from the operation's cluster record."""
+    return first_master(topology, op.state.cluster_record())
+
+
 def prefix_of(ip_json, address):
     """The prefix length of ``address`` in ``ip -j addr`` output; None when
     the output is not what iproute2 prints (the caller falls back)."""
@@ -169,7 +174,7 @@ def build(op):
                  'at %s', op.prefix, script.name, script.origin,
                  uploads.package_path(params, script.name))
     yield node_work.upload_phase(op, everyone)
-    first = first_master(topology, op.state.cluster_record())
+    first = first_master_of(op, topology)
     ends = scripts.endpoints(topology, params, first)
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)

@@ -62,7 +62,7 @@ TITLE_VANISHED = 'Delete the nodes whose VM is gone'
 def api_access(op, topology):
     """The API through the registered VIM's credentials when the API takes
     them (no SSH), else through a master (connect_master)."""
-    first = instantiate.first_master(topology, op.state.cluster_record())
+    first = instantiate.first_master_of(op, topology)
     access = yield node_work.registered_phase(op, topology, first)
     if access is None:
         _master, access = yield from connect_master(op, topology,
@@ -75,7 +75,7 @@ def connect_master(op, topology, registered=True):
     scripts, and an API client from its credentials; on an HA cluster the
     next master when one is down. Returns (master, ClusterAccess).
     ``registered``: the registered VIM's credentials are not checked yet."""
-    first = instantiate.first_master(topology, op.state.cluster_record())
+    first = instantiate.first_master_of(op, topology)
     candidates = [first] + [m for m in topology.masters if m is not first]
     errors = []
     for master in candidates:
