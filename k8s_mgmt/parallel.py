@@ -166,10 +166,3 @@ class Background(object):
         if not ok:
             raise value
         return value
-
-    @property
-    def failed(self):
-        """The error it ended with (None: running, or it succeeded)."""
-        if self._outcome is None or self._outcome[0]:
-            return None
-        return self._outcome[1]
