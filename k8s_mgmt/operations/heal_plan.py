@@ -129,8 +129,12 @@ def priority_of(all_masters, node):
     return scripts.vrrp_priority(names.index(node.name))
 
 
-def lb_change(all_masters, backends, run_on, vip, vip_prefix, vrrp_password):
-    """configure_lb.sh on each of ``run_on`` with ``backends`` behind it."""
+def lb_change(all_masters, backends, run_on, vip, vip_prefix, vrrp_password,
+              bootstrap=None):
+    """configure_lb.sh on each of ``run_on`` with ``backends`` behind it;
+    on the master named ``bootstrap`` (about to run kubeadm init) keepalived
+    tracks HAProxy only, so it takes the VIP while its API server is being
+    built (configure_lb.sh -B)."""
     backend_arg = ','.join('%s=%s' % (m.name, m.nic_ip) for m in backends)
     calls = []
     for master in run_on:
@@ -138,6 +142,8 @@ def lb_change(all_masters, backends, run_on, vip, vip_prefix, vrrp_password):
                 '-P', str(priority_of(all_masters, master)),
                 '-l', master.nic_ip, '-p', str(scripts.HAPROXY_PORT),
                 '-a', str(scripts.APISERVER_PORT))
+        if master.name == bootstrap:
+            argv += ('-B',)
         calls.append(scripts.ScriptCall(master.name, scripts.CONFIGURE_LB,
                                         argv,
                                         (('auth_pass', vrrp_password),)))
@@ -153,12 +159,15 @@ def lb_without(topology, targets, reachable, vip_prefix, vrrp_password):
                      vip_prefix, vrrp_password)
 
 
-def lb_full(topology, vip_prefix, vrrp_password, reachable=None):
-    """heal_end: every master behind HAProxy, on every (reachable) master."""
+def lb_full(topology, vip_prefix, vrrp_password, reachable=None,
+            bootstrap=None):
+    """heal_end: every master behind HAProxy, on every (reachable) master.
+    Instantiate: ``bootstrap`` names the master about to be initialised."""
     run_on = [m for m in topology.masters
               if reachable is None or m.name in reachable]
     return lb_change(topology.masters, topology.masters, run_on,
-                     topology.vip, vip_prefix, vrrp_password)
+                     topology.vip, vip_prefix, vrrp_password,
+                     bootstrap=bootstrap)
 
 
 def helper_master(topology, targets, reachable, record=None):

@@ -7,6 +7,8 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Upload the scripts
     Read the cluster network's prefix on <first master>
     Configure the load balancer on every master
+                                    (the first master tracks HAProxy only:
+                                     it wins the VIP during its init)
     Initialise the first master     (kubeadm init; with a storage server,
                                      its set-up and every NFS client at
                                      the same time: storage.py)
@@ -17,6 +19,8 @@ The phases, in order (HA only: the prefix read and the load balancer)::
                                      background while masters join)
     Join master <name>              (one at a time: etcd membership)
     Wait for the workers to join    (only when masters joined meanwhile)
+    Track the API server in keepalived on <first master>
+                                    (HA; in the background)
     Wait until every node is Ready  (Kubernetes API, backoff to a deadline)
     Label workers                   (CIS-node, zone)
     Register the PersistentVolumes  (storage server only; then wait until
@@ -47,6 +51,7 @@ LOG = logging.getLogger(__name__)
 Phase = phases.Phase
 TITLE_READY = 'Wait until every node is Ready'
 TITLE_WAIT_WORKERS = 'Wait for the workers to join'
+TITLE_TRACK_APISERVER = 'Track the API server in keepalived on %s'
 IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
 
 
@@ -106,6 +111,15 @@ def lb_phase(op, title, topology, change):
     nodes = [by_name[c.node] for c in change.calls]
     calls = {c.node: c for c in change.calls}
     return node_work.scripts_phase(op, title, nodes, calls, 'configure-lb')
+
+
+def track_apiserver_phase(op, topology, first, prefix):
+    """configure_lb.sh without -B on the initialised master: keepalived
+    tracks its API server from now on, as on every other master."""
+    return lb_phase(
+        op, TITLE_TRACK_APISERVER % first.name, topology, heal_plan.lb_full(
+            topology, prefix, op.state.vrrp_password(),
+            reachable={first.name}))
 
 
 def init_phase(op, first, ends, alongside=None):
@@ -179,13 +193,19 @@ def build(op):
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)
         yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
-            topology, prefix, op.state.vrrp_password()))
+            topology, prefix, op.state.vrrp_password(),
+            bootstrap=first.name))
     yield init_phase(op, first, ends, alongside)
     access = yield node_work.api_phase(op, scripts.TITLE_TOKEN, topology,
                                        first, first)
     # Joins need no Ready master, only a working API: do not wait longer.
     states = yield node_work.nodes_phase(op, access)
     yield from join_missing(op, topology, first, ends, states)
+    if params.is_ha:
+        # After the joins, which go through the VIP: a keepalived reload
+        # keeps the VIP where it is. The runner waits for it at the end.
+        yield dataclasses.replace(track_apiserver_phase(
+            op, topology, first, prefix), background=True)
     states = yield node_work.ready_phase(op, TITLE_READY, access, nodes)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 topology.workers, states)

@@ -6,6 +6,9 @@
 # server answers, and moves it within 3 s of HAProxy dying there.
 #
 # Usage: configure_lb.sh -v VIP/PREFIX -b BACKENDS -P PRIORITY -s FILE|- [options]
+# -B (bootstrap) on the master about to run kubeadm init: keepalived takes
+# the VIP at once and tracks HAProxy only, while the API server is still
+# being built; a later run without -B adds the API server check.
 # The VRRP password comes as "auth_pass=..." on stdin (-s -) or in a file
 # only its owner can read; never on the command line.
 # Prints one line per part: "haproxy: unchanged|reload|start",
@@ -31,6 +34,7 @@ FRONTEND_PORT=16443
 APISERVER_PORT=6443
 SECRETS_SOURCE=""
 ROOT_DIR=""
+BOOTSTRAP=false
 AUTH_PASS=""
 CURRENT_STEP="arguments"
 SERVER_NAMES=()
@@ -54,6 +58,11 @@ Usage: configure_lb.sh -v VIP/PREFIX -b BACKENDS -s FILE|- [options]
   -a PORT        API server port on the masters (default 6443)
   -s FILE|-      secrets: a line "auth_pass=<1-8 characters>" (FILE must be
                  mode 0600 or stricter)
+  -B             bootstrap, for the master about to run kubeadm init while
+                 no other master runs an API server: keepalived takes the
+                 VIP at once (state MASTER, priority 255) and tracks
+                 HAProxy only; run again without -B once the API server
+                 answers (a reload: the VIP stays)
   -o DIR         write the files under DIR (DIR/etc/haproxy/...) and report
                  what would happen; no packages, no services, no root
   -h             this help
@@ -71,7 +80,7 @@ path_of() {
 
 parse_args() {
     local opt OPTIND=1
-    while getopts ':v:b:P:r:i:l:p:a:s:o:h' opt; do
+    while getopts ':v:b:P:r:i:l:p:a:s:o:Bh' opt; do
         case $opt in
             v) VIP=$OPTARG ;;
             b) BACKENDS=$OPTARG ;;
@@ -83,6 +92,7 @@ parse_args() {
             a) APISERVER_PORT=$OPTARG ;;
             s) SECRETS_SOURCE=$OPTARG ;;
             o) ROOT_DIR=$OPTARG ;;
+            B) BOOTSTRAP=true ;;
             h) usage; exit 0 ;;
             :) usage_error "option -$OPTARG needs a value" ;;
             *) usage_error "unknown option -$OPTARG" ;;
@@ -187,10 +197,15 @@ backend k8s-apiserver
     balance roundrobin
     option httpchk GET /readyz
     http-check expect status 200
-    # A crashed master answers nothing: two failed checks 1 s apart mark it
-    # down, and its sessions are cut then, so clients reconnect to a live
-    # master at once instead of waiting out their own timeouts.
-    default-server check check-ssl verify none inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+    # A crashed master answers nothing: two failed checks (the second 0.5 s
+    # after the first) mark it down, and its sessions are cut then, so
+    # clients reconnect to a live master at once instead of waiting out
+    # their own timeouts. A down master is checked every 0.5 s and two
+    # passes 0.5 s apart bring it back: a new API server takes traffic
+    # within about 1 s. "timeout check" keeps a slow answer from failing
+    # the shorter checks: 1 s to connect, 1 s more for the reply.
+    timeout check 1s
+    default-server check check-ssl verify none inter 1s fastinter 500ms downinter 500ms fall 2 rise 2 on-marked-down shutdown-sessions
 EOF
     for i in "${!SERVER_IPS[@]}"; do
         printf '    server %s %s:%s\n' "${SERVER_NAMES[$i]}" "${SERVER_IPS[$i]}" "$APISERVER_PORT"
@@ -270,14 +285,11 @@ vrrp_script check_apiserver {
 }
 
 vrrp_instance k8s_api_vip {
-    # All start as BACKUP; the highest priority whose checks pass wins the
-    # first election. nopreempt: a master whose HAProxy is back does not
-    # take the VIP back, which would cut every connection a second time.
-    state BACKUP
-    nopreempt
+EOF
+    render_role
+    cat <<EOF
     interface $INTERFACE
     virtual_router_id $ROUTER_ID
-    priority $PRIORITY
     advert_int 1
     authentication {
         auth_type PASS
@@ -289,12 +301,42 @@ EOF
     virtual_ipaddress {
         $VIP dev $INTERFACE
     }
-    track_script {
-        check_haproxy
-        check_apiserver
-    }
-}
 EOF
+    render_tracking
+    echo "}"
+}
+
+# Bootstrap (-B), on the master about to run kubeadm init, before any
+# other master has an API server (their checks fail: FAULT): state MASTER
+# with priority 255 takes the VIP at once, where a BACKUP waits out 3
+# adverts (keepalived's rule: only 255 skips them). A client of the VIP
+# that connects before it exists stalls for the ARP timeout (3 s), and
+# kubeadm init's API check goes through the VIP. The run without -B
+# (state BACKUP, its own priority, nopreempt) is a reload that keeps the
+# VIP where it is.
+render_role() {
+    if "$BOOTSTRAP"; then
+        printf '    # bootstrap (-B): MASTER at once; a run without -B makes it\n'
+        printf '    # a nopreempt BACKUP with priority %s, keeping the VIP\n' "$PRIORITY"
+        printf '    state MASTER\n    priority 255\n'
+    else
+        printf '    # All start as BACKUP; the highest priority whose checks pass wins the\n'
+        printf '    # first election. nopreempt: a master whose HAProxy is back does not\n'
+        printf '    # take the VIP back, which would cut every connection a second time.\n'
+        printf '    state BACKUP\n    nopreempt\n    priority %s\n' "$PRIORITY"
+    fi
+}
+
+# Bootstrap (-B): no API server yet on this master, so only HAProxy is
+# tracked.
+render_tracking() {
+    printf '    track_script {\n        check_haproxy\n'
+    if "$BOOTSTRAP"; then
+        printf '        # bootstrap (-B): check_apiserver comes once the API server runs\n'
+    else
+        printf '        check_apiserver\n'
+    fi
+    printf '    }\n'
 }
 
 # ------------------------------------------------------ external effects

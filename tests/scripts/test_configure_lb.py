@@ -122,6 +122,30 @@ def test_keepalived_config_vip_priority_auth(tmp_path):
     assert 'unicast_src_ip 10.0.0.12' in text
 
 
+@needs('haproxy')
+def test_bootstrap_tracks_haproxy_only_until_run_without_it(tmp_path):
+    # -B: the master about to run kubeadm init must win the VIP before its
+    # API server exists, so only HAProxy is tracked; the API server check
+    # stays defined, and the run without -B is a keepalived reload only.
+    report(configure(tmp_path, '-P', '250', '-B'))
+    text = keepalived_conf(tmp_path).read_text()
+    # Only priority 255 makes keepalived skip the 3-advert wait.
+    assert re.search(r'^\s+state MASTER$', text, re.M)
+    assert re.search(r'^\s+priority 255$', text, re.M)
+    assert not re.search(r'^\s+nopreempt$', text, re.M)
+    assert re.search(r'track_script \{\s+check_haproxy\s+#[^\n]*\s+\}',
+                     text)
+    assert 'script "/etc/keepalived/check_apiserver.sh apiserver"' in text
+    after = report(configure(tmp_path, '-P', '250'))
+    assert after == {'haproxy': 'unchanged', 'check script': 'unchanged',
+                     'keepalived': 'reload'}
+    text = keepalived_conf(tmp_path).read_text()
+    assert re.search(
+        r'track_script \{\s+check_haproxy\s+check_apiserver\s+\}', text)
+    assert re.search(r'^\s+state BACKUP\s+nopreempt\s+priority 250$', text,
+                     re.M)
+
+
 def test_priority_change_reloads_keepalived_only(tmp_path):
     report(configure(tmp_path, '-P', '101'))
     changed = report(configure(tmp_path, '-P', '103'))
@@ -289,10 +313,11 @@ def test_haproxy_death_is_covered_within_3_s_for_the_drivers_priorities(
 @needs('keepalived')
 @needs('unshare')
 @pytest.mark.skipif(os.geteuid() != 0, reason='namespaces need root')
-def test_rendered_keepalived_config_passes_keepalived_t(tmp_path):
+@pytest.mark.parametrize('bootstrap', [(), ('-B',)], ids=['full', '-B'])
+def test_rendered_keepalived_config_passes_keepalived_t(tmp_path, bootstrap):
     # keepalived -t wants the interface and the check script to exist: a
     # veth in a private network namespace, the script where it was written.
-    report(configure(tmp_path, '-P', '149', '-l', '10.0.0.12'))
+    report(configure(tmp_path, '-P', '149', '-l', '10.0.0.12', *bootstrap))
     script = tmp_path / 'etc' / 'keepalived' / 'check_apiserver.sh'
     conf = keepalived_conf(tmp_path)
     conf.write_text(conf.read_text().replace(

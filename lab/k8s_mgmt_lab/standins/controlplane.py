@@ -158,14 +158,20 @@ def process_age():
     return time.clock_gettime(time.CLOCK_BOOTTIME) - started
 
 
-def model_duration(kind, outside=0.0):
+def model_duration(kind):
     """The one fixed wait: the real kubeadm step takes ``<kind>_delay``
     seconds as a whole, so the stand-in's own work (etcd, API server,
     kubelet start-ups) counts towards it; only the rest is waited for.
-    ``outside``: seconds the stand-in spent waiting on what the driver set
-    up (the VIP), added on top: that wait is the driver's, not kubeadm's.
-    A stand-in slower than the delay takes its own time."""
+
+    That includes an init's wait for the control-plane endpoint (on an HA
+    cluster the VIP, which the driver's keepalived decides): a real init
+    checks the endpoint once its API server runs, near the end of its own
+    work, so an endpoint that answers by then costs nothing and a later one
+    costs its lateness. The stand-in's API server runs within a second, so
+    its endpoint wait starts early and overlaps the modelled rest; only
+    what goes beyond the delay shows. A stand-in slower than the delay
+    takes its own time."""
     seconds = float(standins.settings().get(kind + '_delay') or 0)
-    remaining = seconds + outside - process_age()
+    remaining = seconds - process_age()
     if remaining > 0:
         time.sleep(remaining)  # not a poll: the modelled duration

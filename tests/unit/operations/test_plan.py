@@ -88,9 +88,12 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
             'Read the cluster network\'s prefix on master-1',
             'Configure the load balancer on every master'] +
         SIMPLE_TITLES[3:8] + ['Join master master-2', 'Join master master-3',
-                              'Wait for the workers to join']
+                              'Wait for the workers to join',
+                              'Track the API server in keepalived on '
+                              'master-1']
         + SIMPLE_TITLES[8:])
-    assert [p.title for p in phases if p.background] == ['Join workers']
+    assert [p.title for p in phases if p.background] == [
+        'Join workers', 'Track the API server in keepalived on master-1']
     assert op_helpers.phase(phases, 'Wait for the workers to join').nodes \
         == ('worker-1', 'worker-2')
     upload = op_helpers.phase(phases, 'Upload the scripts')
@@ -112,6 +115,13 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
                                          'master-3=10.254.0.13')
         assert _opt(call.argv, '-l') == master.nic_ip
         assert call.stdin_secrets == (('auth_pass', VRRP),)
+    # Only the master about to be initialised skips the API server check
+    # (it wins the VIP during its init), until the joins are done.
+    assert ['-B' in c.argv for c in calls] == [True, False, False]
+    track, = op_helpers.calls(op_helpers.phase(
+        phases, 'Track the API server in keepalived on master-1'))
+    assert track.node == 'master-1' and '-B' not in track.argv
+    assert track.argv == calls[0].argv[:-1]
     init, = op_helpers.calls(
         op_helpers.phase(phases, 'Initialise the first master (master-1)'))
     assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
