@@ -11,10 +11,12 @@ The phases, in order (HA only: the prefix read and the load balancer)::
                                      it wins the VIP during its init)
     Initialise the first master     (kubeadm init; with a storage server,
                                      its set-up and every NFS client at
-                                     the same time: storage.py)
-    Create the VIM token            (token-secret: the API credentials)
+                                     the same time: storage.py; it prints
+                                     the join data and the VIM's token)
+    Create the VIM token            (token-secret: only when the package's
+                                     install script cannot print it)
     Read the cluster's nodes        (who is Ready already: no join again)
-    Read join data                  (print-join, only if someone must join)
+    Read join data                  (print-join: likewise)
     Join workers                    (all at once, bounded; in the
                                      background while masters join)
     Join master <name>              (one at a time: etcd membership)
@@ -52,6 +54,8 @@ Phase = phases.Phase
 TITLE_READY = 'Wait until every node is Ready'
 TITLE_WAIT_WORKERS = 'Wait for the workers to join'
 TITLE_TRACK_APISERVER = 'Track the API server in keepalived on %s'
+PLANNED_REPORT = scripts.InitReport(node_work.PLANNED_JOIN,
+                                    node_work.PLANNED_CREDENTIALS)
 IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
 
 
@@ -122,31 +126,51 @@ def track_apiserver_phase(op, topology, first, prefix):
             reachable={first.name}))
 
 
+def offers(op, script, feature):
+    """Whether the copy of ``script`` this operation uploads (the VNF
+    package's, else ours) has ``feature`` (uploads.LocalScript.features)."""
+    return feature in op.scripts.get(script).features
+
+
 def init_phase(op, first, ends, alongside=None):
     """kubeadm init on ``first``. ``alongside`` (with a storage server):
     the storage server's setup and the other nodes' NFS clients, run at
     the same time as the init (the first master installs its NFS client
-    once its init is done)."""
-    call = scripts.init_call(first, op.params, ends)
+    once its init is done). The result: the join data and the VIM's
+    credentials the init printed (scripts.InitReport), or None when the
+    install script cannot print them."""
+    report = offers(op, scripts.INSTALL, 'init-report')
+    call = scripts.init_call(first, op.params, ends, report=report)
 
     def record():
         op.state.update_cluster_record(
             init_master_server_id=first.server_id, endpoint=ends.api_url)
 
+    def read(result):
+        if not report:
+            return None
+        return scripts.InitReport.from_output(
+            first.name, call.mode, result.stdout, need_key=op.params.is_ha)
+
     def init():
-        op.run_script(first, call)
+        result = op.run_script(first, call)
         record()
+        return read(result)
+    assume = op.assume(PLANNED_REPORT) if report else None
     if alongside is None:
         return Phase(scripts.title_init(first), nodes=(first.name,),
                      work=(phases.script_work(call, uploads.REMOTE_DIR),),
-                     action=init)
+                     action=init, assume=assume)
     nodes, calls = alongside
     calls = dict(calls)
     calls[first.name] = [call] + list(calls.get(first.name, ()))
-    return node_work.scripts_phase(
+    phase = node_work.scripts_phase(
         op, scripts.title_init(first) + storage.TITLE_ALONGSIDE_INIT,
         [first] + [n for n in nodes if n is not first], calls, 'init',
         after=record)
+    return dataclasses.replace(
+        phase, action=lambda: read(phase.action()[first.name][0]),
+        assume=assume)
 
 
 def register_phase(op, access):
@@ -190,18 +214,24 @@ def build(op):
     yield node_work.upload_phase(op, everyone)
     first = first_master_of(op, topology)
     ends = scripts.endpoints(topology, params, first)
+    bootstrap = params.is_ha and offers(op, scripts.CONFIGURE_LB,
+                                        'bootstrap')
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)
         yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password(),
-            bootstrap=first.name))
-    yield init_phase(op, first, ends, alongside)
-    access = yield node_work.api_phase(op, scripts.TITLE_TOKEN, topology,
-                                       first, first)
+            bootstrap=first.name if bootstrap else None))
+    report = yield init_phase(op, first, ends, alongside)
+    if report is None:
+        access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,
+                                           topology, first, first)
+    else:
+        access = node_work.access_with(op, ends, report.credentials)
     # Joins need no Ready master, only a working API: do not wait longer.
     states = yield node_work.nodes_phase(op, access)
-    yield from join_missing(op, topology, first, ends, states)
-    if params.is_ha:
+    yield from join_missing(op, topology, first, ends, states,
+                            report.join if report else None)
+    if bootstrap:
         # After the joins, which go through the VIP: a keepalived reload
         # keeps the VIP where it is. The runner waits for it at the end.
         yield dataclasses.replace(track_apiserver_phase(
@@ -219,9 +249,9 @@ def build(op):
             'nodes': sorted(states)}
 
 
-def join_missing(op, topology, first, ends, states):
+def join_missing(op, topology, first, ends, states, join=None):
     """Join the masters (one at a time) and the workers that are not
-    Ready yet."""
+    Ready yet; ``join``: the join data when known (else print-join)."""
     ready = {name for name, s in states.items() if s.ready}
     masters = [m for m in topology.masters
                if m is not first and m.name not in ready]
@@ -229,7 +259,8 @@ def join_missing(op, topology, first, ends, states):
     if not (masters or workers):
         yield phases.skipped('Join nodes', 'every node is already Ready')
         return
-    join = yield node_work.join_data_phase(op, first)
+    if join is None:
+        join = yield node_work.join_data_phase(op, first)
     # Their NFS clients were installed during the init.
     if workers:
         workers_phase = node_work.join_workers_phase(

@@ -35,6 +35,9 @@ TITLE_UPLOAD = 'Upload the scripts'
 TITLE_NODES = 'Read the cluster\'s nodes'
 
 # What a dry run shows for the output of print-join and token-secret.
+PLANNED_CREDENTIALS = scripts.VimCredentials(
+    token=secrets.Secret('<token from token-secret>'),
+    ca_cert='<CA certificate from token-secret>')
 PLANNED_JOIN = scripts.JoinData(
     token=secrets.Secret('<token from print-join>'),
     ca_cert_hash='sha256:<CA hash from print-join>',
@@ -144,14 +147,12 @@ def _call_list(calls):
 def scripts_phase(op, title, nodes, calls, step, after=None):
     """Script runs on every node at once; ``calls`` by node name, each a
     ScriptCall or a list of them (run in order on that node). ``after``
-    runs once every node is done."""
+    runs once every node is done. The result: by node name, the list of
+    its calls' results."""
     ordered = {n.name: _call_list(calls[n.name]) for n in nodes}
 
     def one(node, _session):
-        result = None
-        for call in ordered[node.name]:
-            result = op.run_script(node, call)
-        return result
+        return [op.run_script(node, call) for call in ordered[node.name]]
 
     def action():
         results = op.on_nodes(step, nodes, one)
@@ -213,16 +214,21 @@ def api_phase(op, title, topology, master, first, registered=True):
         if known is not None:
             return known
         result = op.run_script(master, call)
-        creds = scripts.VimCredentials.from_output(master.name, call.mode,
-                                                   result.stdout)
-        api = op.keep(kube.ClusterAPI(ends.api_url, creds.token,
-                                      creds.ca_cert))
-        return ClusterAccess(api, creds, ends)
+        return access_with(op, ends, scripts.VimCredentials.from_output(
+            master.name, call.mode, result.stdout))
     return Phase(title, nodes=(master.name,),
                  work=((_registered_work(ends, '; if refused:'),)
                        if registered else ()) + (
                      phases.script_work(call, uploads.REMOTE_DIR),),
                  action=access, assume=ClusterAccess(None, None, ends))
+
+
+def access_with(op, ends, credentials):
+    """ClusterAccess from credentials the operation has read (a dry run:
+    no client)."""
+    api = None if op.dry else op.keep(kube.ClusterAPI(
+        ends.api_url, credentials.token, credentials.ca_cert))
+    return ClusterAccess(api, credentials, ends)
 
 
 def registered_access(op, ends):

@@ -88,9 +88,10 @@ def _field(data, key, shape, what, problems, required=True):
     return value
 
 
-def _raise_problems(node, step, problems):
+def _raise_problems(node, step, problems, within=''):
     if problems:
-        raise output_error(node, step, '; '.join(problems))
+        raise output_error(node, step, '%s%s' % (
+            'in %r: ' % within if within else '', '; '.join(problems)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,7 +106,11 @@ class JoinData:
     def from_output(cls, node, step, stdout, need_key=False):
         """Parse print-join's stdout straight into Secrets; anything missing
         or misshapen is the driver's error naming node, step and field."""
-        data = json_object(node, step, stdout)
+        return cls.from_data(node, step, json_object(node, step, stdout),
+                             need_key)
+
+    @classmethod
+    def from_data(cls, node, step, data, need_key=False, within=''):
         problems = []
         token = _field(data, 'token', _BOOTSTRAP_TOKEN.fullmatch,
                        'a bootstrap token', problems)
@@ -113,7 +118,7 @@ class JoinData:
                          'sha256:<64 hex digits>', problems)
         key = _field(data, 'certificate_key', _CERTIFICATE_KEY.fullmatch,
                      '64 hex digits', problems, required=need_key)
-        _raise_problems(node, step, problems)
+        _raise_problems(node, step, problems, within)
         return cls(token=secrets.Secret(token), ca_cert_hash=ca_hash,
                    certificate_key=secrets.Secret(key) if key else None)
 
@@ -127,15 +132,42 @@ class VimCredentials:
 
     @classmethod
     def from_output(cls, node, step, stdout):
-        data = json_object(node, step, stdout)
+        return cls.from_data(node, step, json_object(node, step, stdout))
+
+    @classmethod
+    def from_data(cls, node, step, data, within=''):
         problems = []
         token = _field(data, 'token',
                        lambda v: v and not re.search(r'[\s\x00-\x1f]', v),
                        'a bearer token', problems)
         ca_cert = _field(data, 'ca_cert', lambda v: _PEM_CERT in v,
                          'a PEM certificate', problems)
-        _raise_problems(node, step, problems)
+        _raise_problems(node, step, problems, within)
         return cls(token=secrets.Secret(token), ca_cert=ca_cert)
+
+
+@dataclasses.dataclass(frozen=True)
+class InitReport:
+    """What ``init -R`` printed: print-join's and token-secret's objects
+    as ``{"join": ..., "vim": ...}``, read from the run that made the
+    cluster instead of two more runs."""
+
+    join: JoinData
+    credentials: VimCredentials
+
+    @classmethod
+    def from_output(cls, node, step, stdout, need_key=False):
+        data = json_object(node, step, stdout)
+        parts = {}
+        for key in ('join', 'vim'):
+            parts[key] = data.get(key)
+            if not isinstance(parts[key], dict):
+                raise output_error(node, step, '%r is not a JSON object'
+                                   % key)
+        return cls(JoinData.from_data(node, step, parts['join'], need_key,
+                                      within='join'),
+                   VimCredentials.from_data(node, step, parts['vim'],
+                                            within='vim'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,9 +309,12 @@ def _ha_flag(params):
     return ['-A'] if params.is_ha else []
 
 
-def init_call(node, params, ends):
+def init_call(node, params, ends, report=False):
+    """``report``: the init also prints the join data and the VIM's
+    credentials (-R; InitReport)."""
     argv = (['init', '-a', node.nic_ip, '-H', node.name, '-e', ends.join] +
-            _ha_flag(params) + _install_options(params))
+            _ha_flag(params) + (['-R'] if report else []) +
+            _install_options(params))
     if ends.extra_sans:
         argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),

@@ -14,6 +14,7 @@ mode 0700.
 import collections
 import os
 import posixpath
+import re
 
 from k8s_mgmt import shipped
 from k8s_mgmt import ssh
@@ -26,6 +27,9 @@ EXTERNAL_LB = shipped.EXTERNAL_LB_SCRIPT
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
+# Where a script declares its features (LocalScript.features).
+FEATURES = re.compile(rb'#\s*k8s-mgmt-features:\s*(.*?)\s*$')
+FEATURE_LINES = 40
 
 
 class LocalScript(collections.namedtuple(
@@ -36,6 +40,19 @@ class LocalScript(collections.namedtuple(
     @property
     def remote_path(self):
         return posixpath.join(REMOTE_DIR, self.name)
+
+    @property
+    def features(self):
+        """What the script declares beyond its first version, on a
+        ``# k8s-mgmt-features: a b`` line of its header: options the driver
+        passes only to a copy that has them (a VNF package may ship an
+        older one)."""
+        for line in self.data.splitlines()[:FEATURE_LINES]:
+            match = FEATURES.match(line)
+            if match:
+                return frozenset(match.group(1).decode('ascii',
+                                                       'replace').split())
+        return frozenset()
 
 
 def local_script(package_dir, relative_path, name):

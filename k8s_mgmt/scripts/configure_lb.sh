@@ -9,6 +9,9 @@
 # -B (bootstrap) on the master about to run kubeadm init: keepalived takes
 # the VIP at once and tracks HAProxy only, while the API server is still
 # being built; a later run without -B adds the API server check.
+# What this version offers beyond the first one; the driver reads this line
+# before it passes the options (a VNF package may ship an older copy):
+# k8s-mgmt-features: bootstrap
 # The VRRP password comes as "auth_pass=..." on stdin (-s -) or in a file
 # only its owner can read; never on the command line.
 # Prints one line per part: "haproxy: unchanged|reload|start",

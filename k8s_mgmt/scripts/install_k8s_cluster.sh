@@ -9,6 +9,9 @@
 # password) are read as KEY=VALUE lines from stdin (-s -) or from a file that
 # only its owner can read (-s FILE); never from the command line.
 # Run with -h for the options. doc/source/scripts.rst describes every step.
+# What this version offers beyond the first one; the driver reads this line
+# before it passes the options (a VNF package may ship an older copy):
+# k8s-mgmt-features: init-report
 set -Eeuo pipefail
 umask 077
 
@@ -53,6 +56,7 @@ CNI_SHA256=""
 SECRETS_SOURCE=""
 CA_CERT_HASH=""
 HA=false
+REPORT=false
 RENDER_DIR=""
 DRY_RUN=false
 WAIT_SECONDS=300
@@ -85,6 +89,8 @@ Options:
   -e HOST:PORT  control-plane endpoint (HA: VIP:16443); for joins the API
               server to discover
   -A          HA cluster: upload certificates (init), certificate key (print-join)
+  -R          init: then print what print-join and token-secret print, as
+              one JSON object {"join": {...}, "vim": {...}} on stdout
   -P CIDR     pod network (default 192.168.0.0/16)
   -S CIDR     service network (default 10.96.0.0/12)
   -C CIDR     node network, added to no_proxy as a CIDR
@@ -183,13 +189,14 @@ parse_args() {
     esac
     shift
     local opt OPTIND=1
-    while getopts ':k:a:H:e:AP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
+    while getopts ':k:a:H:e:ARP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
         case $opt in
             k) K8S_MINOR=$OPTARG ;;
             a) ADVERTISE_ADDRESS=$OPTARG ;;
             H) NODE_NAME=$OPTARG ;;
             e) ENDPOINT=$OPTARG ;;
             A) HA=true ;;
+            R) REPORT=true ;;
             P) POD_CIDR=$OPTARG ;;
             S) SERVICE_CIDR=$OPTARG ;;
             C) NODE_CIDR=$OPTARG ;;
@@ -247,6 +254,7 @@ validate_mode_needs() {
     if [[ $MODE == init ]] && "$HA"; then
         [[ -n $ENDPOINT ]] || usage_error "HA init needs -e (VIP:PORT control-plane endpoint)"
     fi
+    [[ $MODE == init ]] || ! "$REPORT" || usage_error "-R is for init only"
 }
 
 validate_args() {
@@ -844,8 +852,13 @@ upload_certs() {
 }
 
 print_join() {
-    local token hash
     require_master
+    join_json
+}
+
+# The join data as one JSON object (print-join, init -R).
+join_json() {
+    local token hash
     if "$DRY_RUN"; then
         run kubeadm token create --ttl 2h
         "$HA" && run kubeadm init phase upload-certs --upload-certs --config "$RUN_DIR/k8s-mgmt-upload-certs.yaml" \
@@ -902,8 +915,14 @@ token_populated() {
 }
 
 token_secret() {
-    local manifest token ca
     require_master
+    vim_json
+}
+
+# The VIM's ServiceAccount token and CA as one JSON object (token-secret,
+# init -R).
+vim_json() {
+    local manifest token ca
     if "$DRY_RUN"; then
         render_vim_account
         run kubectl --kubeconfig "$ADMIN_CONF" apply -f -
@@ -920,6 +939,23 @@ token_secret() {
     printf '{"namespace": "kube-system", "service_account": %s, "secret": %s, "token": %s, "ca_cert": %s}\n' \
         "$(json_string "$SA_NAME")" "$(json_string "$SA_NAME-token")" \
         "$(json_string "$token")" "$(json_string "$ca")"
+}
+
+# init -R: both read-outs from the run that made the cluster, instead of two
+# more runs of this script.
+# Not through command substitutions: their subshells would leave the
+# temporary files (one holds the certificate key) out of the cleanup.
+init_report() {
+    if "$DRY_RUN"; then
+        join_json
+        vim_json
+        return 0
+    fi
+    printf '{"join": '
+    join_json
+    printf ', "vim": '
+    vim_json
+    printf '}\n'
 }
 
 # ------------------------------------------------------------------ main
@@ -956,7 +992,8 @@ main() {
             prepare_node
             run_step "kubeadm init" kubeadm_init
             run_step "user kubeconfig" install_user_kubeconfig
-            run_step CNI install_cni ;;
+            run_step CNI install_cni
+            if "$REPORT"; then run_step report init_report; fi ;;
         join-master)
             prepare_node
             run_step "kubeadm join (control plane)" kubeadm_join

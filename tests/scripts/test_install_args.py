@@ -32,6 +32,7 @@ INIT = ['init', '-a', '10.0.0.11']
     (INIT + ['-x', 'a b'], 'bad no_proxy list'),
     (INIT + ['-c', 'ftp://x/cni.yaml'], 'bad CNI manifest'),
     (INIT + ['extra'], 'unexpected argument: extra'),
+    (['print-join', '-R'], '-R is for init only'),
     (['join-worker', '-e', '10.0.0.100:16443'], 'needs -t sha256:'),
     (['join-worker', '-e', '10.0.0.100:16443', '-t', CA_HASH],
      "needs 'token' in the secrets input"),

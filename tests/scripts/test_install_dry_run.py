@@ -88,6 +88,22 @@ def test_first_init_plan_uploads_certs(node):
     assert 'kind: InitConfiguration' in result.stdout
 
 
+def test_init_report_plans_the_join_data_and_the_vim_token(node):
+    # -R: what print-join and token-secret would do, in the init's own run.
+    result = dry_run(node, 'init', '-a', '10.0.0.11', '-e',
+                     '10.0.0.100:16443', '-A', '-R', '-c', 'none')
+    planned = commands(result)
+    init = planned.index(next(c for c in planned
+                              if c.startswith('kubeadm init --config')))
+    token = planned.index('kubeadm token create --ttl 2h')
+    certs = planned.index(next(c for c in planned if c.startswith(
+        'kubeadm init phase upload-certs --upload-certs')))
+    vim = planned.index(next(c for c in planned if c.startswith(
+        'kubectl --kubeconfig') and c.endswith('apply -f -')))
+    assert init < token < certs < vim
+    assert 'kind: ServiceAccount' in result.stdout
+
+
 def test_interrupted_init_is_resumed_not_repeated(node):
     # admin.conf exists and the API answers (the stand-in kubectl succeeds),
     # but init never finished: the phases after the control plane re-run.

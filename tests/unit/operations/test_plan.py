@@ -17,12 +17,13 @@ TOKEN = node_work.PLANNED_JOIN.token
 CERT_KEY = node_work.PLANNED_JOIN.certificate_key
 VRRP = run_mod.ReadOnlyState.PLACEHOLDER
 
+# The init prints the join data and the VIM's token (-R): no token-secret
+# or print-join run.
 SIMPLE_TITLES = [
     'Read the topology from Heat', 'Connect to every node',
     'Upload the scripts', 'Initialise the first master (master-1)',
-    'Create the VIM token', 'Read the cluster\'s nodes', 'Read join data',
-    'Join workers', 'Wait until every node is Ready', 'Label workers',
-    'Register the VIM']
+    'Read the cluster\'s nodes', 'Join workers',
+    'Wait until every node is Ready', 'Label workers', 'Register the VIM']
 
 
 def _plan(flavour, masters, workers, vip=None, ready=(), **overrides):
@@ -87,11 +88,11 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         SIMPLE_TITLES[:3] + [
             'Read the cluster network\'s prefix on master-1',
             'Configure the load balancer on every master'] +
-        SIMPLE_TITLES[3:8] + ['Join master master-2', 'Join master master-3',
+        SIMPLE_TITLES[3:6] + ['Join master master-2', 'Join master master-3',
                               'Wait for the workers to join',
                               'Track the API server in keepalived on '
                               'master-1']
-        + SIMPLE_TITLES[8:])
+        + SIMPLE_TITLES[6:])
     assert [p.title for p in phases if p.background] == [
         'Join workers', 'Track the API server in keepalived on master-1']
     assert op_helpers.phase(phases, 'Wait for the workers to join').nodes \
@@ -132,8 +133,7 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         assert call.argv[0] == 'join-master' and call.node == name
         assert [k for k, _v in call.stdin_secrets] == ['token',
                                                        'certificate_key']
-    print_join, = op_helpers.calls(op_helpers.phase(phases, 'Read join data'))
-    assert print_join.argv[:4] == ('print-join', '-k', '1.35', '-A')
+    assert '-R' in init.argv
 
 
 def test_podaffinity_plan_is_the_ha_plan_and_labels_by_compute_host():
@@ -159,7 +159,7 @@ def test_ready_nodes_are_not_joined_again():
     join = op_helpers.phase(phases, 'Join nodes')
     assert join.skip == 'every node is already Ready'
     assert op_helpers.titles(phases) == (
-        SIMPLE_TITLES[:6] + ['Join nodes'] + SIMPLE_TITLES[8:])
+        SIMPLE_TITLES[:5] + ['Join nodes'] + SIMPLE_TITLES[6:])
 
 
 def test_secrets_never_in_argv_and_only_on_stdin():
@@ -290,3 +290,38 @@ def test_vrrp_priorities_are_distinct_and_valid_for_every_master_count():
     assert min(b - a for a, b in zip(skews, skews[1:])) >= 0.035
     with pytest.raises(ValueError):
         scripts.vrrp_priority(scripts.MAX_VRRP_MASTERS)
+
+
+def _old_scripts(tmp_path):
+    """A VNF package whose scripts predate the features line."""
+    scripts_dir = tmp_path / uploads.PACKAGE_SCRIPTS_DIR
+    scripts_dir.mkdir()
+    for name in (uploads.INSTALL, uploads.CONFIGURE_LB):
+        text = uploads.local_script(None, None, name).data
+        kept = [line for line in text.splitlines(keepends=True)
+                if not uploads.FEATURES.match(line)]
+        (scripts_dir / name).write_bytes(b''.join(kept))
+    return str(tmp_path)
+
+
+def test_a_package_script_without_the_features_gets_the_old_calls(tmp_path):
+    # An older install script knows no -R, an older configure_lb.sh no -B:
+    # the token and the join data come from their own runs, and every
+    # master's keepalived tracks its API server from the start.
+    params = op_helpers.sample_params('complex')
+    assert uploads.package_path(params, uploads.INSTALL) == '%s/%s' % (
+        uploads.PACKAGE_SCRIPTS_DIR, uploads.INSTALL)
+    topo = op_helpers.topology(3, 2, vip='10.254.0.100')
+    phases = op_helpers.plan(params, topo, vip_prefix=24,
+                             package_dir=_old_scripts(tmp_path))
+    titles = op_helpers.titles(phases)
+    assert 'Create the VIM token' in titles and 'Read join data' in titles
+    assert not any(t.startswith('Track the API server') for t in titles)
+    calls = _all_calls(phases)
+    init, = [c for c in calls if c.argv[0] == 'init']
+    assert '-R' not in init.argv
+    assert not any('-B' in c.argv for c in calls
+                   if c.script == scripts.CONFIGURE_LB)
+    assert [c.argv[0] for c in calls if c.script == scripts.INSTALL
+            and c.argv[0] in ('token-secret', 'print-join')] == [
+        'token-secret', 'print-join']

@@ -86,8 +86,8 @@ def test_instantiate_sets_up_storage_and_clients_during_the_init(package):
     titles = op_helpers.titles(walked)
     assert titles == [
         'Read the topology from Heat', 'Connect to every node',
-        'Upload the scripts', INIT, 'Create the VIM token',
-        'Read the cluster\'s nodes', 'Read join data', 'Join workers',
+        'Upload the scripts', INIT, 'Read the cluster\'s nodes',
+        'Join workers',
         'Wait until every node is Ready', 'Label workers',
         'Register the PersistentVolumes',
         'Wait until the PersistentVolumes are Available', 'Register the VIM']
@@ -99,6 +99,7 @@ def test_instantiate_sets_up_storage_and_clients_during_the_init(package):
     calls = _by_node(init)
     # The first master installs its NFS client after its init.
     assert [c.mode for c in calls['master-1']] == ['init', 'storage-client']
+    assert '-R' in calls['master-1'][0].argv  # join data and VIM token
     assert [c.mode for c in calls['worker-1']] == ['storage-client']
     server, = calls['storage-1']
     assert server.script == 'setup_storage.sh'
