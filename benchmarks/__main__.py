@@ -18,7 +18,10 @@ after a failure or Ctrl-C):
   doc/source/images/instantiate_vs_workers.png; needs matplotlib, the
   ``bench`` extra, else skipped);
 * with ``--rss-workers N`` only, ``benchmarks.rss``: the driver process's
-  peak RSS instantiating 3 masters and N workers.
+  peak RSS instantiating 3 masters and N workers;
+* ``benchmarks.importtime``, first and without a lab: the ``k8s-mgmt``
+  command's start-up time and heaviest imports (no target, also with
+  ``--smoke``).
 
 Targets: wall/floor <= 1.2 for every operation; at most one SSH connection
 per node per operation; 32 workers <= 1.3 x 1 worker; a wrong password
@@ -33,6 +36,7 @@ import dataclasses
 import sys
 import typing
 
+from benchmarks import importtime as importtime_mod
 from benchmarks import operations
 from benchmarks import plot as plot_mod
 from benchmarks import report
@@ -51,6 +55,7 @@ class Results:
     sweep: list = dataclasses.field(default_factory=list)
     wrong: typing.Any = None
     rss: typing.Any = None
+    startup: typing.Any = None
     handshake: typing.Optional[float] = None
     failures: list = dataclasses.field(default_factory=list)
 
@@ -78,6 +83,9 @@ def torn_down(lab, fn, *args, **kwargs):
 
 def measure_all(lab, args, results):
     init, join = args.init_delay, args.join_delay
+    print('CLI start-up:', flush=True)
+    results.startup = attempt(results, 'CLI start-up',
+                              importtime_mod.measure)
     print('operations:', flush=True)
     simple = attempt(results, 'simple operations',
                      lambda: torn_down(lab, operations.simple_rows,
@@ -135,6 +143,9 @@ def print_results(args, results):
     if results.rss:
         print('driver process peak RSS, %s: %.0f MB'
               % (results.rss.operation, results.rss.rss_mb))
+        print()
+    if results.startup:
+        print(importtime_mod.text(results.startup))
         print()
     for name, error in results.failures:
         print('FAILED: %s: %s' % (name, error))

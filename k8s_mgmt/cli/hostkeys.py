@@ -14,12 +14,7 @@ import binascii
 import json
 import sys
 
-import paramiko
-
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt import conf
-from k8s_mgmt import state as state_mod
-from k8s_mgmt.ssh import hostkeys
 
 COLUMNS = (('server_id', 'SERVER ID'), ('node', 'NODE'),
            ('address', 'ADDRESS'), ('key_type', 'TYPE'),
@@ -81,6 +76,11 @@ def register(subparsers):
 
 def pin_file(args):
     """The pin file the arguments (and the configuration) select."""
+    # Imported by the verbs that run, not by every k8s-mgmt start-up
+    # (oslo.config; k8s_mgmt.ssh loads paramiko).
+    from k8s_mgmt import conf
+    from k8s_mgmt import state as state_mod
+    from k8s_mgmt.ssh import hostkeys
     if args.config_file:
         try:
             conf.CONF(args=[], project='tacker',
@@ -99,6 +99,7 @@ def pin_file(args):
 
 def parse_public_key(text, source):
     """(key type, base64) of an OpenSSH public key line, checked."""
+    import paramiko
     lines = [line.strip() for line in (text or '').splitlines()
              if line.strip() and not line.lstrip().startswith('#')]
     if len(lines) != 1:
@@ -128,6 +129,7 @@ def parse_public_key(text, source):
 
 
 def cmd_list(args):
+    from k8s_mgmt.ssh import hostkeys
     store = hostkeys.HostKeyStore(pin_file(args))
     rows = []
     for server_id, entry in sorted(store.all().items()):
@@ -153,6 +155,7 @@ def cmd_list(args):
 
 
 def cmd_add(args):
+    from k8s_mgmt.ssh import hostkeys
     if args.key_file:
         try:
             with open(args.key_file) as handle:
@@ -172,6 +175,7 @@ def cmd_add(args):
 
 
 def cmd_remove(args):
+    from k8s_mgmt.ssh import hostkeys
     store = hostkeys.HostKeyStore(pin_file(args))
     pinned = set(store.all())
     missing = [s for s in args.server_ids if s not in pinned]

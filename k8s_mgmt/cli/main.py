@@ -6,11 +6,15 @@ registers in the :data:`PLUGIN_GROUP` entry point group (the lab's
 which adds its parser and sets ``func`` to a callable taking the parsed args
 and returning an exit status. Errors a user can cause print one line and
 exit non-zero (:mod:`k8s_mgmt.cli.errors`).
+
+Start-up stays light: a verb module imports what its verb needs when the
+verb runs, and a command line naming one of :data:`COMMANDS` first imports
+that module alone, no plugin (a plugin adds a verb of its own, which such a
+command line does not use; the lab's plugin imports most of the driver).
 """
 
 import argparse
 import importlib
-from importlib import metadata
 import sys
 
 from k8s_mgmt.cli import errors
@@ -23,6 +27,7 @@ PLUGIN_GROUP = 'k8s_mgmt.cli'
 def plugin_modules():
     """The verb modules other installed distributions register, by entry
     point name."""
+    from importlib import metadata      # reading them takes a while too
     try:
         found = metadata.entry_points(group=PLUGIN_GROUP)
     except TypeError:  # Python < 3.10: a dict of groups
@@ -30,21 +35,34 @@ def plugin_modules():
     return sorted(found, key=lambda ep: ep.name)
 
 
-def build_parser():
+def build_parser(commands=COMMANDS, plugins=True):
+    """The parser of ``commands`` (module names), and of the plugins' verbs
+    unless ``plugins`` is false."""
     parser = argparse.ArgumentParser(
         prog=errors.PROG,
         description='Kubernetes clusters on Heat VMs: the Tacker management '
                     'driver mgmt-drivers-kubernetes and its tools.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
-    for name in COMMANDS:
+    for name in commands:
         importlib.import_module(name).register(subparsers)
-    for entry_point in plugin_modules():
+    for entry_point in plugin_modules() if plugins else ():
         entry_point.load().register(subparsers)
     return parser
 
 
+def parser_for(argv):
+    """The parser ``argv`` needs: when its first word is a verb of
+    :data:`COMMANDS` (each module is named after its verb), that verb's
+    alone; else (``--help``, a plugin's verb, a mistake) every verb's."""
+    for name in COMMANDS:
+        if argv[:1] == [name.rpartition('.')[2]]:
+            return build_parser(commands=(name,), plugins=False)
+    return build_parser()
+
+
 def main(argv=None):
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = parser_for(argv)
     args = parser.parse_args(argv)
     if not getattr(args, 'func', None):
         parser.print_help()

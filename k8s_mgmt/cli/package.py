@@ -5,10 +5,14 @@ import json
 import sys
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt import package as package_mod
 from k8s_mgmt import shipped
 
 DEFAULT_OUTPUT = 'k8s_mgmt_vnf_package.zip'
+# k8s_mgmt.package's names, for the help: the parser cannot import that
+# module without loading oslo.log and oslo.config at every start-up;
+# tests/unit/test_cli_importtime.py checks they agree.
+DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_driver.py'
+TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
 
 
 def register(subparsers):
@@ -21,8 +25,7 @@ def register(subparsers):
                     'installed driver module as %s, the install and load '
                     'balancer scripts under Scripts/, and every file\'s '
                     'SHA-256 in %s. The same inputs always give the same '
-                    'zip.' % (package_mod.DRIVER_ARTIFACT,
-                              package_mod.TOSCA_META))
+                    'zip.' % (DRIVER_ARTIFACT, TOSCA_META))
     build.add_argument('--output', metavar='FILE.zip',
                        help='CSAR zip to write (default: %s, unless only '
                             '--output-dir is given)' % DEFAULT_OUTPUT)
@@ -54,6 +57,7 @@ def register(subparsers):
 
 
 def cmd_build(args):
+    from k8s_mgmt import package as package_mod
     output = args.output
     if not output and not args.output_dir:
         output = DEFAULT_OUTPUT

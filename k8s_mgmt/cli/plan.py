@@ -16,10 +16,13 @@ import json
 import sys
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt.operations import phases
-from k8s_mgmt.operations import planning
-from k8s_mgmt.topology import from_params
-from k8s_mgmt.topology import heat
+
+# The operations' command-line names, sorted: the keys of
+# k8s_mgmt.operations.planning.OPERATIONS, which the parser cannot import
+# without loading the whole driver (kubernetes, keystoneauth1, oslo.*) at
+# every start-up; tests/unit/test_cli_importtime.py checks they agree.
+OPERATIONS = ('heal-end', 'heal-start', 'instantiate', 'scale-in',
+              'scale-out', 'scale-out-rollback', 'terminate')
 
 
 def register(subparsers):
@@ -46,7 +49,7 @@ def register(subparsers):
 
 def add_arguments(parser):
     """The arguments ``k8s-mgmt plan`` and ``k8s-mgmt lab plan`` share."""
-    parser.add_argument('operation', choices=sorted(planning.OPERATIONS),
+    parser.add_argument('operation', choices=OPERATIONS,
                         help='the operation to plan')
     parser.add_argument('request', metavar='REQUEST', nargs='?',
                         help='JSON file: the operation\'s request body '
@@ -92,6 +95,7 @@ def _names(text):
 
 def plan_for(args, instantiate_body, topology):
     """The phases of ``args.operation`` on ``topology``."""
+    from k8s_mgmt.operations import planning
     request_body = None
     if args.operation != 'instantiate':
         request_body = (read_json(args.request, 'request')
@@ -114,6 +118,7 @@ def plan_for(args, instantiate_body, topology):
 
 
 def show(walked, as_json, out=None):
+    from k8s_mgmt.operations import phases
     out = out or sys.stdout
     if as_json:
         json.dump([p.to_dict() for p in walked], out, indent=1)
@@ -124,12 +129,15 @@ def show(walked, as_json, out=None):
 
 def _topology(args, instantiate_body):
     if args.topology:
+        from k8s_mgmt.operations import planning
         return planning.topology_from_dict(read_json(args.topology,
                                                      'topology'))
     if not (args.vim and args.stack_id):
         raise UserError('give --topology FILE, or --vim FILE and '
                         '--stack-id to read it from Heat')
     from k8s_mgmt import params as params_mod
+    from k8s_mgmt.topology import from_params
+    from k8s_mgmt.topology import heat
     vim_info = read_json(args.vim, 'VIM')
     cluster = params_mod.load_request(instantiate_body)
     spec = from_params.spec_from_params(cluster)

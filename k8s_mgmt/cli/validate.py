@@ -18,8 +18,11 @@ import os
 import sys
 
 from k8s_mgmt import exceptions
-from k8s_mgmt import params as cluster_params
 
+# k8s_mgmt.params.OPERATIONS: the parser cannot import k8s_mgmt.params
+# without loading oslo.config, oslo.log and yaml at every start-up;
+# tests/unit/test_cli_importtime.py checks they agree.
+OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
 EXIT_INVALID = 2
 EXIT_UNREADABLE = 1
 # A request body is a few kB; anything far bigger is not one.
@@ -42,7 +45,7 @@ def register(subparsers):
                              'the CPs named are in the flavour\'s BaseHOT '
                              'and VNFD')
     parser.add_argument('--operation', default='instantiate',
-                        choices=cluster_params.OPERATIONS,
+                        choices=OPERATIONS,
                         help='operation whose required fields apply '
                              '(default: instantiate)')
     parser.set_defaults(func=run)
@@ -119,6 +122,7 @@ def run(args):
         print('k8s-mgmt validate: --package-dir %s: not a directory'
               % args.package_dir, file=sys.stderr)
         return EXIT_UNREADABLE
+    from k8s_mgmt import params as cluster_params
     try:
         result = cluster_params.load_request(
             body, operation=args.operation, package_dir=args.package_dir)
