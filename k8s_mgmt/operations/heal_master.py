@@ -7,7 +7,10 @@ when etcd would lose quorum)::
     Read etcd members and health      (etcdctl -w json on the helper)
     Probe the masters to heal
     Read the API credentials through <helper>
-    Hand the VIP over from <target>   (stop keepalived on a live target)
+    Find the VIP on <targets>         (the live ones)
+    Hand the VIP over from <target>   (stop keepalived on a live target;
+                                       in the background when the target
+                                       does not hold the VIP)
     Read the cluster network's prefix on <helper>
     Take <target> out of HAProxy      (configure_lb.sh on the other masters:
                                        reduced backend list, reload only)
@@ -32,9 +35,12 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Wait until the healed nodes are Ready
     Read the cluster network's prefix on <helper>
     Configure the load balancer on every master (full backend list; the new
-                                       master gets its priority)
+                                       master gets its priority; in the
+                                       background while it joins)
     Record <helper> as the first master (if needed)
 """
+
+import dataclasses
 
 from oslo_log import log as logging
 
@@ -50,6 +56,7 @@ from k8s_mgmt.operations import scripts
 LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
+TITLE_WAIT_LB = 'Wait for the load balancers'
 STOP_KEEPALIVED = ssh.Command('systemctl', 'stop', 'keepalived').sudo()
 
 
@@ -151,10 +158,38 @@ def stop_keepalived(op, master):
                     result.status)
 
 
-def handover_phase(op, master):
-    return Phase('Hand the VIP over from %s' % master.name,
+def vip_phase(op, masters, vip):
+    """The names of ``masters`` that have the VIP on an interface now (a
+    master whose addresses cannot be read counts: the careful answer). The
+    dry run assumes they all do."""
+    def holds(master):
+        result = op.session(master.name).run(
+            instantiate.IP_ADDR, step='read network', check=False,
+            timeout=30)
+        return not result.ok or instantiate.prefix_of(result.stdout,
+                                                      vip) is not None
+
+    def read():
+        return {m.name for m in masters if holds(m)}
+    return Phase('Find the VIP on %s' % _names(masters),
+                 nodes=tuple(m.name for m in masters),
+                 work=tuple(phases.command_work(m.name, instantiate.IP_ADDR)
+                            for m in masters),
+                 action=read,
+                 assume=op.assume(lambda: {m.name for m in masters}))
+
+
+def handover_phase(op, master, holding):
+    """Stop keepalived on a live target. When it holds the VIP, before
+    anything else changes: the API calls that follow go through the VIP.
+    Else in the background (keepalived takes about a second to stop): it
+    must not take the VIP while Heat replaces its VM."""
+    title = 'Hand the VIP over from %s' % master.name
+    return Phase(title if holding else
+                 'Stop keepalived on %s (no VIP there)' % master.name,
                  nodes=(master.name,),
                  work=(phases.command_work(master.name, STOP_KEEPALIVED),),
+                 background=not holding,
                  action=lambda: stop_keepalived(op, master))
 
 
@@ -184,9 +219,10 @@ def remove_masters(op, topology, masters):
     live = yield node_work.probe_phase(op, 'Probe the masters to heal',
                                        masters)
     access = yield credentials_phase(op, topology, helper)
-    for master in masters:
-        if master.name in live:
-            yield handover_phase(op, master)
+    alive = [m for m in masters if m.name in live]
+    holders = (yield vip_phase(op, alive, topology.vip)) if alive else ()
+    for master in alive:
+        yield handover_phase(op, master, master.name in holders)
     prefix = yield instantiate.prefix_phase(op, topology, helper)
     yield instantiate.lb_phase(
         op, 'Take %s out of HAProxy' % _names(masters), topology,
@@ -236,6 +272,15 @@ def join_masters(op, topology, masters):
             if not (m.name in states and states[m.name].ready)]
     yield node_work.upload_phase(
         op, [m for m in topology.masters if m.name in reachable])
+    # Every master's HAProxy and keepalived while the masters join: a new
+    # backend counts once its API server answers HAProxy's check, and a
+    # new master's keepalived waits in FAULT until its API server runs.
+    # Reloads keep the VIP and the connections through it.
+    prefix = yield instantiate.prefix_phase(op, topology, helper)
+    lb = yield dataclasses.replace(instantiate.lb_phase(
+        op, scripts.TITLE_LB, topology,
+        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
+                          reachable)), background=True)
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
@@ -244,11 +289,7 @@ def join_masters(op, topology, masters):
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')
     yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
-    prefix = yield instantiate.prefix_phase(op, topology, helper)
-    yield instantiate.lb_phase(
-        op, scripts.TITLE_LB, topology,
-        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
-                          reachable))
+    yield Phase(TITLE_WAIT_LB, action=lambda: lb.result())
     record = record_phase(op, topology, masters, helper)
     if record is not None:
         yield record

@@ -69,7 +69,7 @@ def test_heal_plan_from_the_request_body(files, capsys):
                               '--instantiate-request', files['complex'],
                               '--topology', files['topology'])
     assert status == 0
-    assert '6. Hand the VIP over from master-2' in out
+    assert '7. Hand the VIP over from master-2' in out
     assert ('master-1 [ssh] bash .k8s-mgmt/configure_lb.sh -v '
             '10.254.0.100/24 -b master-1=10.254.0.11,master-3=10.254.0.13'
             in out)
