@@ -284,7 +284,7 @@ def join_masters(op, topology, masters):
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
-        join = yield node_work.join_data_phase(op, helper)
+        join = yield node_work.join_data_phase(op, helper, for_masters=True)
         yield node_work.join_master_phase(op, master, access.ends, join)
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')

@@ -260,7 +260,8 @@ def join_missing(op, topology, first, ends, states, join=None):
         yield phases.skipped('Join nodes', 'every node is already Ready')
         return
     if join is None:
-        join = yield node_work.join_data_phase(op, first)
+        join = yield node_work.join_data_phase(op, first,
+                                               for_masters=bool(masters))
     # Their NFS clients were installed during the init.
     if workers:
         workers_phase = node_work.join_workers_phase(

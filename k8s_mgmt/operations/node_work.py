@@ -42,6 +42,7 @@ PLANNED_JOIN = scripts.JoinData(
     token=secrets.Secret('<token from print-join>'),
     ca_cert_hash='sha256:<CA hash from print-join>',
     certificate_key=secrets.Secret('<certificate key from print-join>'))
+PLANNED_TOKEN = dataclasses.replace(PLANNED_JOIN, certificate_key=None)
 
 
 def names(nodes):
@@ -300,19 +301,20 @@ def ready_phase(op, title, access, nodes):
         assume=op.assume(assumed))
 
 
-def join_data_phase(op, master):
-    """print-join on ``master``: a fresh token (and, HA, a fresh
-    certificate key: the certificates are uploaded again)."""
-    call = scripts.print_join_call(master, op.params)
+def join_data_phase(op, master, for_masters=False):
+    """print-join on ``master``: a fresh token, and when masters are to
+    join (``for_masters``, HA) a fresh certificate key: the certificates
+    are uploaded again. Workers need no key, so none is made for them."""
+    key = for_masters and op.params.is_ha
+    call = scripts.print_join_call(master, op.params, certificate_key=key)
 
     def read():
         result = op.run_script(master, call)
         return scripts.JoinData.from_output(master.name, call.mode,
-                                            result.stdout,
-                                            need_key=op.params.is_ha)
+                                            result.stdout, need_key=key)
     return Phase(scripts.TITLE_JOIN_DATA, nodes=(master.name,),
                  work=(phases.script_work(call, uploads.REMOTE_DIR),),
-                 action=read, assume=PLANNED_JOIN)
+                 action=read, assume=PLANNED_JOIN if key else PLANNED_TOKEN)
 
 
 def join_master_phase(op, master, ends, join, nfs_client=True):

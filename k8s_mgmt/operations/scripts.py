@@ -321,10 +321,12 @@ def init_call(node, params, ends, report=False):
                       tuple(_proxy_secrets(params)))
 
 
-def print_join_call(node, params):
+def print_join_call(node, params, certificate_key=True):
+    """``certificate_key``: HA, a master is to join (-A: the certificates
+    are uploaded under a fresh key)."""
     return ScriptCall(node.name, INSTALL,
                       tuple(['print-join', '-k', _minor(params)] +
-                            _ha_flag(params)))
+                            (_ha_flag(params) if certificate_key else [])))
 
 
 def token_secret_call(node, params):

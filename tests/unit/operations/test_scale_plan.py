@@ -105,8 +105,9 @@ def test_ha_scale_out_joins_through_the_vip_and_leaves_masters_alone():
                                                     'Read join data'))
     join, = op_helpers.calls(op_helpers.phase(phases,
                                               'Join the new workers'))
-    assert '-A' in print_join.argv   # certificate key not needed,
-    # but the HA endpoint is.
+    # Workers need no certificate key: none is made (no -A), but the HA
+    # endpoint is theirs.
+    assert '-A' not in print_join.argv
     assert join.argv[join.argv.index('-e') + 1] == '10.254.0.100:16443'
     assert [k for k, _ in join.stdin_secrets] == ['token']
 
