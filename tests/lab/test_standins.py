@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import socket
+import subprocess
 import tempfile
 import time
 
@@ -22,6 +23,8 @@ from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import standins
+from k8s_mgmt_lab.standins import layer
 from k8s_mgmt_lab import status as lab_status
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -269,3 +272,23 @@ def test_standin_surface_is_labelled(lab):
     assert bad.status == 1 and 'nonexistent' in bad.stderr
     assert master.sudo('systemctl', 'is-active', 'etcd',
                        check=False).status == 3
+
+
+@pytest.mark.parametrize('tool', sorted(layer.VERSION_QUERIES))
+def test_version_queries_answer_from_the_wrapper_as_python_would(
+        tmp_path, tool):
+    # The wrapper's shortcut (no Python start) must print exactly what the
+    # Python stand-in prints for the same query.
+    layer.write_layer(str(tmp_path), kubernetes_version='v1.34.2')
+    query = layer.VERSION_QUERIES[tool][0].split()
+    wrapper = tmp_path / 'usr' / 'bin' / tool
+    fast = subprocess.run(['sh', str(wrapper)] + query, capture_output=True,
+                          text=True, timeout=30, check=True)
+    env = dict(os.environ, K8S_MGMT_STANDINS_FILE=str(
+        tmp_path / standins.SETTINGS_FILE.lstrip('/')))
+    slow = subprocess.run(
+        standins.python_argv(layer.TOOLS['usr/bin/' + tool]) + query,
+        capture_output=True, text=True, timeout=60, check=True,
+        env=dict(env, PYTHONPATH=standins.python_path()))
+    assert 'v1.34.2' in fast.stdout
+    assert fast.stdout == slow.stdout

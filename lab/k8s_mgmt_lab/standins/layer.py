@@ -28,7 +28,7 @@ CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # lab/k8s_mgmt_lab/standins/{module}.py
-{guard}PYTHONPATH={python_path}
+{guard}{fast}PYTHONPATH={python_path}
 export PYTHONPATH
 exec {argv} "$@"
 """
@@ -40,6 +40,34 @@ NOT_INSTALLED = """if [ -e {fault} ]; then
     exit 127
 fi
 """
+# A version query answers from the wrapper, as fast as the real binary's,
+# where a Python start would cost the lab's shared CPU ~50 ms (every
+# node's install script asks all three tools); the same text as the
+# Python stand-ins print.
+VERSION_QUERIES = {
+    'kubeadm': ('version -o short', '{version}'),
+    'kubectl': ('version --client',
+                'Client Version: {version}\nKustomize Version: v5.7.1'),
+    'kubelet': ('--version', 'Kubernetes {version}'),
+}
+FAST_VERSION = """case "$*" in
+    {query}) printf '%s\\n' {text}; exit 0 ;;
+esac
+"""
+
+
+def fast_version(tool, version):
+    """The wrapper's answer to ``tool``'s version query, '' for a tool
+    without one."""
+    if tool not in VERSION_QUERIES:
+        return ''
+    query, text = VERSION_QUERIES[tool]
+    return FAST_VERSION.format(
+        query=shlex.quote(query),
+        text=' '.join(shlex.quote(line) for line in
+                      text.format(version=version).split('\n')))
+
+
 # apt-get as the real one, unless the "apt" fault is set: then it fails as
 # apt does when its mirror cannot be reached.
 APT_GET = """#!/bin/sh
@@ -93,6 +121,7 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
     apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
+    version = kubernetes_version or standins.DEFAULTS['kubernetes_version']
     for rel, module in TOOLS.items():
         path = os.path.join(directory, rel)
         tool = os.path.basename(rel)
@@ -100,6 +129,7 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
             if tool in PACKAGED else ''
         standins.write_file(path, WRAPPER.format(
             tool=tool, module=module, guard=guard,
+            fast=fast_version(tool, version),
             python_path=shlex.quote(standins.python_path()),
             argv=shlex.join(standins.python_argv(module, python=python))),
             0o755)
