@@ -12,10 +12,12 @@ heal_start::
 heal_end (Heat replaced the VMs: new server ids, same VNFC ids)::
 
     Connect to <helper>, <workers>
+    Upload the scripts and prepare the workers  (in the background: the
+                                     install script's prepare mode)
     Read the cluster's nodes
     Remove leftover nodes            (NotReady nodes Heat no longer has)
-    Upload the scripts               (replacements only)
     Read join data                   (print-join on one master)
+    Wait until the workers are prepared
     Join workers                     (all at once)
     Wait until the healed nodes are Ready
     Label workers                    (CIS-node from the NEW compute host)
@@ -24,7 +26,10 @@ Each phase decides from what the API reports: a node already gone is not
 drained again, a replacement already Ready is not joined again.
 """
 
+import dataclasses
+
 from k8s_mgmt.kube import drain
+from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scale
@@ -32,6 +37,8 @@ from k8s_mgmt.operations import scripts
 
 Phase = phases.Phase
 TITLE_READY = 'Wait until the healed nodes are Ready'
+TITLE_PREPARE = 'Upload the scripts and prepare the workers'
+TITLE_WAIT_PREPARED = 'Wait until the workers are prepared'
 
 
 def remove_phase(op, access, name, unreachable, force, title=None):
@@ -79,6 +86,13 @@ def join_workers(op, topology, access, workers, helper):
     """heal_end for workers: join the replacements, label them."""
     yield node_work.connect_phase(op, 'Connect to %s' % ', '.join(
         node_work.names([helper] + list(workers))), [helper] + list(workers))
+    early = None
+    prepared = instantiate.offers(op, scripts.INSTALL, 'prepare')
+    if prepared:
+        # The replacements get ready while the API is read and print-join
+        # runs on the helper.
+        early = yield dataclasses.replace(node_work.prepare_phase(
+            op, TITLE_PREPARE, workers, access.ends), background=True)
     states = yield node_work.nodes_phase(op, access)
     gone = leftover_nodes(topology, states)
     if not gone:
@@ -88,9 +102,12 @@ def join_workers(op, topology, access, workers, helper):
                            title='Remove leftover node %s' % name)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
+    wait = Phase(TITLE_WAIT_PREPARED, nodes=node_work.names(workers),
+                 action=lambda: early.result()) if prepared else None
     yield from node_work.join_workers(op, scripts.TITLE_JOIN_WORKERS, todo,
                                       helper, access.ends,
-                                      'every healed worker is already Ready')
+                                      'every healed worker is already Ready',
+                                      prepared=wait)
     states = yield node_work.ready_phase(op, TITLE_READY, access, workers)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 workers, states)

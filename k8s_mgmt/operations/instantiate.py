@@ -9,10 +9,12 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Configure the load balancer on every master
                                     (the first master tracks HAProxy only:
                                      it wins the VIP during its init)
-    Initialise the first master     (kubeadm init; with a storage server,
-                                     its set-up and every NFS client at
-                                     the same time: storage.py; it prints
-                                     the join data and the VIM's token)
+    Initialise the first master     (kubeadm init; it prints the join
+                                     data and the VIM's token. Meanwhile
+                                     the other nodes get ready to join
+                                     (prepare), and with a storage server
+                                     it is set up and every NFS client
+                                     installed: storage.py)
     Create the VIM token            (token-secret: only when the package's
                                      install script cannot print it)
     Read the cluster's nodes        (who is Ready already: no join again)
@@ -54,6 +56,7 @@ Phase = phases.Phase
 TITLE_READY = 'Wait until every node is Ready'
 TITLE_WAIT_WORKERS = 'Wait for the workers to join'
 TITLE_TRACK_APISERVER = 'Track the API server in keepalived on %s'
+TITLE_PREPARE_ALONGSIDE = '; prepare the other nodes meanwhile'
 PLANNED_REPORT = scripts.InitReport(node_work.PLANNED_JOIN,
                                     node_work.PLANNED_CREDENTIALS)
 IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
@@ -132,6 +135,21 @@ def offers(op, script, feature):
     return feature in op.scripts.get(script).features
 
 
+def with_prepare(op, first, ends, nodes, alongside):
+    """``alongside`` (nodes, calls by node name; None: none) with the
+    install script's prepare mode first on every node but ``first``: they
+    get ready to join while the first master initialises."""
+    run_on, calls = alongside if alongside is not None else ((), {})
+    calls = dict(calls)
+    others = [n for n in nodes if n is not first]
+    for node in others:
+        calls[node.name] = ([scripts.prepare_call(node, op.params, ends)] +
+                            list(calls.get(node.name, ())))
+    known = {n.name for n in run_on}
+    return (tuple(run_on) + tuple(n for n in others if n.name not in known),
+            calls)
+
+
 def init_phase(op, first, ends, alongside=None):
     """kubeadm init on ``first``. ``alongside`` (with a storage server):
     the storage server's setup and the other nodes' NFS clients, run at
@@ -164,10 +182,14 @@ def init_phase(op, first, ends, alongside=None):
     nodes, calls = alongside
     calls = dict(calls)
     calls[first.name] = [call] + list(calls.get(first.name, ()))
+    title = scripts.title_init(first)
+    if storage.enabled(op.params):
+        title += storage.TITLE_ALONGSIDE_INIT
+    if any(c.mode == 'prepare' for n in nodes for c in calls.get(n.name, ())):
+        title += TITLE_PREPARE_ALONGSIDE
     phase = node_work.scripts_phase(
-        op, scripts.title_init(first) + storage.TITLE_ALONGSIDE_INIT,
-        [first] + [n for n in nodes if n is not first], calls, 'init',
-        after=record)
+        op, title, [first] + [n for n in nodes if n is not first], calls,
+        'init', after=record)
     return dataclasses.replace(
         phase, action=lambda: read(phase.action()[first.name][0]),
         assume=assume)
@@ -221,6 +243,8 @@ def build(op):
         yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password(),
             bootstrap=first.name if bootstrap else None))
+    if offers(op, scripts.INSTALL, 'prepare'):
+        alongside = with_prepare(op, first, ends, nodes, alongside)
     report = yield init_phase(op, first, ends, alongside)
     if report is None:
         access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,

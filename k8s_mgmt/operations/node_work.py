@@ -340,14 +340,44 @@ def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
 
-def join_workers(op, title, workers, master, ends, skip_reason):
+def prepare_phase(op, title, nodes, ends, connect=False):
+    """Each of ``nodes`` gets its scripts and runs the install script's
+    prepare mode, each node on its own (``connect``: connects first). As a
+    background phase while a master is busy, it takes that work off the
+    joins (which skip what it did). Every node is prepared: a re-run's
+    already-joined one only re-checks."""
+    calls = {n.name: scripts.prepare_call(n, op.params, ends) for n in nodes}
+    work = connect_phase(op, title, nodes).work if connect else ()
+    work += upload_phase(op, nodes).work + tuple(
+        phases.script_work(calls[n.name], uploads.REMOTE_DIR) for n in nodes)
+
+    def one(node, session):
+        uploads.upload_to(session, node, op.scripts)
+        return op.run_script(node, calls[node.name])
+
+    def action():
+        if connect:
+            op.connect(nodes)
+        return op.on_nodes('prepare', nodes, one)
+    return Phase(title, nodes=names(nodes), parallel=True, work=work,
+                 action=action)
+
+
+def join_workers(op, title, workers, master, ends, skip_reason,
+                 prepared=None):
     """Phases: the scripts to ``workers``, fresh join data from
-    ``master``, every worker joined at once; skipped when none."""
+    ``master``, every worker joined at once; skipped when none.
+    ``prepared``: the phase that waits for a prepare_phase running in the
+    background (it gave the workers their scripts), which goes after
+    print-join, just before the joins."""
     if not workers:
         yield phases.skipped(title, skip_reason)
         return
-    yield upload_phase(op, workers)
+    if prepared is None:
+        yield upload_phase(op, workers)
     join = yield join_data_phase(op, master)
+    if prepared is not None:
+        yield prepared
     yield join_workers_phase(op, title, workers, ends, join)
 
 

@@ -10,9 +10,11 @@ scale_end, SCALE_OUT::
                                      token-secret on the master)
     Read the cluster's nodes        (a re-run skips new workers already Ready)
     Delete the nodes whose VM is gone  (only when there are: see below)
-    Connect to the new workers      (all at once)
-    Upload the scripts
     Read join data                  (print-join: a fresh token)
+    Wait until the new workers are prepared  (connected, scripts uploaded,
+                                     the install script's prepare mode: in
+                                     the background since the new workers
+                                     were known, right after Heat's read)
     Join the new workers            (all at once)
     Wait until the new workers are Ready
     Label the new workers           (CIS-node, zone: from their placement)
@@ -40,6 +42,8 @@ the same on a cluster of 1 or 100 workers. Every phase is decided from what
 Heat and the API report, so a re-run finishes what a failed run left.
 """
 
+import dataclasses
+
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
@@ -51,12 +55,15 @@ from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scale_plan
+from k8s_mgmt.operations import scripts
 
 LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 TITLE_DRAIN = 'Drain and delete the workers'
 TITLE_VANISHED = 'Delete the nodes whose VM is gone'
+TITLE_PREPARE_NEW = 'Connect to the new workers and prepare them'
+TITLE_WAIT_PREPARED = 'Wait until the new workers are prepared'
 
 
 def api_access(op, topology):
@@ -100,12 +107,29 @@ def build_scale_out(op):
     """The phases of scale_end for SCALE_OUT."""
     scale_plan.check_worker_aspect(op.params, _aspect_id(op))
     topology = yield node_work.topology_phase(op)
-    new, todo, master, access = yield from find_new_workers(op, topology)
-    if todo:
+    early = []
+
+    def prepare(new):
+        # The new workers connect and get ready while the master side
+        # (its session, the API, print-join) is done.
+        if new and instantiate.offers(op, scripts.INSTALL, 'prepare'):
+            ends = scripts.endpoints(topology, op.params,
+                                     instantiate.first_master_of(op, topology))
+            early.append((yield dataclasses.replace(node_work.prepare_phase(
+                op, TITLE_PREPARE_NEW, new, ends, connect=True),
+                background=True)))
+    new, todo, master, access = yield from find_new_workers(
+        op, topology, before_master=prepare)
+    wait = None
+    if early:
+        wait = Phase(TITLE_WAIT_PREPARED, nodes=node_work.names(new),
+                     action=lambda: early[0].result())
+    elif todo:
         yield node_work.connect_phase(op, 'Connect to the new workers', todo)
     yield from node_work.join_workers(op, scale_plan.TITLE_JOIN_NEW, todo,
                                       master, access.ends,
-                                      'every new worker is already Ready')
+                                      'every new worker is already Ready',
+                                      prepared=wait)
     states = yield node_work.ready_phase(
         op, 'Wait until the new workers are Ready', access, new)
     labelled = yield node_work.label_phase(op, 'Label the new workers',
@@ -116,15 +140,19 @@ def build_scale_out(op):
             'nodes': [n.name for n in new], 'labels': labelled}
 
 
-def find_new_workers(op, topology):
+def find_new_workers(op, topology, before_master=None):
     """Phases: the workers Heat added, a master's API, and which of them
-    still have to join. Returns (new, todo, master, ClusterAccess)."""
+    still have to join. Returns (new, todo, master, ClusterAccess).
+    ``before_master(new)``: phases (a generator) that go before the
+    master's, once the new workers are known from their ids."""
     ids = list(op.ctx.scale_out_ids)
     new = ()
     if ids:
         new = yield node_work.local_phase(op, 'Find the new workers',
                                           scale_plan.new_workers, topology,
                                           ids)
+        if before_master is not None:
+            yield from before_master(new)
     master, access = yield from connect_master(op, topology)
     states = yield node_work.nodes_phase(op, access)
     yield from delete_vanished(op, topology, access, states)

@@ -321,6 +321,17 @@ def init_call(node, params, ends, report=False):
                       tuple(_proxy_secrets(params)))
 
 
+def prepare_call(node, params, ends):
+    """The install script's prepare mode on a node about to join: what the
+    join would do first (containerd, kernel settings, packages), with the
+    same options, so the join finds it done. ``-e``: the endpoint goes
+    into no_proxy, as the join's would."""
+    return ScriptCall(node.name, INSTALL,
+                      tuple(['prepare', '-e', ends.join] +
+                            _install_options(params)),
+                      tuple(_proxy_secrets(params)))
+
+
 def print_join_call(node, params, certificate_key=True):
     """``certificate_key``: HA, a master is to join (-A: the certificates
     are uploaded under a fresh key)."""

@@ -4,14 +4,14 @@
 # config file), or read join data / a VIM token from an existing master.
 #
 # Usage: install_k8s_cluster.sh MODE [options]
-#   MODE: init | join-master | join-worker | print-join | token-secret
+#   MODE: init | join-master | join-worker | print-join | token-secret | prepare
 # Secrets (join token, certificate key, proxy URLs, which may carry a
 # password) are read as KEY=VALUE lines from stdin (-s -) or from a file that
 # only its owner can read (-s FILE); never from the command line.
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report
+# k8s-mgmt-features: init-report prepare
 set -Eeuo pipefail
 umask 077
 
@@ -81,6 +81,9 @@ Modes:
                 certificate key as JSON on stdout
   token-secret  on a master: create the VIM's ServiceAccount, binding and
                 token Secret; print JSON with the token and the CA
+  prepare       what init and the joins do first (containerd, kernel
+                settings, swap, Kubernetes packages), on its own: run while
+                a master is busy, it leaves the join little to do
 
 Options:
   -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
@@ -180,10 +183,10 @@ poll_until() {
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret)"
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare)"
     case $1 in
         -h | --help) usage; exit 0 ;;
-        init | join-master | join-worker | print-join | token-secret) MODE=$1 ;;
+        init | join-master | join-worker | print-join | token-secret | prepare) MODE=$1 ;;
         -*) usage_error "missing mode before option $1" ;;
         *) usage_error "unknown mode: $1" ;;
     esac
@@ -1002,6 +1005,7 @@ main() {
             prepare_node
             run_step "kubeadm join (worker)" kubeadm_join ;;
         print-join) run_step print-join print_join ;;
+        prepare) prepare_node ;;
         token-secret) run_step token-secret token_secret ;;
     esac
     CURRENT_STEP=finished

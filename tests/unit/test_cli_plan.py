@@ -51,7 +51,8 @@ def test_instantiate_plan_as_json(files, capsys, tmp_path):
         'Read the topology from Heat', 'Connect to every node',
         'Upload the scripts', 'Read the cluster network\'s prefix on '
         'master-1', 'Configure the load balancer on every master',
-        'Initialise the first master (master-1)']
+        'Initialise the first master (master-1); prepare the other nodes '
+        'meanwhile']
     lb = walked[4]
     assert lb['parallel'] and lb['nodes'] == ['master-1', 'master-2',
                                               'master-3']

@@ -43,10 +43,17 @@ def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
     assert op_helpers.titles(walked) == [
         'Read the topology from Heat', 'Probe the other masters',
         'Read the API credentials through master-1',
-        'Connect to master-1, worker-2', 'Read the cluster\'s nodes',
-        'Remove leftover nodes', 'Upload the scripts', 'Read join data',
+        'Connect to master-1, worker-2',
+        'Upload the scripts and prepare the workers',
+        'Read the cluster\'s nodes', 'Remove leftover nodes',
+        'Read join data', 'Wait until the workers are prepared',
         'Join workers', 'Wait until the healed nodes are Ready',
         'Label workers']
+    # The replacement gets ready while the master side works.
+    early = op_helpers.phase(walked,
+                             'Upload the scripts and prepare the workers')
+    assert early.background
+    assert [c.argv[0] for c in op_helpers.calls(early)] == ['prepare']
     join = op_helpers.phase(walked, 'Join workers')
     assert [c.node for c in op_helpers.calls(join)] == ['worker-2']
 

@@ -19,9 +19,12 @@ VRRP = run_mod.ReadOnlyState.PLACEHOLDER
 
 # The init prints the join data and the VIM's token (-R): no token-secret
 # or print-join run.
+# The other nodes prepare (containerd, packages) during the init.
+INIT = ('Initialise the first master (master-1); prepare the other nodes '
+        'meanwhile')
 SIMPLE_TITLES = [
     'Read the topology from Heat', 'Connect to every node',
-    'Upload the scripts', 'Initialise the first master (master-1)',
+    'Upload the scripts', INIT,
     'Read the cluster\'s nodes', 'Join workers',
     'Wait until every node is Ready', 'Label workers', 'Register the VIM']
 
@@ -48,9 +51,13 @@ def test_simple_plan_init_token_join_then_workers_in_parallel():
     connect = op_helpers.phase(phases, 'Connect to every node')
     assert connect.parallel
     assert connect.nodes == ('master-1', 'worker-1', 'worker-2')
-    init, = op_helpers.calls(
-        op_helpers.phase(phases, 'Initialise the first master (master-1)'))
+    init, *prepares = op_helpers.calls(op_helpers.phase(phases, INIT))
     assert init.node == 'master-1' and init.argv[0] == 'init'
+    # Meanwhile the workers get ready to join, with the join's options.
+    assert [(c.node, c.argv[:3]) for c in prepares] == [
+        ('worker-1', ('prepare', '-e', '10.254.0.11:6443')),
+        ('worker-2', ('prepare', '-e', '10.254.0.11:6443'))]
+    assert prepares[0].argv[3:] == tuple(init.argv[init.argv.index('-k'):])
     assert _opt(init.argv, '-e') == '10.254.0.11:6443'
     assert _opt(init.argv, '-a') == '10.254.0.11'
     assert _opt(init.argv, '-H') == 'master-1'
@@ -123,9 +130,10 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         phases, 'Track the API server in keepalived on master-1'))
     assert track.node == 'master-1' and '-B' not in track.argv
     assert track.argv == calls[0].argv[:-1]
-    init, = op_helpers.calls(
-        op_helpers.phase(phases, 'Initialise the first master (master-1)'))
+    init, *prepares = op_helpers.calls(op_helpers.phase(phases, INIT))
     assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
+    assert [c.node for c in prepares] == ['master-2', 'master-3', 'worker-1',
+                                          'worker-2']
     for name in ('master-2', 'master-3'):
         join = op_helpers.phase(phases, 'Join master %s' % name)
         assert not join.parallel

@@ -35,11 +35,14 @@ def _members(topology):
         workers=tuple(member(n) for n in topology.workers))
 
 
+# The new workers connect and prepare in the background while the master
+# side runs.
 SCALE_OUT_TITLES = [
     'Read the topology from Heat', 'Find the new workers',
+    'Connect to the new workers and prepare them',
     'Connect to master master-1', 'Upload the scripts to master-1',
     'Read the API credentials', 'Read the cluster\'s nodes',
-    'Connect to the new workers', 'Upload the scripts', 'Read join data',
+    'Read join data', 'Wait until the new workers are prepared',
     'Join the new workers', 'Wait until the new workers are Ready',
     'Label the new workers']
 
@@ -62,6 +65,11 @@ def test_scale_out_touches_one_master_and_the_new_worker_only(workers):
     new = topo.workers[-1]
     phases = _scale_out(topo, params, [new.stack_id])
     assert op_helpers.titles(phases) == SCALE_OUT_TITLES
+    early = op_helpers.phase(phases,
+                             'Connect to the new workers and prepare them')
+    assert early.background and early.nodes == (new.name,)
+    prepare, = op_helpers.calls(early)
+    assert prepare.argv[:3] == ('prepare', '-e', '10.254.0.11:6443')
     print_join, = op_helpers.calls(op_helpers.phase(phases,
                                                     'Read join data'))
     assert print_join.argv[0] == 'print-join'

@@ -15,7 +15,7 @@ from k8s_mgmt.topology import model
 import op_helpers
 
 INIT = ('Initialise the first master (master-1), set up the storage server '
-        'and the NFS clients')
+        'and the NFS clients; prepare the other nodes meanwhile')
 VOLUME_ID = '6f1b6c1e-2a7b-4c1d-9a55-0f3e0d1c2b3a'
 PROXY = 'http://user:S3cret@proxy.example:3128'
 
@@ -100,7 +100,9 @@ def test_instantiate_sets_up_storage_and_clients_during_the_init(package):
     # The first master installs its NFS client after its init.
     assert [c.mode for c in calls['master-1']] == ['init', 'storage-client']
     assert '-R' in calls['master-1'][0].argv  # join data and VIM token
-    assert [c.mode for c in calls['worker-1']] == ['storage-client']
+    # The other nodes get ready to join first.
+    assert [c.mode for c in calls['worker-1']] == ['prepare',
+                                                   'storage-client']
     server, = calls['storage-1']
     assert server.script == 'setup_storage.sh'
     assert server.argv == (
