@@ -35,12 +35,10 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Wait until the healed nodes are Ready
     Read the cluster network's prefix on <helper>
     Configure the load balancer on every master (full backend list; the new
-                                       master gets its priority; in the
-                                       background while it joins)
+                                       master gets its priority)
     Record <helper> as the first master (if needed)
 """
 
-import dataclasses
 
 from oslo_log import log as logging
 
@@ -56,7 +54,6 @@ from k8s_mgmt.operations import scripts
 LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
-TITLE_WAIT_LB = 'Wait for the load balancers'
 STOP_KEEPALIVED = ssh.Command('systemctl', 'stop', 'keepalived').sudo()
 
 
@@ -272,15 +269,6 @@ def join_masters(op, topology, masters):
             if not (m.name in states and states[m.name].ready)]
     yield node_work.upload_phase(
         op, [m for m in topology.masters if m.name in reachable])
-    # Every master's HAProxy and keepalived while the masters join: a new
-    # backend counts once its API server answers HAProxy's check, and a
-    # new master's keepalived waits in FAULT until its API server runs.
-    # Reloads keep the VIP and the connections through it.
-    prefix = yield instantiate.prefix_phase(op, topology, helper)
-    lb = yield dataclasses.replace(instantiate.lb_phase(
-        op, scripts.TITLE_LB, topology,
-        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
-                          reachable)), background=True)
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
@@ -289,7 +277,15 @@ def join_masters(op, topology, masters):
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')
     yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
-    yield Phase(TITLE_WAIT_LB, action=lambda: lb.result())
+    # Not earlier: a freshly reloaded HAProxy counts a backend as up until
+    # its first check, so a request through the VIP may go to the healed
+    # master before its API server runs (a print-join during the reload
+    # failed that way on the lab).
+    prefix = yield instantiate.prefix_phase(op, topology, helper)
+    yield instantiate.lb_phase(
+        op, scripts.TITLE_LB, topology,
+        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
+                          reachable))
     record = record_phase(op, topology, masters, helper)
     if record is not None:
         yield record
