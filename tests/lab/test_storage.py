@@ -58,7 +58,7 @@ def test_instantiate_runs_the_storage_plan(storage_lab):
     planned = [p['title'] for p in json.loads(
         k8s_mgmt('plan', 'instantiate', '--json').stdout)]
     assert planned[3].endswith('set up the storage server and the NFS '
-                               'clients')
+                               'clients; prepare the other nodes meanwhile')
     assert planned[-3:] == ['Register the PersistentVolumes',
                             'Wait until the PersistentVolumes are Available',
                             'Register the VIM']
