@@ -79,13 +79,18 @@ class CommandTimeout(SSHTimeout):
 class NodesFailed(MgmtDriverError):
     """One error for a step that failed on one or more nodes."""
 
-    message = '%(step)s failed on %(count)d of %(total)d node(s):\n%(details)s'
+    message = '%(step)s failed on %(count)d of %(total)d node(s):%(details)s'
 
     def __init__(self, step, failures, total):
         # failures: list of (node_name, exception)
         self.step = step
         self.failures = failures
-        details = '\n'.join('- %s: %s' % (name, err) for name, err in failures)
+        if len(failures) == 1:
+            # On the first line, which is what a terminal shows.
+            details = ' %s: %s' % failures[0]
+        else:
+            details = ''.join('\n- %s: %s' % (name, err)
+                              for name, err in failures)
         super().__init__(step=step, count=len(failures), total=total,
                          details=details)
 
