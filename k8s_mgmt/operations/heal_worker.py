@@ -26,10 +26,7 @@ Each phase decides from what the API reports: a node already gone is not
 drained again, a replacement already Ready is not joined again.
 """
 
-import dataclasses
-
 from k8s_mgmt.kube import drain
-from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scale
@@ -86,13 +83,10 @@ def join_workers(op, topology, access, workers, helper):
     """heal_end for workers: join the replacements, label them."""
     yield node_work.connect_phase(op, 'Connect to %s' % ', '.join(
         node_work.names([helper] + list(workers))), [helper] + list(workers))
-    early = None
-    prepared = instantiate.offers(op, scripts.INSTALL, 'prepare')
-    if prepared:
-        # The replacements get ready while the API is read and print-join
-        # runs on the helper.
-        early = yield dataclasses.replace(node_work.prepare_phase(
-            op, TITLE_PREPARE, workers, access.ends), background=True)
+    # The replacements get ready while the API is read and print-join runs
+    # on the helper.
+    wait = yield from node_work.prepare_in_background(
+        op, TITLE_PREPARE, TITLE_WAIT_PREPARED, workers, access.ends)
     states = yield node_work.nodes_phase(op, access)
     gone = leftover_nodes(topology, states)
     if not gone:
@@ -102,8 +96,6 @@ def join_workers(op, topology, access, workers, helper):
                            title='Remove leftover node %s' % name)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
-    wait = Phase(TITLE_WAIT_PREPARED, nodes=node_work.names(workers),
-                 action=lambda: early.result()) if prepared else None
     yield from node_work.join_workers(op, scripts.TITLE_JOIN_WORKERS, todo,
                                       helper, access.ends,
                                       'every healed worker is already Ready',

@@ -129,12 +129,6 @@ def track_apiserver_phase(op, topology, first, prefix):
             reachable={first.name}))
 
 
-def offers(op, script, feature):
-    """Whether the copy of ``script`` this operation uploads (the VNF
-    package's, else ours) has ``feature`` (uploads.LocalScript.features)."""
-    return feature in op.scripts.get(script).features
-
-
 def with_prepare(op, first, ends, nodes, alongside):
     """``alongside`` (nodes, calls by node name; None: none) with the
     install script's prepare mode first on every node but ``first``: they
@@ -157,7 +151,7 @@ def init_phase(op, first, ends, alongside=None):
     once its init is done). The result: the join data and the VIM's
     credentials the init printed (scripts.InitReport), or None when the
     install script cannot print them."""
-    report = offers(op, scripts.INSTALL, 'init-report')
+    report = node_work.offers(op, scripts.INSTALL, 'init-report')
     call = scripts.init_call(first, op.params, ends, report=report)
 
     def record():
@@ -236,14 +230,14 @@ def build(op):
     yield node_work.upload_phase(op, everyone)
     first = first_master_of(op, topology)
     ends = scripts.endpoints(topology, params, first)
-    bootstrap = params.is_ha and offers(op, scripts.CONFIGURE_LB,
-                                        'bootstrap')
+    bootstrap = params.is_ha and node_work.offers(
+        op, scripts.CONFIGURE_LB, 'bootstrap')
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)
         yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password(),
             bootstrap=first.name if bootstrap else None))
-    if offers(op, scripts.INSTALL, 'prepare'):
+    if node_work.offers(op, scripts.INSTALL, 'prepare'):
         alongside = with_prepare(op, first, ends, nodes, alongside)
     report = yield init_phase(op, first, ends, alongside)
     if report is None:

@@ -363,6 +363,26 @@ def prepare_phase(op, title, nodes, ends, connect=False):
                  action=action)
 
 
+def offers(op, script, feature):
+    """Whether the copy of ``script`` this operation uploads (the VNF
+    package's, else ours) has ``feature`` (uploads.LocalScript.features)."""
+    return feature in op.scripts.get(script).features
+
+
+def prepare_in_background(op, title, wait_title, nodes, ends,
+                          connect=False):
+    """Phases: prepare_phase on ``nodes`` in the background, when the
+    install script has the prepare mode. Returns the phase that waits for
+    it (join_workers' ``prepared``), or None when it did not start."""
+    if not (nodes and offers(op, scripts.INSTALL, 'prepare')):
+        return None
+    running = yield dataclasses.replace(
+        prepare_phase(op, title, nodes, ends, connect=connect),
+        background=True)
+    return Phase(wait_title, nodes=names(nodes),
+                 action=lambda: running.result())
+
+
 def join_workers(op, title, workers, master, ends, skip_reason,
                  prepared=None):
     """Phases: the scripts to ``workers``, fresh join data from

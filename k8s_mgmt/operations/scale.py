@@ -42,8 +42,6 @@ the same on a cluster of 1 or 100 workers. Every phase is decided from what
 Heat and the API report, so a re-run finishes what a failed run left.
 """
 
-import dataclasses
-
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
@@ -107,24 +105,20 @@ def build_scale_out(op):
     """The phases of scale_end for SCALE_OUT."""
     scale_plan.check_worker_aspect(op.params, _aspect_id(op))
     topology = yield node_work.topology_phase(op)
-    early = []
+    waits = []
 
     def prepare(new):
         # The new workers connect and get ready while the master side
         # (its session, the API, print-join) is done.
-        if new and instantiate.offers(op, scripts.INSTALL, 'prepare'):
-            ends = scripts.endpoints(topology, op.params,
-                                     instantiate.first_master_of(op, topology))
-            early.append((yield dataclasses.replace(node_work.prepare_phase(
-                op, TITLE_PREPARE_NEW, new, ends, connect=True),
-                background=True)))
+        ends = scripts.endpoints(topology, op.params,
+                                 instantiate.first_master_of(op, topology))
+        waits.append((yield from node_work.prepare_in_background(
+            op, TITLE_PREPARE_NEW, TITLE_WAIT_PREPARED, new, ends,
+            connect=True)))
     new, todo, master, access = yield from find_new_workers(
         op, topology, before_master=prepare)
-    wait = None
-    if early:
-        wait = Phase(TITLE_WAIT_PREPARED, nodes=node_work.names(new),
-                     action=lambda: early[0].result())
-    elif todo:
+    wait = waits[0] if waits else None
+    if wait is None and todo:
         yield node_work.connect_phase(op, 'Connect to the new workers', todo)
     yield from node_work.join_workers(op, scale_plan.TITLE_JOIN_NEW, todo,
                                       master, access.ends,
