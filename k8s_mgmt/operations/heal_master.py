@@ -39,7 +39,6 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Record <helper> as the first master (if needed)
 """
 
-
 from oslo_log import log as logging
 
 from k8s_mgmt import ssh
@@ -160,10 +159,8 @@ def vip_phase(op, masters, vip):
     master whose addresses cannot be read counts: the careful answer). The
     dry run assumes they all do."""
     def holds(master):
-        result = op.session(master.name).run(
-            instantiate.IP_ADDR, step='read network', check=False,
-            timeout=30)
-        return not result.ok or instantiate.prefix_of(result.stdout,
+        found = instantiate.addresses(op, master)
+        return found is None or instantiate.prefix_of(found,
                                                       vip) is not None
 
     def read():

@@ -93,14 +93,20 @@ def prefix_of(ip_json, address):
     return None
 
 
+def addresses(op, node):
+    """``ip -j -4 addr show`` on ``node``: its stdout, None when it failed."""
+    result = op.session(node.name).run(IP_ADDR, step='read network',
+                                       check=False, timeout=30)
+    return result.stdout if result.ok else None
+
+
 def prefix_phase(op, topology, master):
     """The prefix length of the cluster network on ``master``: the VIP
     gets the same (else the node CIDR's, else /32)."""
     def read():
-        session = op.session(master.name)
-        result = session.run(IP_ADDR, step='read network', check=False,
-                             timeout=30)
-        found = prefix_of(result.stdout, master.nic_ip) if result.ok else None
+        found = addresses(op, master)
+        if found is not None:
+            found = prefix_of(found, master.nic_ip)
         return scripts.vip_prefix_from(op.params, topology.vip, found)
 
     def assumed():
@@ -145,10 +151,11 @@ def with_prepare(op, first, ends, nodes, alongside):
 
 
 def init_phase(op, first, ends, alongside=None):
-    """kubeadm init on ``first``. ``alongside`` (with a storage server):
-    the storage server's setup and the other nodes' NFS clients, run at
-    the same time as the init (the first master installs its NFS client
-    once its init is done). The result: the join data and the VIM's
+    """kubeadm init on ``first``. ``alongside`` (nodes, calls by node
+    name): what runs at the same time as the init, on the other nodes
+    (prepare: with_prepare) and with a storage server its setup and the
+    NFS clients (the first master installs its own once its init is
+    done). The result: the join data and the VIM's
     credentials the init printed (scripts.InitReport), or None when the
     install script cannot print them."""
     report = node_work.offers(op, scripts.INSTALL, 'init-report')
