@@ -87,6 +87,14 @@ runtime_opts = [
                     'supports (%s), in ASCII digits. Packages come from the '
                     'pkgs.k8s.io repository of that minor version.'
                     % accepted.supported_range()),
+    cfg.FloatOpt('held_session_limit', default=900.0, min=0.0,
+                 help='Seconds a successful heal_start keeps its SSH '
+                      'sessions to the nodes that are not healed (the other '
+                      'masters), so that heal_end reuses them instead of '
+                      'connecting again while Heat replaces the VMs. '
+                      'Sessions not taken by then are closed; so is every '
+                      'one whose VM changed. 0: close them with heal_start, '
+                      'as every other hook does.'),
     cfg.FloatOpt('node_ready_timeout', default=900.0, min=1.0,
                  help='Seconds to wait for every node to report Ready.'),
     cfg.StrOpt('cni_manifest', default=None,

@@ -40,9 +40,9 @@ def build_vnfcs_start(op):
     topology = yield node_work.topology_phase(op)
     targets = _targets(op, topology)
     masters, workers, storage_targets = _split(targets)
-    access = None
+    access = helper = None
     if storage_targets:
-        _helper, access = yield from heal_master.api_through_a_master(
+        helper, access = yield from heal_master.api_through_a_master(
             op, topology, targets)
         names = yield storage.check_phase(
             op, access, 'healing the storage server %s'
@@ -50,26 +50,40 @@ def build_vnfcs_start(op):
         yield storage.delete_phase(op, access, names)
         yield heal_worker.forget_pins_phase(op, storage_targets)
     if masters:
-        access = yield from heal_master.remove_masters(op, topology, masters)
+        helper, access = yield from heal_master.remove_masters(
+            op, topology, masters)
     if workers:
         if access is None:
             # Drain and delete are API calls: no master needs a script.
             access = yield node_work.registered_phase(
                 op, topology, instantiate.first_master_of(op, topology))
         if access is None:
-            _helper, access = yield from heal_master.api_through_a_master(
+            helper, access = yield from heal_master.api_through_a_master(
                 op, topology, workers, registered=False)
         reachable = yield node_work.probe_phase(
             op, 'Probe the workers to heal', workers)
         yield from heal_worker.remove_workers(op, access, workers, reachable)
+    if helper is not None:
+        # The other masters' sessions: heal_end works on them again.
+        yield node_work.hold_phase(op, _others(topology, targets),
+                                   'heal_end')
+
+
+def _others(topology, targets):
+    """The masters a heal does not replace."""
+    leaving = {t.name for t in targets}
+    return [m for m in topology.masters if m.name not in leaving]
 
 
 def build_vnfcs_end(op):
     """heal_end with VNFC ids: join the replacement VMs; set up a new
     storage server and register the PVs with its address."""
     topology = yield node_work.topology_phase(op)
-    masters, workers, storage_targets = _split(_targets(op, topology))
+    targets = _targets(op, topology)
+    masters, workers, storage_targets = _split(targets)
     access = helper = None
+    yield node_work.take_held_phase(op, _others(topology, targets),
+                                    'heal_start')
     if storage_targets:
         yield from storage.heal_server(op, topology)
     if masters:

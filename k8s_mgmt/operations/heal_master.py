@@ -20,9 +20,11 @@ when etcd would lose quorum)::
                                        old VM is unreachable)
     Record <helper> as the first master (if the record named a target)
     Forget the healed VMs' host keys
+    Keep the sessions to <the other masters> for heal_end (heal.py)
 
 heal_end (Heat replaced the VMs: new server ids, same IPs)::
 
+    Reuse the sessions heal_start kept (heal.py)
     Probe the other masters
     Connect to <helper>, <targets>
     Read etcd members and health
@@ -202,7 +204,7 @@ def record_phase(op, topology, masters, helper):
 
 
 def remove_masters(op, topology, masters):
-    """heal_start for masters; returns the API access it opened."""
+    """heal_start for masters; returns (helper, API access)."""
     refuse_unless_healable(op, topology, masters)
     helper, reachable = yield from pick_helper(op, topology, masters)
     ctl, members, health = yield etcd_phase(op, topology, helper)
@@ -238,7 +240,7 @@ def remove_masters(op, topology, masters):
     if record is not None:
         yield record
     yield heal_worker.forget_pins_phase(op, masters)
-    return access
+    return helper, access
 
 
 def join_masters(op, topology, masters):

@@ -416,3 +416,33 @@ def label_phase(op, title, access, topology, workers, states):
                  action=lambda: labels_mod.apply_missing(
                      access.api, wanted, states, op.prefix),
                  assume=todo)
+
+
+def hold_phase(op, nodes, next_hook):
+    """Keep this hook's open sessions to ``nodes`` (not healed) for
+    ``next_hook``, if this hook succeeds (held.py): they would otherwise
+    be closed now and opened again in a few minutes. The result: the
+    names kept (a dry run assumes every one)."""
+    def hold():
+        kept = tuple(n.name for n in nodes if op.connected(n.name))
+        op.hold_for_next_hook(kept)
+        return kept
+    return Phase('Keep the sessions to %s for %s'
+                 % (', '.join(names(nodes)), next_hook),
+                 nodes=names(nodes),
+                 work=(phases.Work(None, 'local', 'hold the open SSH '
+                                   'sessions up to [k8s_mgmt] '
+                                   'held_session_limit seconds'),),
+                 action=hold, assume=names(nodes))
+
+
+def take_held_phase(op, nodes, previous_hook):
+    """Reuse the sessions ``previous_hook`` kept to ``nodes`` (the same
+    VMs, still connected); the others are connected as usual. The
+    result: the names reused (a dry run assumes none)."""
+    return Phase('Reuse the sessions %s kept' % previous_hook,
+                 nodes=names(nodes),
+                 work=(phases.Work(None, 'local', 'take the held SSH '
+                                   'sessions to %s' % ', '.join(names(nodes))
+                                   ),),
+                 action=lambda: op.take_held(nodes), assume=())

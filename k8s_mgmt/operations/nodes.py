@@ -86,6 +86,17 @@ class Sessions(object):
             lambda node: fn(node, session_of(node)),
             concurrency=concurrency)
 
+    def detach(self, names):
+        """Take the open sessions to ``names`` out of the pool, open:
+        name -> session (the caller closes them)."""
+        with self._lock:
+            return {n: self._open.pop(n) for n in names if n in self._open}
+
+    def adopt(self, sessions):
+        """Add open sessions (name -> session) to the pool."""
+        with self._lock:
+            self._open.update(sessions)
+
     def close_all(self):
         with self._lock:
             sessions, self._open = list(self._open.values()), {}

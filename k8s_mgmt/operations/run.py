@@ -23,6 +23,7 @@ from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.topology import heat
+from k8s_mgmt.operations import held
 from k8s_mgmt.operations import nodes as nodes_mod
 from k8s_mgmt.operations import scripts
 from k8s_mgmt.operations import uploads
@@ -102,6 +103,7 @@ class OperationRun(object):
                                          first_contact=self.first_contact)
         self.scripts = uploads.ScriptSet(ctx.package_dir, self.params)
         self._clients = []
+        self._hold = ()     # node names whose sessions outlive the hook
 
     @property
     def dry(self):
@@ -116,7 +118,9 @@ class OperationRun(object):
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, exc_type, *exc_info):
+        if exc_type is None and self._hold:
+            self._hand_over()
         self.close()
 
     def close(self):
@@ -173,6 +177,31 @@ class OperationRun(object):
     def run_script(self, node, call):
         """One ScriptCall over its node's session; secrets go on stdin."""
         return scripts.run_call(self.session(node.name), call)
+
+    # -- sessions kept from one hook to the next (held.py) ------------------
+
+    @property
+    def hold_key(self):
+        return (self.ctx.vnf_instance_id, self.ctx.operation)
+
+    def hold_for_next_hook(self, names):
+        """Keep the sessions to ``names`` open for the next hook of this
+        operation, if this hook succeeds (held.py)."""
+        self._hold = tuple(names)
+
+    def _hand_over(self):
+        sessions = self.probes.detach(self._hold)
+        sessions.update(self.sessions.detach(self._hold))
+        held.HOLD.hold(self.hold_key, sessions, held.limit())
+
+    def take_held(self, nodes):
+        """Reuse the sessions the previous hook kept to ``nodes`` (still
+        the same VMs, still connected); returns the names taken."""
+        targets = {n.name: nodes_mod.target_for(n, self.params)
+                   for n in nodes}
+        taken = held.HOLD.take(self.hold_key, targets)
+        self.sessions.adopt(taken)
+        return tuple(sorted(taken))
 
     def forget_pins(self, nodes):
         """Healed VMs are deleted by Heat: their pins must not linger."""

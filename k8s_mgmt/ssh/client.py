@@ -188,6 +188,18 @@ class SSHSession(object):
                 pin_file=self.store.path)
         return transport
 
+    def alive(self):
+        """Whether the connection is still up (no command is run)."""
+        transport = self._client and self._client.get_transport()
+        return transport is not None and transport.is_active()
+
+    def keep_alive(self, interval):
+        """Send an SSH keepalive every ``interval`` seconds while the
+        session waits unused (0: none)."""
+        transport = self._client and self._client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(int(interval))
+
     def close(self):
         self._uploads.close()
         if self._client is not None:

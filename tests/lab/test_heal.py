@@ -226,8 +226,14 @@ def _heal_master(lab, index, kill_first):
 
 def test_heal_a_live_master_keeps_three_masters_etcd_and_the_vip(
         complex_lab):
+    before = _ssh_accepted(complex_lab, _topology(COMPLEX))
     # The first master: the one the cluster record names.
     _heal_master(complex_lab, 0, kill_first=False)
+    after = _ssh_accepted(complex_lab, _topology(COMPLEX))
+    # heal_end reuses the sessions heal_start kept to the other masters:
+    # one connection per node for the whole heal (the new VM's included).
+    opened = {name: after[name] - before.get(name, 0) for name in after}
+    assert opened and max(opened.values()) == 1, opened
 
 
 def test_heal_a_killed_master(complex_lab):

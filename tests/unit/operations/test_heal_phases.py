@@ -30,7 +30,8 @@ def test_heal_start_of_a_worker_drains_it_through_the_master():
         'Check the registered VIM\'s credentials', 'Probe the other masters',
         'Read the API credentials through master-1',
         'Probe the workers to heal', 'Read the cluster\'s nodes',
-        'Remove worker-1', 'Forget the healed VMs\' host keys']
+        'Remove worker-1', 'Forget the healed VMs\' host keys',
+        'Keep the sessions to master-1 for heal_end']
     unreachable = _heal('simple', topo, 'heal_start', [topo.workers[0]],
                         unreachable={'worker-1'})
     remove = op_helpers.phase(unreachable, 'Remove worker-1')
@@ -41,7 +42,8 @@ def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
     topo = op_helpers.topology(1, 2)
     walked = _heal('simple', topo, 'heal_end', [topo.workers[1]])
     assert op_helpers.titles(walked) == [
-        'Read the topology from Heat', 'Probe the other masters',
+        'Read the topology from Heat', 'Reuse the sessions heal_start kept',
+        'Probe the other masters',
         'Read the API credentials through master-1',
         'Connect to master-1, worker-2',
         'Upload the scripts and prepare the workers',
@@ -71,7 +73,8 @@ def test_heal_start_of_a_master_keeps_etcd_and_the_vip():
         'Read the cluster network\'s prefix on master-1',
         'Take master-2 out of HAProxy', 'Read the cluster\'s nodes',
         'Remove master-2', 'Remove etcd member master-2',
-        'Forget the healed VMs\' host keys']
+        'Forget the healed VMs\' host keys',
+        'Keep the sessions to master-1, master-3 for heal_end']
     lb = op_helpers.phase(walked, 'Take master-2 out of HAProxy')
     assert lb.nodes == ('master-1', 'master-3')
     for call in op_helpers.calls(lb):
@@ -93,7 +96,8 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
     topo = op_helpers.topology(3, 1, vip='10.254.0.100')
     walked = _heal('complex', topo, 'heal_end', [topo.masters[2]])
     assert op_helpers.titles(walked) == [
-        'Read the topology from Heat', 'Probe the other masters',
+        'Read the topology from Heat', 'Reuse the sessions heal_start kept',
+        'Probe the other masters',
         'Connect to master-1, master-3',
         'Read etcd members and health on master-1',
         'Read the API credentials through master-1',

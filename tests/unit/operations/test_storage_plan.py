@@ -185,12 +185,14 @@ def test_heal_of_the_storage_server(package):
         'Read the topology from Heat', 'Probe the other masters',
         'Read the API credentials through master-1',
         'Check that no PersistentVolume is in use',
-        'Delete the PersistentVolumes', 'Forget the healed VMs\' host keys']
+        'Delete the PersistentVolumes', 'Forget the healed VMs\' host keys',
+        'Keep the sessions to master-1 for heal_end']
     delete = op_helpers.phase(start, 'Delete the PersistentVolumes')
     assert [w.text.split()[2] for w in delete.work] == ['nfs-pv1', 'nfs-pv2']
     end = _heal(package, topo, 'heal_end', topo.storage)
     assert op_helpers.titles(end) == [
-        'Read the topology from Heat', 'Connect to the new storage server',
+        'Read the topology from Heat', 'Reuse the sessions heal_start kept',
+        'Connect to the new storage server',
         'Upload the scripts', 'Set up the storage server (storage-1)',
         'Probe the other masters',
         'Read the API credentials through master-1',
