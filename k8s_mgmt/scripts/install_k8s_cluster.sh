@@ -697,7 +697,7 @@ hold_k8s_packages() {
     local -a to_hold=()
     for pkg in kubeadm kubelet kubectl; do
         want='' state=''
-        read -r want state < <(dpkg-query -W -f='${db:Status-Want} ${db:Status-Status}\n' "$pkg" 2>/dev/null) || true
+        read -r want state < <(dpkg-query -W -f='${db:Status-Want} ${db:Status-Status}\n' "$pkg" 2>/dev/null || true) || true
         if [[ $state == installed && $want != hold ]]; then
             to_hold+=("$pkg")
         fi
@@ -909,12 +909,17 @@ type: kubernetes.io/service-account-token
 EOF
 }
 
-secret_field() {
-    admin_kubectl -n kube-system get secret "$SA_NAME-token" -o "jsonpath={.data.$1}" 2>/dev/null
-}
-
-token_populated() {
-    [[ -n $(secret_field token) ]]
+# The VIM Secret's token and CA (base64) in one request, into SECRET_TOKEN
+# and SECRET_CA; true once the token controller has filled the token in.
+SECRET_TOKEN='' SECRET_CA=''
+read_vim_secret() {
+    local out
+    # "|| true" inside: with set -E a failing command in a substitution
+    # would run the ERR trap (a false "step failed" line) while not found.
+    out=$(admin_kubectl -n kube-system get secret "$SA_NAME-token" \
+        -o 'jsonpath={.data.token}{"|"}{.data.ca\.crt}' 2>/dev/null || true)
+    IFS='|' read -r SECRET_TOKEN SECRET_CA <<<"$out" || true
+    [[ -n $SECRET_TOKEN ]]
 }
 
 token_secret() {
@@ -935,9 +940,9 @@ vim_json() {
     TEMP_FILES+=("$manifest")
     render_vim_account >"$manifest"
     admin_kubectl apply -f "$manifest" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
-    poll_until "the token of Secret kube-system/$SA_NAME-token" token_populated
-    token=$(secret_field token | base64 -d) || die "cannot decode the token"
-    ca=$(secret_field 'ca\.crt' | base64 -d) || die "cannot decode the CA"
+    poll_until "the token of Secret kube-system/$SA_NAME-token" read_vim_secret
+    token=$(base64 -d <<<"$SECRET_TOKEN") || die "cannot decode the token"
+    ca=$(base64 -d <<<"$SECRET_CA") || die "cannot decode the CA"
     [[ -n $ca ]] || ca=$(cat -- "$CA_CERT")
     printf '{"namespace": "kube-system", "service_account": %s, "secret": %s, "token": %s, "ca_cert": %s}\n' \
         "$(json_string "$SA_NAME")" "$(json_string "$SA_NAME-token")" \

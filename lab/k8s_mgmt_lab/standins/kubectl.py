@@ -69,6 +69,29 @@ def object_path(obj, namespace):
     return base + '/' + plural
 
 
+def template(value, text):
+    """A kubectl JSONPath template: ``{...}`` expressions, ``{"..."}``
+    literals and the plain text between them (``{.a}{" "}{.b}``)."""
+    out, rest = [], text
+    while rest:
+        start = rest.find('{')
+        if start < 0:
+            out.append(rest)
+            break
+        end = rest.find('}', start)
+        if end < 0:
+            raise SystemExit('%s: error: unclosed action in template %r'
+                             % (PROG, text))
+        out.append(rest[:start])
+        inner = rest[start + 1:end]
+        if inner.startswith('"') and inner.endswith('"') and len(inner) > 1:
+            out.append(inner[1:-1])
+        else:
+            out.append(jsonpath(value, inner))
+        rest = rest[end + 1:]
+    return ''.join(out)
+
+
 def jsonpath(value, expression):
     text = expression.strip()
     if text.startswith('{') and text.endswith('}'):
@@ -108,7 +131,7 @@ def show(obj, output):
             print('%s/%s' % (item.get('kind', '').lower(),
                              item['metadata']['name']))
     elif output and output.startswith('jsonpath='):
-        sys.stdout.write(jsonpath(obj, output[len('jsonpath='):]))
+        sys.stdout.write(template(obj, output[len('jsonpath='):]))
     else:
         items = obj.get('items', [obj])
         if items and all(i.get('kind', 'Node') == 'Node' and
