@@ -59,6 +59,12 @@ class WrongPassword:
     problems: typing.List[str] = dataclasses.field(default_factory=list)
 
 
+# etcd's health interval: with its strict reconfiguration check (on in
+# kubeadm's etcd), a voting member is added or removed only once every
+# member has been connected this long (etcd server's HealthInterval).
+ETCD_HEALTH_INTERVAL = 5.0
+
+
 def instantiate_floor(init, join, handshake, masters=1, workers=1):
     """Seconds an instantiate cannot go below: ``kubeadm init`` on the
     first master, then the joins that must follow one another, plus one
@@ -66,9 +72,16 @@ def instantiate_floor(init, join, handshake, masters=1, workers=1):
 
     The other masters join one at a time (etcd membership); the workers
     join all at once, alongside the masters' joins. So one join counts
-    with a single master, ``masters - 1`` with more."""
-    serial_joins = max(masters - 1, 1 if workers else 0)
-    return init + serial_joins * join + handshake
+    with a single master, ``masters - 1`` with more. And etcd takes a
+    member only once the one added before it has been connected for
+    ETCD_HEALTH_INTERVAL: the third master's member comes no sooner than
+    that after the second's, whatever the joins' own length."""
+    if masters > 1:
+        serial = max((masters - 1) * join,
+                     (masters - 2) * ETCD_HEALTH_INTERVAL)
+    else:
+        serial = join if workers else 0
+    return init + serial + handshake
 
 
 RSS_NOTE = ('RSS MB: peak of the benchmark process (lab and driver) so '

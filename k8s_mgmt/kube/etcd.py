@@ -33,6 +33,8 @@ COMMAND_TIMEOUT = '4s'
 RUN_TIMEOUT = 60
 # How long a member removal is retried while etcd does not commit it.
 REMOVE_TIMEOUT = 30
+REMOVE_RETRY_FIRST = 0.2    # the first pause between tries (then doubled)
+REMOVE_RETRY_MAX = 1.0
 # How long the members that stay may take to agree on a leader afterwards.
 LEADER_TIMEOUT = 60
 # How long a health read showing no quorum is read again before it is
@@ -319,7 +321,11 @@ class EtcdCtl(object):
         LOG.info('%s: removing etcd member %s (%s)', self.node,
                  member.name or '(unstarted)', member.hex_id)
         step = 'etcd member remove'
-        poll = polling.Poll(timeout, first=1.0, maximum=5.0)
+        # Short pauses: "unhealthy cluster" ends the moment the newest
+        # member has been connected for etcd's health interval (5 s), and
+        # each try is one etcdctl run on a session already open.
+        poll = polling.Poll(timeout, first=REMOVE_RETRY_FIRST,
+                            maximum=REMOVE_RETRY_MAX)
         for _attempt in poll:
             result = self._run(step, ['member', 'remove', member.hex_id],
                                check=False)

@@ -38,6 +38,7 @@ def parse(argv):
     parser.add_argument('--max-workers', type=int)
     parser.add_argument('--init-delay', type=float, default=0.0)
     parser.add_argument('--join-delay', type=float, default=0.0)
+    parser.add_argument('--etcd-timing', default='lab')
     parser.add_argument('--no-stack', action='store_true',
                         help='build no stack: a client POSTs it')
     parser.add_argument('--status-fd', type=int)
@@ -49,7 +50,8 @@ def main(argv=None):
     settings = manager.LabSettings(
         state_dir=args.state_dir, subnet=args.subnet, bridge=args.bridge,
         tag=args.tag, compute_hosts=args.compute_hosts,
-        init_delay=args.init_delay, join_delay=args.join_delay)
+        init_delay=args.init_delay, join_delay=args.join_delay,
+        etcd_timing=args.etcd_timing)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(name)s '
                                '%(message)s')

@@ -51,6 +51,9 @@ class LabSettings:
     compute_hosts: int = 4
     init_delay: float = 0.0          # seconds the kubeadm init stand-in takes
     join_delay: float = 0.0          # seconds the kubeadm join stand-in takes
+    # etcd's raft timing in the VMs: 'lab' (slow-network tuning, for a
+    # loaded machine) or 'kubeadm' (etcd's defaults, as kubeadm runs it).
+    etcd_timing: str = 'lab'
 
     @property
     def lab_file(self):
@@ -177,7 +180,8 @@ class Lab(object):
         # Kubernetes stand-ins at the real tools' paths in every VM.
         layer = standins_layer.write_layer(
             os.path.join(s.state_dir, 'standins-layer'),
-            init_delay=s.init_delay, join_delay=s.join_delay)
+            init_delay=s.init_delay, join_delay=s.join_delay,
+            etcd_timing=s.etcd_timing)
         self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password,
                                     extra_layers=[layer],
                                     bind_paths=standins_layer.host_paths())

@@ -28,8 +28,18 @@ def test_floor_single_master_counts_one_join_whatever_the_workers():
 
 
 def test_floor_ha_masters_join_one_at_a_time():
+    assert report.instantiate_floor(3, 6, 0.1, masters=3, workers=2) == \
+        pytest.approx(15.1)
+    assert report.instantiate_floor(3, 2, 0.1, masters=2, workers=2) == \
+        pytest.approx(5.1)
+
+
+def test_floor_ha_short_joins_wait_for_etcd_health_interval():
+    # The third member is added no sooner than 5 s after the second.
     assert report.instantiate_floor(3, 2, 0.1, masters=3, workers=2) == \
-        pytest.approx(7.1)
+        pytest.approx(3 + report.ETCD_HEALTH_INTERVAL + 0.1)
+    assert report.instantiate_floor(3, 2, 0.1, masters=5, workers=2) == \
+        pytest.approx(3 + 3 * report.ETCD_HEALTH_INTERVAL + 0.1)
 
 
 def test_floor_without_workers_is_the_init():

@@ -66,6 +66,12 @@ def register(subparsers):
     up.add_argument('--join-delay', type=_seconds, default=0.0,
                     help='seconds the kubeadm join stand-in takes, to model '
                          'a real join (default 0)')
+    up.add_argument('--etcd-timing', choices=('lab', 'kubeadm'),
+                    default='lab',
+                    help='etcd\'s raft timing in the VMs: "lab" (default: '
+                         'heartbeat 250 ms, election 2.5 s, for a loaded '
+                         'machine) or "kubeadm" (etcd\'s defaults, as '
+                         'kubeadm runs it: 100 ms, 1 s)')
     up.add_argument('--no-stack', action='store_true',
                     help='network, package and the Keystone and Heat APIs '
                          'only: no stack and no VM, for a client that '
@@ -128,7 +134,8 @@ def cmd_up(args):
                                    tag=args.tag or net.DEFAULT_TAG,
                                    compute_hosts=args.compute_hosts,
                                    init_delay=args.init_delay,
-                                   join_delay=args.join_delay)
+                                   join_delay=args.join_delay,
+                                   etcd_timing=args.etcd_timing)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -167,7 +174,8 @@ def _start_daemon(settings, args, request):
             '--compute-hosts', str(settings.compute_hosts),
             '--request', '-', '--status-fd', str(write_fd),
             '--init-delay', str(settings.init_delay),
-            '--join-delay', str(settings.join_delay)]
+            '--join-delay', str(settings.join_delay),
+            '--etcd-timing', settings.etcd_timing]
     if args.masters is not None:
         argv += ['--masters', str(args.masters)]
     if args.workers is not None:

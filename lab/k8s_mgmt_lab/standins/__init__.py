@@ -36,6 +36,9 @@ DEFAULTS = {
     'join_delay': 0.0,            # models how long kubeadm join takes
     'heartbeat_interval': 1.0,    # kubelet -> API server
     'node_grace': 4.0,            # no heartbeat for this long: not Ready
+    # etcd's raft timing (ms): the lab's own by default, kubeadm's (etcd's
+    # defaults) on request; see controlplane.ETCD_TIMINGS.
+    'etcd_timing': 'lab',
 }
 
 

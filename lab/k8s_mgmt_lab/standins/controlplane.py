@@ -56,8 +56,30 @@ def poll(what, check, seconds=WAIT_SECONDS):
     raise Failure('timed out after %.0fs waiting for %s' % (seconds, what))
 
 
+# etcd's raft timing, (heartbeat ms, election timeout ms), by the lab
+# setting etcd_timing:
+# - 'lab' (the default): tuned for a slow network, as etcd's tuning guide
+#   advises: every lab VM shares the host's two cores, and a member starved
+#   of CPU for a second must not start elections that stall the cluster's
+#   writes (a heal's member removal waited 30 s through them on a loaded CI
+#   machine). A new single member then takes up to 2.5 s to elect itself;
+# - 'kubeadm': what kubeadm's etcd runs with (etcd's defaults), up to 1 s;
+#   for the benchmarks, whose few VMs leave the cores free.
+ETCD_TIMINGS = {'lab': (250, 2500), 'kubeadm': (100, 1000)}
+
+
+def etcd_timing():
+    name = standins.settings().get('etcd_timing') or 'lab'
+    try:
+        return ETCD_TIMINGS[name]
+    except KeyError:
+        raise Failure('etcd_timing %r: not one of %s'
+                      % (name, ', '.join(sorted(ETCD_TIMINGS))))
+
+
 def start_etcd(name, ip, initial_cluster, state):
     port_c, port_p = standins.ETCD_CLIENT_PORT, standins.ETCD_PEER_PORT
+    heartbeat, election = etcd_timing()
     argv = ['/usr/bin/etcd', '--name', name,
             '--data-dir', standins.ETCD_DATA_DIR,
             '--listen-client-urls',
@@ -68,12 +90,8 @@ def start_etcd(name, ip, initial_cluster, state):
             '--initial-cluster', initial_cluster,
             '--initial-cluster-state', state,
             '--initial-cluster-token', 'k8s-mgmt-lab',
-            # etcd's timing tuned for a slow network, as its tuning guide
-            # advises: every lab VM shares the host's two cores, and a
-            # member starved of CPU for a second must not start elections
-            # that stall the cluster's writes (a heal's member removal
-            # waited 30 s through them on a loaded CI machine).
-            '--heartbeat-interval', '250', '--election-timeout', '2500']
+            '--heartbeat-interval', str(heartbeat),
+            '--election-timeout', str(election)]
     standins.write_file(standins.STANDIN_DIR + '/etcd.json',
                         json.dumps({'argv': argv}), 0o600)
     _manifest('etcd', argv)

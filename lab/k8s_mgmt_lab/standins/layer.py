@@ -117,7 +117,7 @@ spec:
 
 
 def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
-                node_grace=None, kubernetes_version=None):
+                node_grace=None, kubernetes_version=None, etcd_timing=None):
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
     apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
@@ -142,6 +142,8 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
         values['node_grace'] = float(node_grace)
     if kubernetes_version:
         values['kubernetes_version'] = kubernetes_version
+    if etcd_timing:
+        values['etcd_timing'] = etcd_timing
     settings_path = directory + standins.SETTINGS_FILE
     standins.write_file(settings_path, json.dumps(values, indent=1) + '\n',
                         0o644)
