@@ -4,6 +4,12 @@ On the lab, the stand-ins' ``kubeadm init`` and ``kubeadm join`` take fixed
 times (``--init-delay``, ``--join-delay``). An operation's **floor** is the
 stand-in delays it must wait for, in the order they must happen, plus one
 SSH handshake (measured on the lab: the nodes are reached in parallel).
+A scale-in opens no SSH connection: its floor is Heat's answer and the
+Kubernetes API requests it must make one after the other (cordon, list
+the node's pods, delete the Node), each timed on the lab. An HA floor
+counts etcd's health interval: etcd takes a member only once the one
+before it has been connected for 5 s, so with short joins the third
+master's join waits for it (real etcd, not a stand-in).
 The wall time is the driver's hooks alone (the cloud's VM boots are
 Heat's, not ours). The SSH connections each node accepted during the
 operation are counted from the VMs' own sshd logs, not by our code.
@@ -25,11 +31,15 @@ node per operation.
 
 import argparse
 import logging
+import os
 import resource
 import sys
 import time
 
 import paramiko
+import yaml
+
+from k8s_mgmt import kube
 
 from k8s_mgmt import conf
 from k8s_mgmt_lab import lcm
@@ -111,6 +121,36 @@ class Lab(object):
             best = took if best is None else min(best, took)
         return best
 
+    def heat_read(self):
+        """Seconds of one read of the stack's VMs from the lab's Heat API
+        (the best of three)."""
+        return _best_of(3, self.topology)
+
+    def api_round_trip(self):
+        """Seconds of one Kubernetes API request on an open connection,
+        with the VIM registered at instantiate (the best of five after a
+        first that opens the connection)."""
+        path = os.path.join(lcm.driver_state_dir(self.settings),
+                            manager.read_record(self.settings)[
+                                'vnf_instance_id'],
+                            'vim_config.yaml')
+        with open(path) as src:
+            vim = yaml.safe_load(src)
+        with kube.ClusterAPI(vim['auth_url'], vim['bearer_token'],
+                             vim['ssl_ca_cert']) as api:
+            api.nodes()
+            return _best_of(5, api.nodes)
+
+
+def _best_of(times, fn):
+    best = None
+    for _ in range(times):
+        started = time.monotonic()
+        fn()
+        took = time.monotonic() - started
+        best = took if best is None else min(best, took)
+    return best
+
 
 def most_accepted(before, after):
     """The most SSH connections one node accepted between two counts."""
@@ -151,7 +191,9 @@ def simple_rows(lab, init, join):
         return lcm_scale.scale(lab.settings, kind).seconds_driver
     rows.append(measure(lab, 'scale out 1 worker', join + hs,
                         lambda: scale('SCALE_OUT')))
-    rows.append(measure(lab, 'scale in 1 worker', hs,
+    # Scale-in opens no SSH connection: its floor is its API requests.
+    floor_in = report.scale_in_floor(lab.heat_read(), lab.api_round_trip())
+    rows.append(measure(lab, 'scale in 1 worker', floor_in,
                         lambda: scale('SCALE_IN')))
 
     worker = lab.topology().workers[0]

@@ -84,6 +84,18 @@ def instantiate_floor(init, join, handshake, masters=1, workers=1):
     return init + serial + handshake
 
 
+# The Kubernetes API requests a scale-in of one worker cannot do without,
+# one after the other: cordon the Node, list its pods, delete the Node
+# (evictions come on top when it runs pods).
+SCALE_IN_REQUESTS = 3
+
+
+def scale_in_floor(heat_read, api_round_trip):
+    """Seconds a scale-in of one worker cannot go below: Heat's answer
+    (which VM goes) and its API requests. It opens no SSH connection."""
+    return heat_read + SCALE_IN_REQUESTS * api_round_trip
+
+
 RSS_NOTE = ('RSS MB: peak of the benchmark process (lab and driver) so '
             'far; for a row of benchmarks.rss, the driver\'s own process')
 

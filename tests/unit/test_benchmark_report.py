@@ -227,3 +227,10 @@ def test_plot_reads_what_the_sweep_saves(tmp_path):
     with open(path) as handle:
         assert json.load(handle)['points'][1]['workers'] == 2
     assert plot.load(path) == (points(7, 8), 3.0, 2.0)
+
+
+def test_scale_in_floor_is_heat_and_its_api_requests():
+    # No SSH: Heat's answer, then cordon, list pods, delete, in order.
+    assert report.scale_in_floor(0.05, 0.01) == pytest.approx(
+        0.05 + report.SCALE_IN_REQUESTS * 0.01)
+    assert report.SCALE_IN_REQUESTS == 3
