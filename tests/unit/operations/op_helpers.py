@@ -9,6 +9,19 @@ from k8s_mgmt.topology import model
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir, os.pardir))
 REQUESTS = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
+SSH_SERVER_PY = os.path.join(REPO, 'tests', 'functional', 'ssh',
+                             'ssh_test_server.py')
+
+
+def ssh_server_module():
+    """tests/functional/ssh/ssh_test_server.py: a real SSH server
+    (paramiko's server side) on loopback, loaded by path."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('ssh_test_server',
+                                                  SSH_SERVER_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def sample_body(flavour):

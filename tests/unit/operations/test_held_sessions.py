@@ -2,8 +2,6 @@
 a real SSH server (paramiko's server side on loopback) that counts the
 connections it accepts."""
 
-import importlib.util
-import os
 import time
 
 import pytest
@@ -14,22 +12,13 @@ from k8s_mgmt.operations import run as run_mod
 
 import op_helpers
 
-SERVER_PY = os.path.join(op_helpers.REPO, 'tests', 'functional', 'ssh',
-                         'ssh_test_server.py')
 KEY = ('instance-1', 'heal_vnfc')
-
-
-def _server_module():
-    spec = importlib.util.spec_from_file_location('ssh_test_server',
-                                                  SERVER_PY)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
 def server():
-    started = _server_module().SSHTestServer(users={'ubuntu': 'ubuntu'})
+    module = op_helpers.ssh_server_module()
+    started = module.SSHTestServer(users={'ubuntu': 'ubuntu'})
     started.start()
     yield started
     started.stop()

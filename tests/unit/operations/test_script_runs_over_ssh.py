@@ -3,7 +3,6 @@ secrets reach the script on stdin, never its argv nor the logs; a wrong
 password on one node fails at once, naming that node."""
 
 import dataclasses
-import importlib.util
 import logging
 import os
 import stat
@@ -19,8 +18,6 @@ from k8s_mgmt.operations import scripts
 
 import op_helpers
 
-SERVER_PY = os.path.join(op_helpers.REPO, 'tests', 'functional', 'ssh',
-                         'ssh_test_server.py')
 TOKEN = secrets.Secret('zyxwvu.9876543210fedcba')
 RECORDER = '''#!/bin/bash
 # Stands in for install_k8s_cluster.sh: records what it was given.
@@ -30,17 +27,9 @@ echo '{"token": "abcdef.0123456789abcdef", "ca_cert_hash": "sha256:00"}'
 '''
 
 
-def _load_server_module():
-    spec = importlib.util.spec_from_file_location('ssh_test_server',
-                                                  SERVER_PY)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def servers():
-    module = _load_server_module()
+    module = op_helpers.ssh_server_module()
     started = []
 
     def start(password):
