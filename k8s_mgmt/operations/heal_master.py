@@ -27,11 +27,13 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Reuse the sessions heal_start kept (heal.py)
     Probe the other masters
     Connect to <helper>, <targets>
+    Upload the scripts and prepare the healed masters  (in the background;
+                                       waited for before the first join)
     Read etcd members and health
     Remove stale etcd member <m>      (left by an interrupted heal_start)
     Read the API credentials through <helper>
     Read the cluster's nodes
-    Upload the scripts
+    Upload the scripts                (to the masters that stay)
     Read join data / Join master <n>  (print-join -A: fresh certificate key;
                                        kubeadm join adds the etcd member)
     Wait until the healed nodes are Ready
@@ -55,6 +57,8 @@ from k8s_mgmt.operations import scripts
 LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
+TITLE_PREPARE = 'Upload the scripts and prepare the healed masters'
+TITLE_WAIT_PREPARED = 'Wait until the healed masters are prepared'
 STOP_KEEPALIVED = ssh.Command('systemctl', 'stop', 'keepalived').sudo()
 
 
@@ -251,6 +255,13 @@ def join_masters(op, topology, masters):
         op, 'Connect to %s' % _names([helper] + list(masters)),
         [helper] + list(masters))
     reachable = set(reachable) | {m.name for m in masters}
+    # The replacements get ready to join (their scripts, containerd, kernel
+    # settings, packages) while etcd is read and print-join runs on the
+    # helper; the join then finds that done.
+    ends = scripts.endpoints(topology, op.params,
+                             instantiate.first_master_of(op, topology))
+    prepared = yield from node_work.prepare_in_background(
+        op, TITLE_PREPARE, TITLE_WAIT_PREPARED, masters, ends)
     ctl, members, health = yield etcd_phase(op, topology, helper)
     stale = heal_plan.stale_members(members, topology.masters)
     if stale:
@@ -266,13 +277,20 @@ def join_masters(op, topology, masters):
     states = yield node_work.nodes_phase(op, access)
     todo = [m for m in masters
             if not (m.name in states and states[m.name].ready)]
+    leaving = {m.name for m in masters} if prepared is not None else ()
     yield node_work.upload_phase(
-        op, [m for m in topology.masters if m.name in reachable])
+        op, [m for m in topology.masters
+             if m.name in reachable and m.name not in leaving])
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
         join = yield node_work.join_data_phase(op, helper, for_masters=True)
+        if prepared is not None:
+            yield prepared
+            prepared = None
         yield node_work.join_master_phase(op, master, access.ends, join)
+    if prepared is not None:
+        yield prepared
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')
     yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)

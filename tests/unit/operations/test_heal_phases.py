@@ -99,12 +99,22 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
         'Read the topology from Heat', 'Reuse the sessions heal_start kept',
         'Probe the other masters',
         'Connect to master-1, master-3',
+        'Upload the scripts and prepare the healed masters',
         'Read etcd members and health on master-1',
         'Read the API credentials through master-1',
         'Read the cluster\'s nodes', 'Upload the scripts', 'Read join data',
+        'Wait until the healed masters are prepared',
         'Join master master-3', 'Wait until the healed nodes are Ready',
         'Read the cluster network\'s prefix on master-1',
         'Configure the load balancer on every master']
+    # The replacement gets ready while etcd is read and print-join runs;
+    # the scripts go to the masters that stay.
+    early = op_helpers.phase(
+        walked, 'Upload the scripts and prepare the healed masters')
+    assert early.background and early.nodes == ('master-3',)
+    assert [c.argv[0] for c in op_helpers.calls(early)] == ['prepare']
+    upload = op_helpers.phase(walked, 'Upload the scripts')
+    assert upload.nodes == ('master-1', 'master-2')
     lb = op_helpers.phase(walked,
                           'Configure the load balancer on every master')
     assert lb.nodes == ('master-1', 'master-2', 'master-3')
