@@ -51,8 +51,9 @@ def identity(target):
 
 
 class _Held(object):
-    def __init__(self, sessions, deadline, timer):
+    def __init__(self, sessions, seconds, deadline, timer):
         self.sessions = sessions        # name -> SSHSession
+        self.seconds = seconds          # how long they are held
         self.deadline = deadline        # time.monotonic()
         self.timer = timer
 
@@ -83,7 +84,7 @@ class SessionHold(object):
             session.keep_alive(KEEPALIVE_INTERVAL)
         timer = threading.Timer(seconds, self._expire, (key,))
         timer.daemon = True
-        entry = _Held(live, self._clock() + seconds, timer)
+        entry = _Held(live, seconds, self._clock() + seconds, timer)
         with self._lock:
             old, self._held[key] = self._held.get(key), entry
         if old is not None:
@@ -135,7 +136,7 @@ class SessionHold(object):
             del self._held[key]
         LOG.info('closing SSH sessions to %s held for %s: not taken within '
                  '%.0f s', ', '.join(sorted(entry.sessions)), key[1],
-                 limit())
+                 entry.seconds)
         _drop(entry)
 
 

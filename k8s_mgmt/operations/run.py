@@ -119,9 +119,11 @@ class OperationRun(object):
         return self
 
     def __exit__(self, exc_type, *exc_info):
-        if exc_type is None and self._hold:
-            self._hand_over()
-        self.close()
+        try:
+            if exc_type is None and self._hold:
+                self._hand_over()
+        finally:
+            self.close()
 
     def close(self):
         self.probes.close_all()
