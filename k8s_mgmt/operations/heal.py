@@ -65,14 +65,8 @@ def build_vnfcs_start(op):
         yield from heal_worker.remove_workers(op, access, workers, reachable)
     if helper is not None:
         # The other masters' sessions: heal_end works on them again.
-        yield node_work.hold_phase(op, _others(topology, targets),
-                                   'heal_end')
-
-
-def _others(topology, targets):
-    """The masters a heal does not replace."""
-    leaving = {t.name for t in targets}
-    return [m for m in topology.masters if m.name not in leaving]
+        yield node_work.hold_phase(
+            op, heal_plan.staying_masters(topology, targets), 'heal_end')
 
 
 def build_vnfcs_end(op):
@@ -82,8 +76,8 @@ def build_vnfcs_end(op):
     targets = _targets(op, topology)
     masters, workers, storage_targets = _split(targets)
     access = helper = None
-    yield node_work.take_held_phase(op, _others(topology, targets),
-                                    'heal_start')
+    yield node_work.take_held_phase(
+        op, heal_plan.staying_masters(topology, targets), 'heal_start')
     if storage_targets:
         yield from storage.heal_server(op, topology)
     if masters:

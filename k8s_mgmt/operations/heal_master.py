@@ -75,8 +75,7 @@ def refuse_unless_healable(op, topology, masters):
 def pick_helper(op, topology, targets):
     """A reachable master that is not healed; HealRefused if none.
     Returns (helper, names of the masters that answered)."""
-    leaving = {t.name for t in targets}
-    others = [m for m in topology.masters if m.name not in leaving]
+    others = heal_plan.staying_masters(topology, targets)
     reachable = yield node_work.probe_phase(op, 'Probe the other masters',
                                             others)
     helper = heal_plan.helper_master(topology, targets, reachable,

@@ -150,10 +150,15 @@ def lb_change(all_masters, backends, run_on, vip, vip_prefix, vrrp_password,
     return LBChange(tuple(m.name for m in backends), tuple(calls))
 
 
+def staying_masters(topology, targets):
+    """The masters of ``topology`` that a heal of ``targets`` keeps."""
+    leaving = {t.name for t in targets}
+    return [m for m in topology.masters if m.name not in leaving]
+
+
 def lb_without(topology, targets, reachable, vip_prefix, vrrp_password):
     """heal_start: the masters that stay, reachable ones, drop the targets."""
-    leaving = {t.name for t in targets}
-    staying = [m for m in topology.masters if m.name not in leaving]
+    staying = staying_masters(topology, targets)
     run_on = [m for m in staying if m.name in reachable]
     return lb_change(topology.masters, staying, run_on, topology.vip,
                      vip_prefix, vrrp_password)
@@ -173,9 +178,8 @@ def lb_full(topology, vip_prefix, vrrp_password, reachable=None,
 def helper_master(topology, targets, reachable, record=None):
     """A master that is not being healed and answers SSH: the recorded
     first master when it qualifies, else the oldest one."""
-    leaving = {t.name for t in targets}
-    candidates = [m for m in topology.masters
-                  if m.name not in leaving and m.name in reachable]
+    candidates = [m for m in staying_masters(topology, targets)
+                  if m.name in reachable]
     if not candidates:
         return None
     recorded = (record or {}).get('init_master_server_id')
