@@ -39,9 +39,8 @@ import time
 import paramiko
 import yaml
 
-from k8s_mgmt import kube
-
 from k8s_mgmt import conf
+from k8s_mgmt import kube
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import lcm_scale
