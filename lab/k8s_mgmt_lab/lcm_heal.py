@@ -194,8 +194,8 @@ def heal(settings, vnfc_id=None, driver=None, keep_volumes=False):
     else:
         old = record['stack_id']
         new = recreate_stack(settings, record)
-    replaced = time.monotonic()
     topology = status_mod.read_topology(record)
+    replaced = time.monotonic()
     driver.heal_end(context=None,
                     vnf_instance=_instantiated(inst_id, record, request,
                                                topology),

@@ -159,13 +159,22 @@ class _Conductor(object):
         vnf['status'] = 'ACTIVE'
         return vnf
 
-    def hook(self, name, request, **kwargs):
+    def hook_call(self, name, request, **kwargs):
+        """The driver's hook ``name`` with its arguments built, ready to
+        call: the conductor's own reads (Tacker has the instance in its
+        database) happen here, before the caller starts the driver's
+        clock."""
         method = getattr(self.driver, name)
         request_kwarg = ('terminate_vnf_request' if name.startswith(
             'terminate') else 'scale_vnf_request')
-        return method(context=None, vnf_instance=self.vnf_instance(),
-                      grant=None, grant_request=None,
-                      **{request_kwarg: request}, **kwargs, **self.kwargs)
+        arguments = dict(context=None, vnf_instance=self.vnf_instance(),
+                         grant=None, grant_request=None,
+                         **{request_kwarg: request}, **kwargs,
+                         **self.kwargs)
+        return lambda: method(**arguments)
+
+    def hook(self, name, request, **kwargs):
+        return self.hook_call(name, request, **kwargs)()
 
     def remember_servers(self):
         """New servers get VNFC ids (Tacker adds vnfcResourceInfo)."""
@@ -209,11 +218,12 @@ def _scale_out(conductor, request, fail_after_scale_end=False):
     heat.signal(aspect, SCALE_OUT, request['number_of_steps'])
     new = [m for m in heat.members(aspect) if m['name'] not in before]
     conductor.remember_servers()
+    scale_end = conductor.hook_call(
+        'scale_end', request, scale_out_id_list=[m['stack_id'] for m in new],
+        vnf=conductor.vnf())
     cloud_done = time.monotonic()
     try:
-        conductor.hook('scale_end', request,
-                       scale_out_id_list=[m['stack_id'] for m in new],
-                       vnf=conductor.vnf())
+        scale_end()
         if fail_after_scale_end:
             raise ConductorFailure('the conductor failed after scale_end '
                                    '(injected)')
@@ -261,11 +271,11 @@ def _scale_in(conductor, request):
     heat, aspect = conductor.heat, request['aspect_id']
     members = heat.members(aspect)
     gone = members_heat_removes(members, request['number_of_steps'])
+    scale_start = conductor.hook_call(
+        'scale_start', request, scale_name_list=[m['name'] for m in gone],
+        scale_out_id_list=[m['stack_id'] for m in gone], vnf=conductor.vnf())
     began = time.monotonic()
-    conductor.hook('scale_start', request,
-                   scale_name_list=[m['name'] for m in gone],
-                   scale_out_id_list=[m['stack_id'] for m in gone],
-                   vnf=conductor.vnf())
+    scale_start()
     driver_done = time.monotonic()
     heat.signal(aspect, SCALE_IN, request['number_of_steps'])
     conductor.remember_servers()

@@ -37,6 +37,18 @@ version = 2
 '''
 
 
+def notify_ready():
+    """READY=1 to systemd (containerd.service is Type=notify), when
+    started with $NOTIFY_SOCKET."""
+    address = os.environ.pop('NOTIFY_SOCKET', '')
+    if not address:
+        return
+    if address.startswith('@'):
+        address = '\0' + address[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.sendto(b'READY=1', address)
+
+
 def serve():
     os.makedirs(os.path.dirname(SOCKET), exist_ok=True)
     if os.path.exists(SOCKET):
@@ -44,6 +56,7 @@ def serve():
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(SOCKET)
     server.listen(16)
+    notify_ready()
     while True:
         conn, _ = server.accept()
         conn.close()

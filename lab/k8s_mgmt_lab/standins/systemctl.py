@@ -11,6 +11,7 @@ and containerd. Killing the VM's init kills them all.
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 
@@ -22,8 +23,11 @@ PROG = 'systemctl'
 PID_DIR = '/run/standin'
 ENABLED_DIR = '/etc/systemd/standin-enabled'
 LOG_DIR = '/var/log/standin'
-# A service that dies within this many seconds of its start fails the start.
+# A service that dies within this many seconds of its start fails the start
+# (services whose unit systemd cannot tell ready otherwise: see READINESS).
 START_WINDOW = 0.3
+# systemd's DefaultTimeoutStartSec: a service not ready by then fails.
+START_TIMEOUT = 90.0
 HAPROXY_CFG = '/etc/haproxy/haproxy.cfg'
 NFS_SERVER = 'nfs-kernel-server'
 ALIASES = {'nfs-server': NFS_SERVER}
@@ -36,7 +40,9 @@ def _python(module, *args):
 def service_argv(name):
     """The command line of a known service, or None."""
     if name == 'haproxy':
-        return ['/usr/sbin/haproxy', '-W', '-db', '-f', HAPROXY_CFG]
+        # -Ws as Debian's haproxy.service: master-worker, READY=1 on
+        # $NOTIFY_SOCKET once the workers run.
+        return ['/usr/sbin/haproxy', '-Ws', '-db', '-f', HAPROXY_CFG]
     if name == 'keepalived':
         return ['/usr/sbin/keepalived', '-n', '-l', '-D', '-f',
                 '/etc/keepalived/keepalived.conf',
@@ -59,6 +65,18 @@ def service_argv(name):
         return nfs.server_argv(_log_path(name))
     return None
 
+
+# When a start is done, as systemd decides it from the unit (Type=):
+# - 'notify': READY=1 arrives on $NOTIFY_SOCKET (Debian's haproxy.service
+#   and containerd.service are Type=notify; the containerd stand-in
+#   notifies as containerd does once its socket listens);
+# - a path: keepalived.service is Type=notify too, but keepalived notifies
+#   only when its parent process is systemd, so the pid file of its VRRP
+#   child, written once that child is started, stands for READY=1;
+# - anything else: still alive after START_WINDOW.
+NOTIFY = 'notify'
+READINESS = {'haproxy': NOTIFY, 'containerd': NOTIFY,
+             'keepalived': PID_DIR + '/keepalived-vrrp.pid'}
 
 KNOWN = ('haproxy', 'keepalived', 'etcd', 'kube-apiserver', 'kubelet',
          'containerd', 'rpcbind', NFS_SERVER)
@@ -86,11 +104,12 @@ def running_pid(name):
     return None if state in ('Z', 'X') else pid
 
 
-def _spawn(name, argv):
+def _spawn(name, argv, extra_env=None):
     os.makedirs(LOG_DIR, exist_ok=True)
     env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
            'LANG': 'C.UTF-8', 'HOME': '/root',
            'PYTHONPATH': standins.python_path()}
+    env.update(extra_env or {})
     log = os.open(_log_path(name),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     pid = os.fork()
@@ -123,17 +142,67 @@ def _start(name):
         return _fail('Job for %s.service failed: no configuration (the '
                      'stand-in was not set up for it)' % name)
     os.makedirs(PID_DIR, exist_ok=True)
-    pid = _spawn(name, argv)
-    standins.write_file(_pid_file(name), '%d\n' % pid, 0o644)
-    # A process that dies at once (bad config) fails the start, as systemd
-    # would report; anything alive after this short window counts as up.
-    for _ in Poll(START_WINDOW, first=0.01, maximum=START_WINDOW):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return _fail('Job for %s.service failed (exit status %d); see '
-                         '%s/%s.log' % (name, os.waitstatus_to_exitcode(
-                             status), LOG_DIR, name))
-    return 0
+    with Readiness(name) as ready:
+        pid = _spawn(name, argv, ready.env)
+        standins.write_file(_pid_file(name), '%d\n' % pid, 0o644)
+        # A process that dies before it is ready (bad config) fails the
+        # start, as systemd would report.
+        for _ in Poll(ready.timeout, first=0.005, maximum=0.1):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return _fail('Job for %s.service failed (exit status %d); '
+                             'see %s/%s.log' % (
+                                 name, os.waitstatus_to_exitcode(status),
+                                 LOG_DIR, name))
+            if ready.done():
+                return 0
+    if ready.needed:
+        stop(name)
+        return _fail('Job for %s.service failed: not ready within %.0f s '
+                     '(timeout); see %s/%s.log'
+                     % (name, ready.timeout, LOG_DIR, name))
+    return 0  # alive after the window: up
+
+
+class Readiness(object):
+    """How one start learns its service is ready (READINESS)."""
+
+    def __init__(self, name):
+        self.how = READINESS.get(name)
+        self.needed = self.how is not None
+        self.timeout = START_TIMEOUT if self.needed else START_WINDOW
+        self.env = {}
+        self._socket = None
+
+    def __enter__(self):
+        if self.how == NOTIFY:
+            # An abstract socket: the VM's network namespace is its own.
+            address = '\0k8s-mgmt-standin-notify-%d' % os.getpid()
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._socket.bind(address)
+            self._socket.setblocking(False)
+            self.env = {'NOTIFY_SOCKET': '@' + address[1:]}
+        elif self.how is not None and os.path.exists(self.how):
+            os.unlink(self.how)  # a killed service's stale file
+        return self
+
+    def done(self):
+        if self.how is None:
+            return False  # the window decides
+        if self._socket is None:
+            return os.path.exists(self.how)
+        while True:
+            try:
+                message = self._socket.recv(4096)
+            except BlockingIOError:
+                return False
+            if b'READY=1' in message.split(b'\n'):
+                return True
+
+    def __exit__(self, *exc):
+        if self._socket is not None:
+            self._socket.close()
+        return False
 
 
 def start_nfs_server():

@@ -1,0 +1,102 @@
+"""The systemctl stand-in's start waits for what systemd waits for: READY=1
+from a Type=notify service (the real haproxy here), a pid file standing
+for it, and only without either a short window. Real processes on this
+machine, nothing mocked but the directories."""
+
+import os
+import shutil
+import socket
+import sys
+
+import pytest
+
+from k8s_mgmt_lab.standins import systemctl
+
+HAPROXY = shutil.which('haproxy') or '/usr/sbin/haproxy'
+SERVICE = 'haproxy'
+
+
+@pytest.fixture
+def dirs(monkeypatch, tmp_path):
+    monkeypatch.setattr(systemctl, 'PID_DIR', str(tmp_path / 'run'))
+    monkeypatch.setattr(systemctl, 'LOG_DIR', str(tmp_path / 'log'))
+    yield tmp_path
+    for name in ('haproxy', 'keepalived'):
+        systemctl.stop(name)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _haproxy_cfg(path, port):
+    path.write_text(
+        'defaults\n    mode tcp\n    timeout connect 1s\n'
+        '    timeout client 1s\n    timeout server 1s\n'
+        'frontend f\n    bind 127.0.0.1:%d\n    default_backend b\n'
+        'backend b\n    server s1 127.0.0.1:1 check\n' % port)
+    return path
+
+
+def _use_argv(monkeypatch, argv):
+    monkeypatch.setattr(systemctl, 'service_argv', lambda name: argv)
+
+
+needs_haproxy = pytest.mark.skipif(not os.path.exists(HAPROXY),
+                                   reason='needs haproxy')
+
+
+@needs_haproxy
+def test_notify_service_is_up_once_it_says_ready(dirs, monkeypatch):
+    port = _free_port()
+    cfg = _haproxy_cfg(dirs / 'haproxy.cfg', port)
+    _use_argv(monkeypatch, [HAPROXY, '-Ws', '-db', '-f', str(cfg)])
+    assert systemctl.READINESS[SERVICE] == systemctl.NOTIFY
+    assert systemctl.start(SERVICE) == 0
+    assert systemctl.running_pid(SERVICE)
+    # Ready means listening: the frontend takes a connection now.
+    socket.create_connection(('127.0.0.1', port), timeout=5).close()
+
+
+@needs_haproxy
+def test_notify_service_that_exits_fails_the_start(dirs, monkeypatch,
+                                                   capsys):
+    cfg = dirs / 'bad.cfg'
+    cfg.write_text('frontend f\n    bind 127.0.0.1:%d\n    nonsense here\n'
+                   % _free_port())
+    _use_argv(monkeypatch, [HAPROXY, '-Ws', '-db', '-f', str(cfg)])
+    assert systemctl.start(SERVICE) == 1
+    assert 'haproxy.service failed (exit status' in capsys.readouterr().err
+
+
+def test_notify_service_that_never_says_ready_times_out(dirs, monkeypatch,
+                                                        capsys):
+    monkeypatch.setattr(systemctl, 'START_TIMEOUT', 0.5)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.start(SERVICE) == 1
+    assert 'not ready within' in capsys.readouterr().err
+    assert systemctl.running_pid(SERVICE) is None  # stopped, as systemd
+
+
+def test_pid_file_readiness_waits_for_the_file(dirs, monkeypatch):
+    ready_file = dirs / 'run' / 'child.pid'
+    monkeypatch.setitem(systemctl.READINESS, 'keepalived', str(ready_file))
+    os.makedirs(ready_file.parent, exist_ok=True)
+    ready_file.write_text('stale\n')  # a killed run's file does not count
+    script = ('import os, time; time.sleep(0.4); '
+              'open(%r, "w").write(str(os.getpid())); time.sleep(30)'
+              % str(ready_file))
+    _use_argv(monkeypatch, [sys.executable, '-c', script])
+    assert systemctl.start('keepalived') == 0
+    assert ready_file.read_text().strip() == str(
+        systemctl.running_pid('keepalived'))
+
+
+def test_a_service_without_readiness_counts_alive_after_the_window(
+        dirs, monkeypatch):
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.start(SERVICE) == 0
+    assert systemctl.running_pid(SERVICE)
