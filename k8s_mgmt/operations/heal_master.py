@@ -9,8 +9,9 @@ when etcd would lose quorum)::
     Read the API credentials through <helper>
     Find the VIP on <targets>         (the live ones)
     Hand the VIP over from <target>   (stop keepalived on a live target;
-                                       in the background when the target
-                                       does not hold the VIP)
+                                       queued with --no-block, in the
+                                       background, when the target does
+                                       not hold the VIP)
     Read the cluster network's prefix on <helper>
     Take <target> out of HAProxy      (configure_lb.sh on the other masters:
                                        reduced backend list, reload only)
@@ -34,14 +35,18 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Read the API credentials through <helper>
     Read the cluster's nodes
     Upload the scripts                (to the masters that stay)
+    Read the cluster network's prefix on <helper>
     Read join data / Join master <n>  (print-join -A: fresh certificate key;
                                        kubeadm join adds the etcd member)
+    Configure the load balancer on <n> while it joins (in the background:
+                                       full backend list, its priority)
     Wait until the healed nodes are Ready
-    Read the cluster network's prefix on <helper>
-    Configure the load balancer on every master (full backend list; the new
-                                       master gets its priority)
+    Put <n> behind HAProxy on the other masters (full backend list)
+    Wait for the load balancer on <n>
     Record <helper> as the first master (if needed)
 """
+
+import dataclasses
 
 from oslo_log import log as logging
 
@@ -59,7 +64,15 @@ LOG = logging.getLogger(__name__)
 Phase = phases.Phase
 TITLE_PREPARE = 'Upload the scripts and prepare the healed masters'
 TITLE_WAIT_PREPARED = 'Wait until the healed masters are prepared'
+TITLE_OWN_LB = 'Configure the load balancer on %s while it joins'
+TITLE_OTHERS_LB = 'Put %s behind HAProxy on the other masters'
+TITLE_WAIT_OWN_LB = 'Wait for the load balancer on %s'
 STOP_KEEPALIVED = ssh.Command('systemctl', 'stop', 'keepalived').sudo()
+# A master without the VIP: systemd queues the stop and signals keepalived
+# at once (it then stops taking part in VRRP); keepalived's own exit takes
+# about a second more, which the heal need not wait for.
+SIGNAL_KEEPALIVED = ssh.Command('systemctl', 'stop', '--no-block',
+                                'keepalived').sudo()
 
 
 def _names(nodes):
@@ -147,10 +160,10 @@ def remove_member_phase(op, helper, ctl, member, title):
                  action=lambda: ctl.remove(member))
 
 
-def stop_keepalived(op, master):
+def stop_keepalived(op, master, command=STOP_KEEPALIVED):
     """A live target gives the VIP up now (VRRP priority 0 advert), not
     when Heat deletes it."""
-    result = op.session(master.name).run(STOP_KEEPALIVED,
+    result = op.session(master.name).run(command,
                                          step='stop keepalived', check=False,
                                          timeout=60)
     if not result.ok:
@@ -180,16 +193,23 @@ def vip_phase(op, masters, vip):
 
 def handover_phase(op, master, holding):
     """Stop keepalived on a live target. When it holds the VIP, before
-    anything else changes: the API calls that follow go through the VIP.
-    Else in the background (keepalived takes about a second to stop): it
-    must not take the VIP while Heat replaces its VM."""
-    title = 'Hand the VIP over from %s' % master.name
-    return Phase(title if holding else
-                 'Stop keepalived on %s (no VIP there)' % master.name,
+    anything else changes, and until it has stopped: the API calls that
+    follow go through the VIP. Else it must only not take the VIP while
+    Heat replaces its VM: the stop is queued (--no-block; keepalived leaves
+    VRRP on its signal and takes about a second more to exit), in the
+    background."""
+    if holding:
+        return Phase('Hand the VIP over from %s' % master.name,
+                     nodes=(master.name,),
+                     work=(phases.command_work(master.name,
+                                               STOP_KEEPALIVED),),
+                     action=lambda: stop_keepalived(op, master))
+    return Phase('Stop keepalived on %s (no VIP there)' % master.name,
                  nodes=(master.name,),
-                 work=(phases.command_work(master.name, STOP_KEEPALIVED),),
-                 background=not holding,
-                 action=lambda: stop_keepalived(op, master))
+                 work=(phases.command_work(master.name, SIGNAL_KEEPALIVED),),
+                 background=True,
+                 action=lambda: stop_keepalived(op, master,
+                                                SIGNAL_KEEPALIVED))
 
 
 def record_phase(op, topology, masters, helper):
@@ -280,6 +300,11 @@ def join_masters(op, topology, masters):
     yield node_work.upload_phase(
         op, [m for m in topology.masters
              if m.name in reachable and m.name not in leaving])
+    prefix = yield instantiate.prefix_phase(op, topology, helper)
+    full = heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
+                             reachable)
+    own, others = heal_plan.split_lb(full, {m.name for m in todo})
+    own_lb = own_started = None
     for master in todo:
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
@@ -287,21 +312,35 @@ def join_masters(op, topology, masters):
         if prepared is not None:
             yield prepared
             prepared = None
+        if own.calls and not own_started:
+            # The healed masters' own HAProxy and keepalived while they
+            # join (after their prepare: no two package installs at once).
+            # Nothing reaches them: keepalived starts as a nopreempt
+            # BACKUP, the VIP stays where it is.
+            own_lb = yield dataclasses.replace(instantiate.lb_phase(
+                op, TITLE_OWN_LB % _names(todo), topology, own),
+                background=True)
+            own_started = True
         yield node_work.join_master_phase(op, master, access.ends, join)
     if prepared is not None:
         yield prepared
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')
     yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
-    # Not earlier: a freshly reloaded HAProxy counts a backend as up until
-    # its first check, so a request through the VIP may go to the healed
-    # master before its API server runs (a print-join during the reload
-    # failed that way on the lab).
-    prefix = yield instantiate.prefix_phase(op, topology, helper)
-    yield instantiate.lb_phase(
-        op, scripts.TITLE_LB, topology,
-        heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
-                          reachable))
+    # The masters that stay take the healed ones into HAProxy only now: a
+    # freshly reloaded HAProxy counts a backend as up until its first
+    # check, so a request through the VIP may go to a healed master before
+    # its API server runs (a print-join during the reload failed that way
+    # on the lab).
+    if not own_started:
+        yield instantiate.lb_phase(op, scripts.TITLE_LB, topology, full)
+    else:
+        if others.calls:
+            yield instantiate.lb_phase(op, TITLE_OTHERS_LB % _names(todo),
+                                       topology, others)
+        yield Phase(TITLE_WAIT_OWN_LB % _names(todo),
+                    nodes=tuple(c.node for c in own.calls),
+                    action=lambda: own_lb.result())
     record = record_phase(op, topology, masters, helper)
     if record is not None:
         yield record

@@ -175,6 +175,16 @@ def lb_full(topology, vip_prefix, vrrp_password, reachable=None,
                      bootstrap=bootstrap)
 
 
+def split_lb(change, names):
+    """``change`` as two: the calls on the masters in ``names``, the
+    calls on the others (same backends)."""
+    def of(keep):
+        return LBChange(backends=change.backends,
+                        calls=tuple(c for c in change.calls
+                                    if (c.node in names) == keep))
+    return of(True), of(False)
+
+
 def helper_master(topology, targets, reachable, record=None):
     """A master that is not being healed and answers SSH: the recorded
     first master when it qualifies, else the oldest one."""

@@ -6,13 +6,16 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Connect to every node           (all at once: bad credentials fail fast)
     Upload the scripts
     Read the cluster network's prefix on <first master>
-    Configure the load balancer on every master
-                                    (the first master tracks HAProxy only:
-                                     it wins the VIP during its init)
+    Configure the load balancer on <first master>
+                                    (it tracks HAProxy only: it wins the
+                                     VIP during its init)
     Initialise the first master     (kubeadm init; it prints the join
                                      data and the VIM's token. Meanwhile
                                      the other nodes get ready to join
-                                     (prepare), and with a storage server
+                                     (prepare), the other masters'
+                                     load balancers are configured (no
+                                     join needs them), and with a storage
+                                     server
                                      it is set up and every NFS client
                                      installed: storage.py)
     Create the VIM token            (token-secret: only when the package's
@@ -57,6 +60,8 @@ TITLE_READY = 'Wait until every node is Ready'
 TITLE_WAIT_WORKERS = 'Wait for the workers to join'
 TITLE_TRACK_APISERVER = 'Track the API server in keepalived on %s'
 TITLE_PREPARE_ALONGSIDE = '; prepare the other nodes meanwhile'
+TITLE_LB_FIRST = 'Configure the load balancer on %s'
+TITLE_LB_ALONGSIDE = '; configure the other masters\' load balancers'
 PLANNED_REPORT = scripts.InitReport(node_work.PLANNED_JOIN,
                                     node_work.PLANNED_CREDENTIALS)
 IP_ADDR = ssh.Command('ip', '-j', '-4', 'addr', 'show')
@@ -150,6 +155,19 @@ def with_prepare(op, first, ends, nodes, alongside):
             calls)
 
 
+def with_lb(topology, change, alongside):
+    """``alongside`` (as with_prepare) with the load balancer calls of
+    ``change`` (heal_plan.LBChange) after what each master runs there."""
+    run_on, calls = alongside if alongside is not None else ((), {})
+    calls = dict(calls)
+    for call in change.calls:
+        calls[call.node] = list(calls.get(call.node, ())) + [call]
+    known = {n.name for n in run_on}
+    return (tuple(run_on) + tuple(m for m in topology.masters
+                                  if m.name in calls and m.name not in known),
+            calls)
+
+
 def init_phase(op, first, ends, alongside=None):
     """kubeadm init on ``first``. ``alongside`` (nodes, calls by node
     name): what runs at the same time as the init, on the other nodes
@@ -186,8 +204,12 @@ def init_phase(op, first, ends, alongside=None):
     title = scripts.title_init(first)
     if storage.enabled(op.params):
         title += storage.TITLE_ALONGSIDE_INIT
-    if any(c.mode == 'prepare' for n in nodes for c in calls.get(n.name, ())):
+    modes = {c.mode for n in nodes if n is not first
+             for c in calls.get(n.name, ())}
+    if 'prepare' in modes:
         title += TITLE_PREPARE_ALONGSIDE
+    if 'configure-lb' in modes:
+        title += TITLE_LB_ALONGSIDE
     phase = node_work.scripts_phase(
         op, title, [first] + [n for n in nodes if n is not first], calls,
         'init', after=record)
@@ -239,13 +261,20 @@ def build(op):
     ends = scripts.endpoints(topology, params, first)
     bootstrap = params.is_ha and node_work.offers(
         op, scripts.CONFIGURE_LB, 'bootstrap')
+    others_lb = None
     if params.is_ha:
         prefix = yield prefix_phase(op, topology, first)
-        yield lb_phase(op, scripts.TITLE_LB, topology, heal_plan.lb_full(
+        own, others_lb = heal_plan.split_lb(heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password(),
-            bootstrap=first.name if bootstrap else None))
+            bootstrap=first.name if bootstrap else None), {first.name})
+        # The init needs the VIP, so the first master's load balancer
+        # first; the other masters' during the init (after their prepare:
+        # no two package installs at once on a node).
+        yield lb_phase(op, TITLE_LB_FIRST % first.name, topology, own)
     if node_work.offers(op, scripts.INSTALL, 'prepare'):
         alongside = with_prepare(op, first, ends, nodes, alongside)
+    if others_lb is not None and others_lb.calls:
+        alongside = with_lb(topology, others_lb, alongside)
     report = yield init_phase(op, first, ends, alongside)
     if report is None:
         access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,

@@ -348,8 +348,11 @@ systemctl_do() {
     systemctl "$@"
 }
 
+# DPkg::Lock::Timeout: another install on the node (the install script's,
+# cloud-init's) holds the lock for a while; wait for it rather than fail.
 apt_get() {
-    env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold "$@"
+    env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+        -o DPkg::Lock::Timeout=300 "$@"
 }
 
 # Rendering under -o: a service "runs" when its config was installed before.

@@ -50,13 +50,16 @@ def test_instantiate_plan_as_json(files, capsys, tmp_path):
     assert [p['title'] for p in walked][:6] == [
         'Read the topology from Heat', 'Connect to every node',
         'Upload the scripts', 'Read the cluster network\'s prefix on '
-        'master-1', 'Configure the load balancer on every master',
+        'master-1', 'Configure the load balancer on master-1',
         'Initialise the first master (master-1); prepare the other nodes '
-        'meanwhile']
+        'meanwhile; configure the other masters\' load balancers']
     lb = walked[4]
-    assert lb['parallel'] and lb['nodes'] == ['master-1', 'master-2',
-                                              'master-3']
+    assert lb['nodes'] == ['master-1']
     assert lb['commands'][0]['stdin'] == ['auth_pass']
+    init = walked[5]
+    others = [c for c in init['commands']
+              if c.get('stdin') == ['auth_pass']]
+    assert [c['node'] for c in others] == ['master-2', 'master-3']
     joins = [p for p in walked if p['title'] == 'Join workers'][0]
     assert [c['node'] for c in joins['commands']] == ['worker-1',
                                                       'worker-2']

@@ -256,6 +256,36 @@ def stop(name):
     return 0
 
 
+def stop_no_block(name):
+    """``systemctl stop --no-block``: the stop job is queued and the
+    service signalled (SIGTERM) at once; the wait for its exit (and the
+    SIGKILL after the grace) goes on after systemctl returns, as in
+    systemd's job queue. Here a detached process does that part."""
+    pid = running_pid(name)
+    if not pid:
+        return stop(name)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                # Off the caller's stdout and stderr (an SSH channel would
+                # stay open until this exits).
+                null = os.open('/dev/null', os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.closerange(3, 65536)
+                stop(name)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    return 0
+
+
 def _wait_gone(name, grace):
     for _ in Poll(grace, first=0.01, maximum=0.2):
         if not running_pid(name):
@@ -305,6 +335,9 @@ def main(argv=None):
     args = list(sys.argv[1:] if argv is None else argv)
     quiet = any(a in ('-q', '--quiet') for a in args)
     now = '--now' in args
+    # --no-block: only a stop returns before the job is done (the verbs the
+    # scripts send it with); any other verb waits, as without it.
+    no_block = '--no-block' in args
     words = [a for a in args if not a.startswith('-')]
     if not words:
         return _fail('%s: missing command' % PROG)
@@ -319,6 +352,9 @@ def main(argv=None):
         return _fail('Unit %s.service not found.' % unknown[0], 5)
     status = 0
     for unit in units:
+        if verb == 'stop' and no_block:
+            status = max(status, stop_no_block(unit))
+            continue
         status = max(status, _one(verb, unit, quiet, now))
     return status
 

@@ -102,11 +102,13 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
         'Upload the scripts and prepare the healed masters',
         'Read etcd members and health on master-1',
         'Read the API credentials through master-1',
-        'Read the cluster\'s nodes', 'Upload the scripts', 'Read join data',
+        'Read the cluster\'s nodes', 'Upload the scripts',
+        'Read the cluster network\'s prefix on master-1', 'Read join data',
         'Wait until the healed masters are prepared',
+        'Configure the load balancer on master-3 while it joins',
         'Join master master-3', 'Wait until the healed nodes are Ready',
-        'Read the cluster network\'s prefix on master-1',
-        'Configure the load balancer on every master']
+        'Put master-3 behind HAProxy on the other masters',
+        'Wait for the load balancer on master-3']
     # The replacement gets ready while etcd is read and print-join runs;
     # the scripts go to the masters that stay.
     early = op_helpers.phase(
@@ -115,12 +117,20 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
     assert [c.argv[0] for c in op_helpers.calls(early)] == ['prepare']
     upload = op_helpers.phase(walked, 'Upload the scripts')
     assert upload.nodes == ('master-1', 'master-2')
-    lb = op_helpers.phase(walked,
-                          'Configure the load balancer on every master')
-    assert lb.nodes == ('master-1', 'master-2', 'master-3')
-    # Only once master-3 runs: a reloaded HAProxy would send requests to
-    # it before its first check.
-    assert not lb.background
+    # master-3's own HAProxy and keepalived during its join (nothing
+    # reaches them: the VIP stays put), every backend in them.
+    own = op_helpers.phase(
+        walked, 'Configure the load balancer on master-3 while it joins')
+    assert own.background and own.nodes == ('master-3',)
+    others = op_helpers.phase(
+        walked, 'Put master-3 behind HAProxy on the other masters')
+    assert others.nodes == ('master-1', 'master-2')
+    for call in op_helpers.calls(own) + op_helpers.calls(others):
+        argv = dict(zip(call.argv[::2], call.argv[1::2]))
+        assert argv['-b'].count('=') == 3, argv['-b']
+    # The others only once master-3 runs: a reloaded HAProxy would send
+    # requests to it before its first check.
+    assert not others.background
 
 
 def test_heal_refusals_come_before_any_phase_runs():

@@ -105,7 +105,7 @@ def test_a_dry_run_writes_no_state(tmp_path):
         topo = op_helpers.topology(3, 1, vip='10.254.0.100')
         walked = op_helpers.plan(op_helpers.sample_params('complex'), topo)
         lb = op_helpers.phase(walked, 'Configure the load balancer on '
-                                      'every master')
+                                      'master-1')
         assert op_helpers.calls(lb)[0].stdin_secrets == (
             ('auth_pass', run_mod.ReadOnlyState.PLACEHOLDER),)
         assert not (tmp_path / 'state').exists()

@@ -94,8 +94,9 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     assert op_helpers.titles(phases) == (
         SIMPLE_TITLES[:3] + [
             'Read the cluster network\'s prefix on master-1',
-            'Configure the load balancer on every master'] +
-        SIMPLE_TITLES[3:6] + ['Join master master-2', 'Join master master-3',
+            'Configure the load balancer on master-1',
+            INIT + '; configure the other masters\' load balancers'] +
+        SIMPLE_TITLES[4:6] + ['Join master master-2', 'Join master master-3',
                               'Wait for the workers to join',
                               'Track the API server in keepalived on '
                               'master-1']
@@ -108,11 +109,18 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     lb_puts = [w.node for w in upload.work
                if w.text.startswith('put .k8s-mgmt/%s' % uploads.CONFIGURE_LB)]
     assert lb_puts == ['master-1', 'master-2', 'master-3']
-    lb = op_helpers.phase(phases,
-                          'Configure the load balancer on every master')
-    calls = op_helpers.calls(lb)
-    assert lb.parallel and [c.node for c in calls] == [
-        'master-1', 'master-2', 'master-3']
+    # The init needs the VIP: the first master's load balancer comes
+    # first; the others' run during the init, after their prepare.
+    lb = op_helpers.phase(phases, 'Configure the load balancer on master-1')
+    init_phase = op_helpers.phase(
+        phases, INIT + '; configure the other masters\' load balancers')
+    during = [c for c in op_helpers.calls(init_phase)
+              if c.mode == 'configure-lb']
+    calls = op_helpers.calls(lb) + during
+    assert [c.node for c in calls] == ['master-1', 'master-2', 'master-3']
+    for node in ('master-2', 'master-3'):
+        assert [c.mode for c in op_helpers.calls(init_phase)
+                if c.node == node] == ['prepare', 'configure-lb']
     priorities = [_opt(c.argv, '-P') for c in calls]
     # Far enough apart that one backup's takeover timer clearly fires first.
     assert priorities == ['250', '240', '230']
@@ -130,7 +138,8 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         phases, 'Track the API server in keepalived on master-1'))
     assert track.node == 'master-1' and '-B' not in track.argv
     assert track.argv == calls[0].argv[:-1]
-    init, *prepares = op_helpers.calls(op_helpers.phase(phases, INIT))
+    init, *prepares = [c for c in op_helpers.calls(init_phase)
+                       if c.mode != 'configure-lb']
     assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
     assert [c.node for c in prepares] == ['master-2', 'master-3', 'worker-1',
                                           'worker-2']

@@ -100,3 +100,39 @@ def test_a_service_without_readiness_counts_alive_after_the_window(
     _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
     assert systemctl.start(SERVICE) == 0
     assert systemctl.running_pid(SERVICE)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open('/proc/%d/stat' % pid) as f:
+        return f.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
+
+
+def test_stop_no_block_signals_and_returns_before_the_exit(
+        dirs, monkeypatch):
+    from k8s_mgmt.polling import Poll
+    # A service that takes a second to exit on SIGTERM (keepalived does).
+    script = ('import signal, sys, time\n'
+              'def term(*_):\n    time.sleep(1.0)\n    sys.exit(0)\n'
+              'signal.signal(signal.SIGTERM, term)\n'
+              'open(%r, "w").write("up")\n'
+              'while True:\n    time.sleep(1)\n'
+              % str(dirs / 'up'))
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [sys.executable, '-c', script])
+    assert systemctl.start(SERVICE) == 0
+    pid = systemctl.running_pid(SERVICE)
+    for _ in Poll(5, first=0.01, maximum=0.1):
+        if (dirs / 'up').exists():
+            break
+    assert systemctl.main(['stop', '--no-block', SERVICE]) == 0
+    assert _alive(pid)  # signalled, still exiting
+    pid_file = os.path.join(systemctl.PID_DIR, SERVICE + '.pid')
+    for _ in Poll(10, first=0.05, maximum=0.2):
+        if not (_alive(pid) or os.path.exists(pid_file)):
+            break
+    assert not _alive(pid)
+    assert not os.path.exists(pid_file)  # the queued job finished
