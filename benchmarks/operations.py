@@ -6,7 +6,8 @@ stand-in delays it must wait for, in the order they must happen, plus one
 SSH handshake (measured on the lab: the nodes are reached in parallel).
 A scale-in opens no SSH connection: its floor is Heat's answer and the
 Kubernetes API requests it must make one after the other (cordon, list
-the node's pods, delete the Node), each timed on the lab. An HA floor
+the node's pods, delete the Node), each timed on the lab as a request of
+its kind (two writes, one read). An HA floor
 counts etcd's health interval: etcd takes a member only once the one
 before it has been connected for 5 s, so with short joins the third
 master's join waits for it (real etcd, not a stand-in).
@@ -57,6 +58,7 @@ BRIDGE = 'k8slabop'
 TAG = 'lop'
 SSHD_LOG = '/run/sshd.log'
 MANY_WORKERS = 16
+RTT_LABEL = 'k8s-mgmt.io/benchmark-write'
 # The VMs' etcd runs as kubeadm runs it (etcd's own defaults: a new single
 # member elects itself within 1 s, not the lab's 2.5 s, which is tuned for
 # a test run loading both cores with many VMs).
@@ -125,20 +127,28 @@ class Lab(object):
         (the best of three)."""
         return _best_of(3, self.topology)
 
-    def api_round_trip(self):
-        """Seconds of one Kubernetes API request on an open connection,
-        with the VIM registered at instantiate (the best of five after a
-        first that opens the connection)."""
+    def api_round_trips(self):
+        """Seconds of one Kubernetes API read (list the nodes) and of one
+        write (a label on the first master's Node, a new value each time:
+        an unchanged object is not written), on an open connection with
+        the VIM registered at instantiate; the best of five each, after a
+        first request that opens the connection. The label is removed."""
         path = os.path.join(lcm.driver_state_dir(self.settings),
                             manager.read_record(self.settings)[
                                 'vnf_instance_id'],
                             'vim_config.yaml')
         with open(path) as src:
             vim = yaml.safe_load(src)
+        node = self.topology().masters[0].name
+        values = iter(range(1000))
         with kube.ClusterAPI(vim['auth_url'], vim['bearer_token'],
                              vim['ssl_ca_cert']) as api:
             api.nodes()
-            return _best_of(5, api.nodes)
+            read = _best_of(5, api.nodes)
+            write = _best_of(5, lambda: api.label_node(
+                node, {RTT_LABEL: str(next(values))}))
+            api.label_node(node, {RTT_LABEL: None})
+            return read, write
 
 
 def _best_of(times, fn):
@@ -191,7 +201,8 @@ def simple_rows(lab, init, join):
     rows.append(measure(lab, 'scale out 1 worker', join + hs,
                         lambda: scale('SCALE_OUT')))
     # Scale-in opens no SSH connection: its floor is its API requests.
-    floor_in = report.scale_in_floor(lab.heat_read(), lab.api_round_trip())
+    floor_in = report.scale_in_floor(lab.heat_read(),
+                                     *lab.api_round_trips())
     rows.append(measure(lab, 'scale in 1 worker', floor_in,
                         lambda: scale('SCALE_IN')))
 

@@ -85,15 +85,19 @@ def instantiate_floor(init, join, handshake, masters=1, workers=1):
 
 
 # The Kubernetes API requests a scale-in of one worker cannot do without,
-# one after the other: cordon the Node, list its pods, delete the Node
-# (evictions come on top when it runs pods).
-SCALE_IN_REQUESTS = 3
+# one after the other: cordon the Node (a write), list its pods (a read),
+# delete the Node (a write); evictions come on top when it runs pods. A
+# write costs more than a read: etcd commits it to disk first.
+SCALE_IN_READS = 1
+SCALE_IN_WRITES = 2
 
 
-def scale_in_floor(heat_read, api_round_trip):
+def scale_in_floor(heat_read, read_round_trip, write_round_trip):
     """Seconds a scale-in of one worker cannot go below: Heat's answer
-    (which VM goes) and its API requests. It opens no SSH connection."""
-    return heat_read + SCALE_IN_REQUESTS * api_round_trip
+    (which VM goes) and its API requests, each as long as a request of
+    its kind takes on the lab. It opens no SSH connection."""
+    return (heat_read + SCALE_IN_READS * read_round_trip
+            + SCALE_IN_WRITES * write_round_trip)
 
 
 RSS_NOTE = ('RSS MB: peak of the benchmark process (lab and driver) so '
