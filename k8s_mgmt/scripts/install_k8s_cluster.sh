@@ -695,13 +695,13 @@ install_k8s_packages() {
 hold_k8s_packages() {
     local pkg want state
     local -a to_hold=()
-    for pkg in kubeadm kubelet kubectl; do
-        want='' state=''
-        read -r want state < <(dpkg-query -W -f='${db:Status-Want} ${db:Status-Status}\n' "$pkg" 2>/dev/null || true) || true
+    # One query for the three (a package dpkg does not know prints no line).
+    while read -r pkg want state; do
         if [[ $state == installed && $want != hold ]]; then
             to_hold+=("$pkg")
         fi
-    done
+    done < <(dpkg-query -W -f='${Package} ${db:Status-Want} ${db:Status-Status}\n' \
+        kubeadm kubelet kubectl 2>/dev/null || true)
     [[ ${#to_hold[@]} -gt 0 ]] || return 0
     log "holding ${to_hold[*]} at the installed version"
     # A here-string, not a pipe: a dry run's "run" reads no stdin.
@@ -927,6 +927,22 @@ token_secret() {
     vim_json
 }
 
+# init -R: the VIM's ServiceAccount is applied in the background while the
+# CNI goes in, so that the token controller has filled its Secret in by the
+# time vim_json reads it. VIM_APPLY_PID: the apply's process.
+VIM_APPLY_PID=''
+start_vim_account() {
+    local manifest
+    "$DRY_RUN" && return 0
+    manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
+    TEMP_FILES+=("$manifest")
+    render_vim_account >"$manifest"
+    # Its failure is vim_json's to report (no ERR trap in the job).
+    (trap - ERR; admin_kubectl apply -f "$manifest" >&2) &
+    VIM_APPLY_PID=$!
+    BACKGROUND_PIDS+=("$VIM_APPLY_PID")
+}
+
 # The VIM's ServiceAccount token and CA as one JSON object (token-secret,
 # init -R).
 vim_json() {
@@ -936,10 +952,15 @@ vim_json() {
         run kubectl --kubeconfig "$ADMIN_CONF" apply -f -
         return 0
     fi
-    manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
-    TEMP_FILES+=("$manifest")
-    render_vim_account >"$manifest"
-    admin_kubectl apply -f "$manifest" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
+    if [[ -n $VIM_APPLY_PID ]]; then
+        wait "$VIM_APPLY_PID" || die "kubectl apply of the VIM ServiceAccount failed"
+        VIM_APPLY_PID='' BACKGROUND_PIDS=()
+    else
+        manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
+        TEMP_FILES+=("$manifest")
+        render_vim_account >"$manifest"
+        admin_kubectl apply -f "$manifest" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
+    fi
     poll_until "the token of Secret kube-system/$SA_NAME-token" read_vim_secret
     token=$(base64 -d <<<"$SECRET_TOKEN") || die "cannot decode the token"
     ca=$(base64 -d <<<"$SECRET_CA") || die "cannot decode the CA"
@@ -999,6 +1020,7 @@ main() {
         init)
             prepare_node
             run_step "kubeadm init" kubeadm_init
+            if "$REPORT"; then run_step "VIM account" start_vim_account; fi
             run_step "user kubeconfig" install_user_kubeconfig
             run_step CNI install_cni
             if "$REPORT"; then run_step report init_report; fi ;;

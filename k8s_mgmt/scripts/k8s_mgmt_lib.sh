@@ -47,7 +47,14 @@ on_error() {
     exit "$status"
 }
 
+# Work a script started with "&" does not outlive it (it may still read a
+# temporary file).
+BACKGROUND_PIDS=()
 cleanup() {
+    local pid
+    for pid in "${BACKGROUND_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
     [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
 }
 

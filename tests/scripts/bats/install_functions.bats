@@ -291,3 +291,34 @@ refuse_writes() {
     configure_kernel 4>"$BATS_TEST_TMPDIR/out"
     grep -qxF '+ sysctl -q -p /etc/sysctl.d/99-kubernetes.conf' "$BATS_TEST_TMPDIR/out"
 }
+
+# start_vim_account, then vim_json, in one shell (the one that waits for the
+# background apply must be the one that started it, as in main).
+vim_report() { start_vim_account; vim_json; }
+
+@test "init -R: the VIM account applied in the background, its failure reported by vim_json" {
+    admin_kubectl() { sleep 0.2; echo "applied $*" >"$BATS_TEST_TMPDIR/apply"; return 3; }
+    start_vim_account
+    [ -n "$VIM_APPLY_PID" ]
+    [ "${BACKGROUND_PIDS[*]}" = "$VIM_APPLY_PID" ]
+    wait "$VIM_APPLY_PID" || true
+    bats_run --separate-stderr vim_report
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"kubectl apply of the VIM ServiceAccount failed"* ]]
+    [[ $stderr != *"failed (exit"* ]]  # the job ran no ERR trap
+    [[ $(cat "$BATS_TEST_TMPDIR/apply") == "applied apply -f "* ]]
+}
+
+@test "init -R: vim_json waits for the background apply, then reads the Secret" {
+    admin_kubectl() {
+        case $1 in
+            apply) sleep 0.2; touch "$BATS_TEST_TMPDIR/applied" ;;
+            *) [ -e "$BATS_TEST_TMPDIR/applied" ] || return 1
+               printf '%s|%s' "$(printf tok | base64)" "$(printf ca | base64)" ;;
+        esac
+    }
+    bats_run --separate-stderr vim_report
+    [ "$status" -eq 0 ]
+    [[ $output == *'"token": "tok"'* ]]
+    [[ $output == *'"ca_cert": "ca"'* ]]
+}

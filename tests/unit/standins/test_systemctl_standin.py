@@ -6,6 +6,7 @@ machine, nothing mocked but the directories."""
 import os
 import shutil
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -136,3 +137,47 @@ def test_stop_no_block_signals_and_returns_before_the_exit(
             break
     assert not _alive(pid)
     assert not os.path.exists(pid_file)  # the queued job finished
+
+
+FAST_CASES = (['is-active', 'haproxy'], ['is-active', '--quiet', 'haproxy'],
+              ['is-active', '-q', 'haproxy.service'], ['start', 'haproxy'],
+              ['enable', 'kubelet'])
+
+
+@pytest.mark.parametrize('argv', FAST_CASES)
+def test_wrapper_answers_like_the_stand_in_when_nothing_changes(
+        dirs, monkeypatch, argv, capsys):
+    from k8s_mgmt_lab.standins import layer
+    monkeypatch.setattr(systemctl, 'ENABLED_DIR', str(dirs / 'enabled'))
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.start(SERVICE) == 0
+    assert systemctl.main(['enable', 'kubelet']) == 0
+    capsys.readouterr()
+    wrapper = dirs / 'systemctl.sh'
+    # What the wrapper does not answer itself says so.
+    wrapper.write_text(layer.fast_systemctl() + 'echo NOT-FAST; exit 99\n')
+    shell = subprocess.run(['sh', str(wrapper)] + argv, capture_output=True,
+                           text=True)
+    assert shell.returncode != 99, shell.stdout
+    status = systemctl.main(list(argv))
+    assert (shell.returncode, shell.stdout) == (status,
+                                                capsys.readouterr().out)
+
+
+@pytest.mark.parametrize('argv', (
+    ['is-active', 'keepalived'], ['start', 'keepalived'],
+    ['enable', 'haproxy'], ['stop', 'haproxy'], ['restart', 'haproxy'],
+    ['is-active', 'nfs-server'], ['start', 'haproxy', 'keepalived']))
+def test_wrapper_leaves_every_change_to_the_stand_in(dirs, monkeypatch,
+                                                     argv):
+    from k8s_mgmt_lab.standins import layer
+    monkeypatch.setattr(systemctl, 'ENABLED_DIR', str(dirs / 'enabled'))
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.start(SERVICE) == 0   # haproxy runs, keepalived not
+    wrapper = dirs / 'systemctl.sh'
+    wrapper.write_text(layer.fast_systemctl() + 'echo NOT-FAST; exit 99\n')
+    shell = subprocess.run(['sh', str(wrapper)] + argv, capture_output=True,
+                           text=True)
+    assert (shell.returncode, shell.stdout) == (99, 'NOT-FAST\n')
