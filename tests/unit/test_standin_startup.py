@@ -44,3 +44,27 @@ def test_site_is_skipped_and_the_path_is_explicit():
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == 'False'
+
+
+def test_the_layer_brings_the_stand_ins_bytecode(tmp_path):
+    """Every stand-in start would compile its modules again otherwise: the
+    VMs see the source tree read-only."""
+    import importlib.util
+    from k8s_mgmt_lab.standins import layer
+    layer.compile_standins(prefix=str(tmp_path / 'pyc'))
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = str(tmp_path / 'pyc')
+    try:
+        for name in ('kubectl', 'kubeadm', 'systemctl'):
+            source = importlib.util.find_spec(
+                'k8s_mgmt_lab.standins.' + name).origin
+            assert os.path.exists(importlib.util.cache_from_source(source))
+        polling = importlib.util.find_spec('k8s_mgmt.polling').origin
+        assert os.path.exists(importlib.util.cache_from_source(polling))
+    finally:
+        sys.pycache_prefix = saved
+    directory = tmp_path / 'layer'
+    layer.write_layer(str(directory))
+    wrapper = (directory / 'usr/bin/kubectl').read_text()
+    assert 'PYTHONPYCACHEPREFIX=%s\n' % layer.PYCACHE in wrapper
+    assert 'export PYTHONPATH PYTHONPYCACHEPREFIX' in wrapper

@@ -29,7 +29,8 @@ WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # lab/k8s_mgmt_lab/standins/{module}.py
 {guard}{fast}PYTHONPATH={python_path}
-export PYTHONPATH
+PYTHONPYCACHEPREFIX={pycache}
+export PYTHONPATH PYTHONPYCACHEPREFIX
 exec {argv} "$@"
 """
 # Packaged tools vanish under the "apt" fault (a fresh VM whose mirror is
@@ -156,12 +157,39 @@ spec:
 """
 
 
+# The stand-ins' bytecode, compiled when the layer is written: the source
+# trees have no __pycache__ when Python may not write one (the VMs see them
+# read-only), and every stand-in start would compile its modules again, as
+# no real kubectl or kubeadm does.
+PYCACHE = prereq.PACKAGE_CACHE + '/pycache'
+
+
+def compile_standins(prefix=PYCACHE):
+    """Bytecode of the packages the stand-ins import from this source
+    tree (this package, the driver's) under ``prefix`` (the VMs read it
+    through PYTHONPYCACHEPREFIX)."""
+    import compileall
+    import importlib.util
+    roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    spec = importlib.util.find_spec('k8s_mgmt')
+    if spec is not None and spec.origin:
+        roots.append(os.path.dirname(spec.origin))
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = prefix
+    try:
+        for root in roots:
+            compileall.compile_dir(root, quiet=1)
+    finally:
+        sys.pycache_prefix = saved
+
+
 def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                 node_grace=None, kubernetes_version=None, etcd_timing=None):
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
     apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
     version = kubernetes_version or standins.DEFAULTS['kubernetes_version']
+    compile_standins()
     for rel, module in TOOLS.items():
         path = os.path.join(directory, rel)
         tool = os.path.basename(rel)
@@ -172,6 +200,7 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
             fast=(fast_systemctl() if tool == 'systemctl'
                   else fast_version(tool, version)),
             python_path=shlex.quote(standins.python_path()),
+            pycache=shlex.quote(PYCACHE),
             argv=shlex.join(standins.python_argv(module, python=python))),
             0o755)
     standins.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),
