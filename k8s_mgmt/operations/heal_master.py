@@ -30,14 +30,17 @@ heal_end (Heat replaced the VMs: new server ids, same IPs)::
     Connect to <helper>, <targets>
     Upload the scripts and prepare the healed masters  (in the background;
                                        waited for before the first join)
+    Upload the scripts                (to the masters that stay)
+    Read join data (in the background) (print-join -A on <helper>: a fresh
+                                       token and certificate key)
     Read etcd members and health
     Remove stale etcd member <m>      (left by an interrupted heal_start)
     Read the API credentials through <helper>
     Read the cluster's nodes
-    Upload the scripts                (to the masters that stay)
     Read the cluster network's prefix on <helper>
-    Read join data / Join master <n>  (print-join -A: fresh certificate key;
-                                       kubeadm join adds the etcd member)
+    Wait for the join data / Join master <n>  (a next master: print-join -A
+                                       again; kubeadm join adds the etcd
+                                       member)
     Configure the load balancer on <n> while it joins (in the background:
                                        full backend list, its priority)
     Wait until the healed nodes are Ready
@@ -64,6 +67,8 @@ LOG = logging.getLogger(__name__)
 Phase = phases.Phase
 TITLE_PREPARE = 'Upload the scripts and prepare the healed masters'
 TITLE_WAIT_PREPARED = 'Wait until the healed masters are prepared'
+TITLE_EARLY_JOIN_DATA = 'Read join data (in the background)'
+TITLE_WAIT_JOIN_DATA = 'Wait for the join data'
 TITLE_OWN_LB = 'Configure the load balancer on %s while it joins'
 TITLE_OTHERS_LB = 'Put %s behind HAProxy on the other masters'
 TITLE_WAIT_OWN_LB = 'Wait for the load balancer on %s'
@@ -212,6 +217,16 @@ def handover_phase(op, master, holding):
                                                 SIGNAL_KEEPALIVED))
 
 
+def _unused(op, work):
+    """Wait for background join data nobody needs (every healed master
+    turned out Ready): its failure fails nothing."""
+    try:
+        work.result()
+    except Exception as err:  # noqa: BLE001 - logged, not needed
+        LOG.info('%s print-join, not needed after all, failed: %s',
+                 op.prefix, str(err).splitlines()[0] if str(err) else err)
+
+
 def record_phase(op, topology, masters, helper):
     """The cluster record names the master print-join and a re-run rely
     on; when that master is healed, the helper takes its role."""
@@ -281,6 +296,15 @@ def join_masters(op, topology, masters):
                              instantiate.first_master_of(op, topology))
     prepared = yield from node_work.prepare_in_background(
         op, TITLE_PREPARE, TITLE_WAIT_PREPARED, masters, ends)
+    leaving = {m.name for m in masters} if prepared is not None else ()
+    yield node_work.upload_phase(
+        op, [m for m in topology.masters
+             if m.name in reachable and m.name not in leaving])
+    # The first join's data (a token, the certificates uploaded under a
+    # fresh key) while etcd and the API are read: it depends on neither.
+    early_join = yield dataclasses.replace(
+        node_work.join_data_phase(op, helper, for_masters=True),
+        title=TITLE_EARLY_JOIN_DATA, background=True)
     ctl, members, health = yield etcd_phase(op, topology, helper)
     stale = heal_plan.stale_members(members, topology.masters)
     if stale:
@@ -296,19 +320,21 @@ def join_masters(op, topology, masters):
     states = yield node_work.nodes_phase(op, access)
     todo = [m for m in masters
             if not (m.name in states and states[m.name].ready)]
-    leaving = {m.name for m in masters} if prepared is not None else ()
-    yield node_work.upload_phase(
-        op, [m for m in topology.masters
-             if m.name in reachable and m.name not in leaving])
     prefix = yield instantiate.prefix_phase(op, topology, helper)
     full = heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
                              reachable)
     own, others = heal_plan.split_lb(full, {m.name for m in todo})
     own_lb = own_started = None
-    for master in todo:
+    for number, master in enumerate(todo):
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
-        join = yield node_work.join_data_phase(op, helper, for_masters=True)
+        if number == 0:
+            join = yield Phase(TITLE_WAIT_JOIN_DATA, nodes=(helper.name,),
+                               action=lambda: early_join.result(),
+                               assume=node_work.PLANNED_JOIN)
+        else:
+            join = yield node_work.join_data_phase(op, helper,
+                                                   for_masters=True)
         if prepared is not None:
             yield prepared
             prepared = None
@@ -326,6 +352,8 @@ def join_masters(op, topology, masters):
         yield prepared
     if not todo:
         yield phases.skipped('Join masters', 'every healed master is Ready')
+        yield Phase(TITLE_WAIT_JOIN_DATA, nodes=(helper.name,),
+                    action=lambda: _unused(op, early_join))
     yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
     # The masters that stay take the healed ones into HAProxy only now: a
     # freshly reloaded HAProxy counts a backend as up until its first

@@ -100,10 +100,12 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
         'Probe the other masters',
         'Connect to master-1, master-3',
         'Upload the scripts and prepare the healed masters',
+        'Upload the scripts', 'Read join data (in the background)',
         'Read etcd members and health on master-1',
         'Read the API credentials through master-1',
-        'Read the cluster\'s nodes', 'Upload the scripts',
-        'Read the cluster network\'s prefix on master-1', 'Read join data',
+        'Read the cluster\'s nodes',
+        'Read the cluster network\'s prefix on master-1',
+        'Wait for the join data',
         'Wait until the healed masters are prepared',
         'Configure the load balancer on master-3 while it joins',
         'Join master master-3', 'Wait until the healed nodes are Ready',
@@ -117,6 +119,11 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
     assert [c.argv[0] for c in op_helpers.calls(early)] == ['prepare']
     upload = op_helpers.phase(walked, 'Upload the scripts')
     assert upload.nodes == ('master-1', 'master-2')
+    # print-join on the helper while etcd and the API are read.
+    early = op_helpers.phase(walked, 'Read join data (in the background)')
+    assert early.background and early.nodes == ('master-1',)
+    call, = op_helpers.calls(early)
+    assert call.argv[0] == 'print-join' and '-A' in call.argv
     # master-3's own HAProxy and keepalived during its join (nothing
     # reaches them: the VIP stays put), every backend in them.
     own = op_helpers.phase(
