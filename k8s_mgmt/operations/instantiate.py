@@ -46,6 +46,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import ssh
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt.operations import early_join
 from k8s_mgmt.operations import heal_plan
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
@@ -168,6 +169,12 @@ def with_lb(topology, change, alongside):
             calls)
 
 
+def record_init(op, first, ends):
+    """The cluster record names the initialised master and the endpoint."""
+    op.state.update_cluster_record(
+        init_master_server_id=first.server_id, endpoint=ends.api_url)
+
+
 def init_phase(op, first, ends, alongside=None):
     """kubeadm init on ``first``. ``alongside`` (nodes, calls by node
     name): what runs at the same time as the init, on the other nodes
@@ -180,8 +187,7 @@ def init_phase(op, first, ends, alongside=None):
     call = scripts.init_call(first, op.params, ends, report=report)
 
     def record():
-        op.state.update_cluster_record(
-            init_master_server_id=first.server_id, endpoint=ends.api_url)
+        record_init(op, first, ends)
 
     def read(result):
         if not report:
@@ -275,16 +281,29 @@ def build(op):
         alongside = with_prepare(op, first, ends, nodes, alongside)
     if others_lb is not None and others_lb.calls:
         alongside = with_lb(topology, others_lb, alongside)
-    report = yield init_phase(op, first, ends, alongside)
-    if report is None:
-        access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,
-                                           topology, first, first)
-    else:
+    if early_join.offered(op):
+        # The joins start on the init's join data line (early_join.py).
+        join, init_end = yield from early_join.init_phases(
+            op, first, ends, alongside, lambda result: scripts.InitReport.
+            from_output(first.name, 'init', result.stdout,
+                        need_key=params.is_ha),
+            lambda: record_init(op, first, ends), PLANNED_REPORT)
+        states = yield early_join.known_nodes_phase(op, ends)
+        yield from join_missing(op, topology, first, ends, states, join)
+        report = yield init_end
         access = node_work.access_with(op, ends, report.credentials)
-    # Joins need no Ready master, only a working API: do not wait longer.
-    states = yield node_work.nodes_phase(op, access)
-    yield from join_missing(op, topology, first, ends, states,
-                            report.join if report else None)
+    else:
+        report = yield init_phase(op, first, ends, alongside)
+        if report is None:
+            access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,
+                                               topology, first, first)
+        else:
+            access = node_work.access_with(op, ends, report.credentials)
+        # Joins need no Ready master, only a working API: do not wait
+        # longer.
+        states = yield node_work.nodes_phase(op, access)
+        yield from join_missing(op, topology, first, ends, states,
+                                report.join if report else None)
     if bootstrap:
         # After the joins, which go through the VIP: a keepalived reload
         # keeps the VIP where it is. The runner waits for it at the end.

@@ -262,7 +262,7 @@ def registered_access(op, ends):
         token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
 
 
-def _planned_states(op, names_):
+def planned_states(op, names_):
     return {name: kube_client.NodeState(name, name in op.facts.ready, {})
             for name in names_}
 
@@ -271,9 +271,9 @@ def nodes_phase(op, access, title=TITLE_NODES, wait=True):
     """The nodes the API lists (Ready or not); ``wait``: poll until the
     API answers (it may still be settling), else one read."""
     def assumed():
-        return _planned_states(op, (n.name for n in
-                                    op.facts.topology.all_nodes()
-                                    if n.name in op.facts.ready))
+        return planned_states(op, (n.name for n in
+                                   op.facts.topology.all_nodes()
+                                   if n.name in op.facts.ready))
     if wait:
         return Phase(title, work=(phases.api_work(
             'GET %s/api/v1/nodes until the API answers'
@@ -289,8 +289,8 @@ def ready_phase(op, title, access, nodes):
     wanted = names(nodes)
 
     def assumed():
-        states = _planned_states(op, (n.name for n in
-                                      op.facts.topology.all_nodes()))
+        states = planned_states(op, (n.name for n in
+                                     op.facts.topology.all_nodes()))
         states.update({n: kube_client.NodeState(n, True, {})
                        for n in wanted})
         return states

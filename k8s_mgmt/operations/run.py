@@ -176,9 +176,11 @@ class OperationRun(object):
         return self.sessions.on_nodes(
             step, nodes, fn, session_of=lambda node: self.session(node.name))
 
-    def run_script(self, node, call):
-        """One ScriptCall over its node's session; secrets go on stdin."""
-        return scripts.run_call(self.session(node.name), call)
+    def run_script(self, node, call, on_line=None):
+        """One ScriptCall over its node's session; secrets go on stdin.
+        ``on_line``: called with each stdout line as it arrives."""
+        return scripts.run_call(self.session(node.name), call,
+                                on_line=on_line)
 
     # -- sessions kept from one hook to the next (held.py) ------------------
 

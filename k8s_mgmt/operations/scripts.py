@@ -218,10 +218,11 @@ class ScriptCall:
         return secrets.Secret(''.join(lines))
 
 
-def run_call(session, call, remote_dir=REMOTE_DIR):
-    """Run ``call`` over its node's open session; secrets go on stdin."""
+def run_call(session, call, remote_dir=REMOTE_DIR, on_line=None):
+    """Run ``call`` over its node's open session; secrets go on stdin.
+    ``on_line``: called with each stdout line as it arrives."""
     return session.run(call.command(remote_dir), step=call.mode,
-                       stdin=call.stdin())
+                       stdin=call.stdin(), on_line=on_line)
 
 
 _STDIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')

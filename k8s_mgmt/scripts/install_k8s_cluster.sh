@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare
+# k8s-mgmt-features: init-report prepare join-first
 set -Eeuo pipefail
 umask 077
 
@@ -971,20 +971,21 @@ vim_json() {
 }
 
 # init -R: both read-outs from the run that made the cluster, instead of two
-# more runs of this script.
+# more runs of this script, as one JSON object {"join": ..., "vim": ...}.
+# Its first line holds the join data whole ({"join": {...}), printed as soon
+# as kubeadm init is done (feature join-first): the driver starts the joins
+# on it while the CNI and the VIM's account go in.
 # Not through command substitutions: their subshells would leave the
 # temporary files (one holds the certificate key) out of the cleanup.
-init_report() {
-    if "$DRY_RUN"; then
-        join_json
-        vim_json
-        return 0
-    fi
-    printf '{"join": '
+report_join() {
+    "$DRY_RUN" || printf '{"join": '
     join_json
-    printf ', "vim": '
+}
+
+report_vim() {
+    "$DRY_RUN" || printf ', "vim": '
     vim_json
-    printf '}\n'
+    "$DRY_RUN" || printf '}\n'
 }
 
 # ------------------------------------------------------------------ main
@@ -1020,10 +1021,13 @@ main() {
         init)
             prepare_node
             run_step "kubeadm init" kubeadm_init
-            if "$REPORT"; then run_step "VIM account" start_vim_account; fi
+            if "$REPORT"; then
+                run_step "VIM account" start_vim_account
+                run_step "join data" report_join
+            fi
             run_step "user kubeconfig" install_user_kubeconfig
             run_step CNI install_cni
-            if "$REPORT"; then run_step report init_report; fi ;;
+            if "$REPORT"; then run_step report report_vim; fi ;;
         join-master)
             prepare_node
             run_step "kubeadm join (control plane)" kubeadm_join

@@ -108,6 +108,9 @@ def _etcd_members(lab, topology):
                   json.loads(proc.stdout)['members'])
 
 
+PROBE_TIMEOUT = 2.0
+
+
 class VipProbe(object):
     """Lists nodes through the VIP every 0.2 s in a thread; records gaps."""
 
@@ -123,7 +126,11 @@ class VipProbe(object):
         gap_started = None
         while not self.stop.is_set():
             try:
-                self.api.nodes()
+                # A request on a connection the dead VIP holder took down
+                # with it would hang for the client's whole timeout: cut at
+                # 2 s, as a client that retries does, so the probe sees when
+                # the VIP answers again.
+                self.api.nodes(deadline=time.monotonic() + PROBE_TIMEOUT)
                 self.answers += 1
                 if gap_started is not None:
                     self.longest_gap = max(self.longest_gap,

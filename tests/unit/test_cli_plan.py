@@ -47,17 +47,17 @@ def test_instantiate_plan_as_json(files, capsys, tmp_path):
                               '--topology', files['topology'], '--json')
     assert status == 0
     walked = json.loads(out)
-    assert [p['title'] for p in walked][:6] == [
+    assert [p['title'] for p in walked][:8] == [
         'Read the topology from Heat', 'Connect to every node',
         'Upload the scripts', 'Read the cluster network\'s prefix on '
         'master-1', 'Configure the load balancer on master-1',
-        'Initialise the first master (master-1); prepare the other nodes '
-        'meanwhile; configure the other masters\' load balancers']
+        'Initialise the first master (master-1)',
+        'Prepare the other nodes and the other masters\' load balancers',
+        'Wait for the join data from master-1']
     lb = walked[4]
     assert lb['nodes'] == ['master-1']
     assert lb['commands'][0]['stdin'] == ['auth_pass']
-    init = walked[5]
-    others = [c for c in init['commands']
+    others = [c for c in walked[6]['commands']
               if c.get('stdin') == ['auth_pass']]
     assert [c['node'] for c in others] == ['master-2', 'master-3']
     joins = [p for p in walked if p['title'] == 'Join workers'][0]

@@ -322,3 +322,15 @@ vim_report() { start_vim_account; vim_json; }
     [[ $output == *'"token": "tok"'* ]]
     [[ $output == *'"ca_cert": "ca"'* ]]
 }
+
+@test "init -R: the first line of the report is the whole join data (join-first)" {
+    join_json() { printf '{"token": "t", "ca_cert_hash": "h"}\n'; }
+    vim_json() { printf '{"token": "v"}\n'; }
+    bats_run --separate-stderr report_join
+    [ "$status" -eq 0 ]
+    [ "$output" = '{"join": {"token": "t", "ca_cert_hash": "h"}' ]
+    report() { report_join; report_vim; }
+    bats_run --separate-stderr report
+    [ "${lines[0]}" = '{"join": {"token": "t", "ca_cert_hash": "h"}' ]
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["join"]["token"] == "t" and d["vim"]["token"] == "v"' "$output"
+}

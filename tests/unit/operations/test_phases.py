@@ -84,13 +84,13 @@ def test_text_and_json_renderings_mark_parallel_groups_and_skips():
                                                   'worker-2'})
     text = phases.render_text(walked)
     assert '2. Connect to every node  [parallel on 3 nodes]' in text
-    assert '6. Join nodes  [skipped: every node is already Ready]' in text
+    assert '9. Join nodes  [skipped: every node is already Ready]' in text
     assert ('master-1 [ssh] bash .k8s-mgmt/install_k8s_cluster.sh init'
             in text)
     data = [p.to_dict() for p in walked]
     assert data[1]['parallel'] and data[1]['nodes'] == [
         'master-1', 'worker-1', 'worker-2']
-    assert data[5] == {'title': 'Join nodes', 'nodes': [], 'parallel': False,
+    assert data[8] == {'title': 'Join nodes', 'nodes': [], 'parallel': False,
                        'commands': [],
                        'skipped': 'every node is already Ready'}
 

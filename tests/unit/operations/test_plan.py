@@ -19,13 +19,20 @@ VRRP = run_mod.ReadOnlyState.PLACEHOLDER
 
 # The init prints the join data and the VIM's token (-R): no token-secret
 # or print-join run.
-# The other nodes prepare (containerd, packages) during the init.
-INIT = ('Initialise the first master (master-1); prepare the other nodes '
-        'meanwhile')
+# The other nodes prepare (containerd, packages) during the init, in the
+# background; the joins start on the init's join data line (early_join),
+# and its VIM credentials are waited for after them.
+INIT = 'Initialise the first master (master-1)'
+PREPARE = 'Prepare the other nodes'
+WAIT_JOIN = [
+    'Wait for the join data from master-1',
+    'Wait until the other nodes are ready to join',
+    'Read the cluster\'s nodes with the registered VIM']
+WAIT_INIT = 'Wait for the end of the init on master-1'
 SIMPLE_TITLES = [
     'Read the topology from Heat', 'Connect to every node',
-    'Upload the scripts', INIT,
-    'Read the cluster\'s nodes', 'Join workers',
+    'Upload the scripts', INIT, PREPARE] + WAIT_JOIN + [
+    'Join workers', WAIT_INIT,
     'Wait until every node is Ready', 'Label workers', 'Register the VIM']
 
 
@@ -51,7 +58,10 @@ def test_simple_plan_init_token_join_then_workers_in_parallel():
     connect = op_helpers.phase(phases, 'Connect to every node')
     assert connect.parallel
     assert connect.nodes == ('master-1', 'worker-1', 'worker-2')
-    init, *prepares = op_helpers.calls(op_helpers.phase(phases, INIT))
+    init_phase = op_helpers.phase(phases, INIT)
+    assert init_phase.background
+    init, = op_helpers.calls(init_phase)
+    prepares = op_helpers.calls(op_helpers.phase(phases, PREPARE))
     assert init.node == 'master-1' and init.argv[0] == 'init'
     # Meanwhile the workers get ready to join, with the join's options.
     assert [(c.node, c.argv[:3]) for c in prepares] == [
@@ -91,18 +101,19 @@ def test_simple_plan_uploads_the_library_then_the_install_script():
 def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     topo, phases = _plan('complex', 3, 2, vip='10.254.0.100')
     # The workers join in the background while the masters join in turn.
+    others = PREPARE + ' and the other masters\' load balancers'
     assert op_helpers.titles(phases) == (
         SIMPLE_TITLES[:3] + [
             'Read the cluster network\'s prefix on master-1',
-            'Configure the load balancer on master-1',
-            INIT + '; configure the other masters\' load balancers'] +
-        SIMPLE_TITLES[4:6] + ['Join master master-2', 'Join master master-3',
-                              'Wait for the workers to join',
-                              'Track the API server in keepalived on '
-                              'master-1']
-        + SIMPLE_TITLES[6:])
+            'Configure the load balancer on master-1', INIT, others] +
+        WAIT_JOIN + ['Join workers', 'Join master master-2',
+                     'Join master master-3', 'Wait for the workers to join',
+                     WAIT_INIT,
+                     'Track the API server in keepalived on master-1']
+        + SIMPLE_TITLES[-3:])
     assert [p.title for p in phases if p.background] == [
-        'Join workers', 'Track the API server in keepalived on master-1']
+        INIT, others, 'Join workers',
+        'Track the API server in keepalived on master-1']
     assert op_helpers.phase(phases, 'Wait for the workers to join').nodes \
         == ('worker-1', 'worker-2')
     upload = op_helpers.phase(phases, 'Upload the scripts')
@@ -112,14 +123,14 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     # The init needs the VIP: the first master's load balancer comes
     # first; the others' run during the init, after their prepare.
     lb = op_helpers.phase(phases, 'Configure the load balancer on master-1')
-    init_phase = op_helpers.phase(
-        phases, INIT + '; configure the other masters\' load balancers')
-    during = [c for c in op_helpers.calls(init_phase)
+    init_phase = op_helpers.phase(phases, INIT)
+    others_phase = op_helpers.phase(phases, others)
+    during = [c for c in op_helpers.calls(others_phase)
               if c.mode == 'configure-lb']
     calls = op_helpers.calls(lb) + during
     assert [c.node for c in calls] == ['master-1', 'master-2', 'master-3']
     for node in ('master-2', 'master-3'):
-        assert [c.mode for c in op_helpers.calls(init_phase)
+        assert [c.mode for c in op_helpers.calls(others_phase)
                 if c.node == node] == ['prepare', 'configure-lb']
     priorities = [_opt(c.argv, '-P') for c in calls]
     # Far enough apart that one backup's takeover timer clearly fires first.
@@ -138,8 +149,9 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         phases, 'Track the API server in keepalived on master-1'))
     assert track.node == 'master-1' and '-B' not in track.argv
     assert track.argv == calls[0].argv[:-1]
-    init, *prepares = [c for c in op_helpers.calls(init_phase)
-                       if c.mode != 'configure-lb']
+    init, = op_helpers.calls(init_phase)
+    prepares = [c for c in op_helpers.calls(others_phase)
+                if c.mode != 'configure-lb']
     assert '-A' in init.argv and _opt(init.argv, '-e') == '10.254.0.100:16443'
     assert [c.node for c in prepares] == ['master-2', 'master-3', 'worker-1',
                                           'worker-2']
@@ -176,7 +188,7 @@ def test_ready_nodes_are_not_joined_again():
     join = op_helpers.phase(phases, 'Join nodes')
     assert join.skip == 'every node is already Ready'
     assert op_helpers.titles(phases) == (
-        SIMPLE_TITLES[:5] + ['Join nodes'] + SIMPLE_TITLES[6:])
+        SIMPLE_TITLES[:8] + ['Join nodes'] + SIMPLE_TITLES[9:])
 
 
 def test_secrets_never_in_argv_and_only_on_stdin():

@@ -14,8 +14,11 @@ from k8s_mgmt.topology import model
 
 import op_helpers
 
-INIT = ('Initialise the first master (master-1), set up the storage server '
-        'and the NFS clients; prepare the other nodes meanwhile')
+INIT = 'Initialise the first master (master-1)'
+# The joins start on the init's join data line (early_join): what ran
+# alongside the init is a background phase of its own.
+OTHERS = ('Prepare the other nodes, set up the storage server and the NFS '
+          'clients')
 VOLUME_ID = '6f1b6c1e-2a7b-4c1d-9a55-0f3e0d1c2b3a'
 PROXY = 'http://user:S3cret@proxy.example:3128'
 
@@ -86,17 +89,23 @@ def test_instantiate_sets_up_storage_and_clients_during_the_init(package):
     titles = op_helpers.titles(walked)
     assert titles == [
         'Read the topology from Heat', 'Connect to every node',
-        'Upload the scripts', INIT, 'Read the cluster\'s nodes',
-        'Join workers',
+        'Upload the scripts', INIT, OTHERS,
+        'Wait for the join data from master-1',
+        'Wait until the other nodes are ready to join',
+        'Read the cluster\'s nodes with the registered VIM', 'Join workers',
+        'Wait for the end of the init on master-1',
         'Wait until every node is Ready', 'Label workers',
         'Register the PersistentVolumes',
         'Wait until the PersistentVolumes are Available', 'Register the VIM']
     connect = op_helpers.phase(walked, 'Connect to every node')
     assert connect.nodes == ('master-1', 'worker-1', 'worker-2', 'storage-1')
     init = op_helpers.phase(walked, INIT)
-    assert init.parallel
-    assert init.nodes == ('master-1', 'worker-1', 'worker-2', 'storage-1')
+    others = op_helpers.phase(walked, OTHERS)
+    assert init.background and others.background and others.parallel
+    assert init.nodes == ('master-1',)
+    assert others.nodes == ('worker-1', 'worker-2', 'storage-1')
     calls = _by_node(init)
+    calls.update(_by_node(others))
     # The first master installs its NFS client after its init.
     assert [c.mode for c in calls['master-1']] == ['init', 'storage-client']
     assert '-R' in calls['master-1'][0].argv  # join data and VIM token
@@ -140,7 +149,7 @@ def test_pvs_point_at_the_nfs_cp_and_carry_the_instance(package):
 def test_without_the_by_id_link_the_reported_device_is_the_fallback(
         package):
     walked = plan(package, storage_topology(device=None))
-    server, = _by_node(op_helpers.phase(walked, INIT))['storage-1']
+    server, = _by_node(op_helpers.phase(walked, OTHERS))['storage-1']
     assert server.argv[2] == '%s,,/volume' % VOLUME_ID
 
 
@@ -156,8 +165,11 @@ def test_proxy_urls_go_on_stdin_of_every_storage_call(package):
     params = storage_params(proxy={'http_proxy': PROXY,
                                    'https_proxy': PROXY,
                                    'k8s_node_cidr': '10.254.0.0/24'})
-    init = op_helpers.phase(plan(package, params=params), INIT)
-    storage_calls = [c for c in op_helpers.calls(init)
+    walked = plan(package, params=params)
+    init = op_helpers.phase(walked, INIT)
+    others = op_helpers.phase(walked, OTHERS)
+    storage_calls = [c for c in op_helpers.calls(init) +
+                     op_helpers.calls(others)
                      if c.script == 'setup_storage.sh']
     assert len(storage_calls) == 4
     for call in storage_calls:
@@ -165,7 +177,7 @@ def test_proxy_urls_go_on_stdin_of_every_storage_call(package):
                                                       'https_proxy']
         assert PROXY not in ' '.join(call.argv)
         assert call.command().argv[-2:] == ('-s', '-')
-    assert PROXY not in ''.join(w.text for w in init.work)
+    assert PROXY not in ''.join(w.text for w in init.work + others.work)
     assert secrets.Secret(PROXY).reveal() == PROXY
 
 
