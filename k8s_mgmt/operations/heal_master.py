@@ -14,9 +14,11 @@ when etcd would lose quorum)::
                                        not hold the VIP)
     Read the cluster network's prefix on <helper>
     Take <target> out of HAProxy      (configure_lb.sh on the other masters:
-                                       reduced backend list, reload only)
+                                       reduced backend list, reload only;
+                                       in the background)
     Read the cluster's nodes
     Remove <target>                   (delete its Node)
+    Wait until <target> is out of HAProxy
     Remove etcd member <target>       (through the helper; works when the
                                        old VM is unreachable)
     Record <helper> as the first master (if the record named a target)
@@ -67,6 +69,7 @@ LOG = logging.getLogger(__name__)
 Phase = phases.Phase
 TITLE_PREPARE = 'Upload the scripts and prepare the healed masters'
 TITLE_WAIT_PREPARED = 'Wait until the healed masters are prepared'
+TITLE_WAIT_LB_OUT = 'Wait until %s is out of HAProxy'
 TITLE_EARLY_JOIN_DATA = 'Read join data (in the background)'
 TITLE_WAIT_JOIN_DATA = 'Wait for the join data'
 TITLE_OWN_LB = 'Configure the load balancer on %s while it joins'
@@ -258,10 +261,15 @@ def remove_masters(op, topology, masters):
     for master in alive:
         yield handover_phase(op, master, master.name in holders)
     prefix = yield instantiate.prefix_phase(op, topology, helper)
-    yield instantiate.lb_phase(
-        op, 'Take %s out of HAProxy' % _names(masters), topology,
+    # The HAProxy reloads run while the Node goes (the target's API server
+    # still works then); the member goes only after them: a backend whose
+    # etcd member is gone fails the requests HAProxy sends it.
+    lb_title = 'Take %s out of HAProxy' % _names(masters)
+    lb_phase = instantiate.lb_phase(
+        op, lb_title, topology,
         heal_plan.lb_without(topology, masters, reachable, prefix,
                              op.state.vrrp_password()))
+    reloading = yield dataclasses.replace(lb_phase, background=True)
     states = yield node_work.nodes_phase(op, access, wait=False)
     for master in masters:
         if master.name in states:
@@ -270,6 +278,8 @@ def remove_masters(op, topology, masters):
                                            op.params.force_drain)
         else:
             yield phases.skipped('Remove %s' % master.name, 'no such node')
+    yield Phase(TITLE_WAIT_LB_OUT % _names(masters), nodes=lb_phase.nodes,
+                action=lambda: reloading.result())
     for member in leaving:
         yield remove_member_phase(
             op, helper, ctl, member,

@@ -72,11 +72,15 @@ def test_heal_start_of_a_master_keeps_etcd_and_the_vip():
         'Hand the VIP over from master-2',
         'Read the cluster network\'s prefix on master-1',
         'Take master-2 out of HAProxy', 'Read the cluster\'s nodes',
-        'Remove master-2', 'Remove etcd member master-2',
+        'Remove master-2', 'Wait until master-2 is out of HAProxy',
+        'Remove etcd member master-2',
         'Forget the healed VMs\' host keys',
         'Keep the sessions to master-1, master-3 for heal_end']
     lb = op_helpers.phase(walked, 'Take master-2 out of HAProxy')
     assert lb.nodes == ('master-1', 'master-3')
+    # In the background while the Node goes; waited for before the etcd
+    # member goes.
+    assert lb.background
     for call in op_helpers.calls(lb):
         argv = dict(zip(call.argv[::2], call.argv[1::2]))
         assert argv['-b'] == 'master-1=10.254.0.11,master-3=10.254.0.13'
