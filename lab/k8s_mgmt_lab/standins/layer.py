@@ -29,8 +29,7 @@ WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # lab/k8s_mgmt_lab/standins/{module}.py
 {guard}{fast}PYTHONPATH={python_path}
-PYTHONPYCACHEPREFIX={pycache}
-export PYTHONPATH PYTHONPYCACHEPREFIX
+export PYTHONPATH
 exec {argv} "$@"
 """
 # Packaged tools vanish under the "apt" fault (a fresh VM whose mirror is
@@ -157,28 +156,35 @@ spec:
 """
 
 
-# The stand-ins' bytecode, compiled when the layer is written: the source
-# trees have no __pycache__ when Python may not write one (the VMs see them
-# read-only), and every stand-in start would compile its modules again, as
-# no real kubectl or kubeadm does.
-PYCACHE = prereq.PACKAGE_CACHE + '/pycache'
-
-
-def compile_standins(prefix=PYCACHE):
-    """Bytecode of the packages the stand-ins import from this source
-    tree (this package, the driver's) under ``prefix`` (the VMs read it
-    through PYTHONPYCACHEPREFIX)."""
+# The stand-ins' bytecode, compiled next to the sources when the layer is
+# written: where Python may not write it (PYTHONDONTWRITEBYTECODE, or the
+# VMs, which see the source tree read-only) every stand-in start compiled
+# its modules again, as no real kubectl or kubeadm does. (Not through
+# PYTHONPYCACHEPREFIX: that moves the lookup of every module, the standard
+# library's too, and each VM then compiled them all.)
+def compile_standins(roots=None):
+    """Bytecode (``__pycache__``) of what the stand-ins import from the
+    source trees (the lab package's top and ``standins``, the driver's
+    ``k8s_mgmt.polling``, ``prereq``), or of ``roots``."""
     import compileall
     import importlib.util
-    roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    spec = importlib.util.find_spec('k8s_mgmt')
-    if spec is not None and spec.origin:
-        roots.append(os.path.dirname(spec.origin))
+    if roots is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        lab = os.path.dirname(here)
+        roots = [here, os.path.join(lab, '__init__.py'),
+                 os.path.join(lab, 'prereq.py')]
+        spec = importlib.util.find_spec('k8s_mgmt.polling')
+        if spec is not None and spec.origin:
+            roots += [spec.origin, os.path.join(
+                os.path.dirname(spec.origin), '__init__.py')]
     saved = sys.pycache_prefix
-    sys.pycache_prefix = prefix
+    sys.pycache_prefix = None
     try:
         for root in roots:
-            compileall.compile_dir(root, quiet=1)
+            if os.path.isdir(root):
+                compileall.compile_dir(root, quiet=1)
+            elif os.path.exists(root):
+                compileall.compile_file(root, quiet=1)
     finally:
         sys.pycache_prefix = saved
 
@@ -200,7 +206,6 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
             fast=(fast_systemctl() if tool == 'systemctl'
                   else fast_version(tool, version)),
             python_path=shlex.quote(standins.python_path()),
-            pycache=shlex.quote(PYCACHE),
             argv=shlex.join(standins.python_argv(module, python=python))),
             0o755)
     standins.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),

@@ -109,8 +109,6 @@ def _spawn(name, argv, extra_env=None):
     env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
            'LANG': 'C.UTF-8', 'HOME': '/root',
            'PYTHONPATH': standins.python_path()}
-    if os.environ.get('PYTHONPYCACHEPREFIX'):  # the layer's bytecode
-        env['PYTHONPYCACHEPREFIX'] = os.environ['PYTHONPYCACHEPREFIX']
     env.update(extra_env or {})
     log = os.open(_log_path(name),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
