@@ -47,12 +47,14 @@ on_error() {
     exit "$status"
 }
 
-# Work a script started with "&" does not outlive it (it may still read a
-# temporary file).
+# Work a script started with "&" (a subshell and what it runs) does not
+# outlive it: a failed run leaves nothing going on, nor anything reading a
+# temporary file that is about to go.
 BACKGROUND_PIDS=()
 cleanup() {
     local pid
     for pid in "${BACKGROUND_PIDS[@]}"; do
+        pkill -TERM -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
     [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"

@@ -334,3 +334,23 @@ vim_report() { start_vim_account; vim_json; }
     [ "${lines[0]}" = '{"join": {"token": "t", "ca_cert_hash": "h"}' ]
     python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["join"]["token"] == "t" and d["vim"]["token"] == "v"' "$output"
 }
+
+@test "cleanup stops a background job and what it runs" {
+    (trap - ERR; sleep 30; true) &  # "; true": sleep runs as a child
+    local job=$!
+    BACKGROUND_PIDS+=("$job")
+    local child
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        child=$(pgrep -P "$job" || true)
+        [ -n "$child" ] && break
+        sleep 0.1
+    done
+    [ -n "$child" ]
+    cleanup
+    wait "$job" || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        kill -0 "$child" 2>/dev/null || break
+        sleep 0.1
+    done
+    ! kill -0 "$child" 2>/dev/null
+}
