@@ -143,8 +143,9 @@ def _drive(operation, steps):
                 phase = operation.send(phase.assume)
                 continue
             if phase.background:
+                steps.announce(phase.title)
                 started.append(parallel.Background(functools.partial(
-                    steps.run, phase.title, phase.action)))
+                    steps.run, phase.title, phase.action, announced=True)))
                 phase = operation.send(started[-1])
                 continue
             try:

@@ -21,8 +21,14 @@ class StepRunner(object):
         self.timings = []          # (title, seconds, 'ok'|'skipped'|'failed')
         self._started = time.monotonic()
 
-    def run(self, title, fn, *args, **kwargs):
+    def announce(self, title):
+        """The ``==>`` line of a step about to start on another thread:
+        logged here, so the lines keep the order the steps started in."""
         LOG.info('%s ==> %s', self.prefix, title)
+
+    def run(self, title, fn, *args, announced=False, **kwargs):
+        if not announced:
+            self.announce(title)
         started = time.monotonic()
         try:
             result = fn(*args, **kwargs)

@@ -57,8 +57,8 @@ def test_instantiate_runs_the_storage_plan(storage_lab):
     for line, in order."""
     planned = [p['title'] for p in json.loads(
         k8s_mgmt('plan', 'instantiate', '--json').stdout)]
-    assert planned[3].endswith('set up the storage server and the NFS '
-                               'clients; prepare the other nodes meanwhile')
+    assert planned[4] == ('Prepare the other nodes, set up the storage '
+                          'server and the NFS clients')
     assert planned[-3:] == ['Register the PersistentVolumes',
                             'Wait until the PersistentVolumes are Available',
                             'Register the VIM']
