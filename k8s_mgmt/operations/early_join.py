@@ -115,13 +115,13 @@ def known_nodes_phase(op, ends):
         action=read, assume=op.assume(assumed))
 
 
-def init_phases(op, first, ends, alongside, read, record, planned_report):
+def init_phases(op, first, ends, alongside, record, planned_report):
     """The phases above, up to the wait for the join data (a generator).
     ``alongside``: (nodes, calls by node name), what runs on the nodes
-    meanwhile (instantiate.with_prepare, with_lb, storage); ``read(result)``
-    makes the InitReport (``planned_report`` in a dry run), ``record()``
+    meanwhile (instantiate.with_prepare, with_lb, storage); ``record()``
     runs after the init. Returns (the join data, the phase that waits for
-    the end of the init)."""
+    the end of the init and gives its InitReport; ``planned_report`` in a
+    dry run)."""
     call = scripts.init_call(first, op.params, ends, report=True)
     line = JoinLine(first.name, call.mode, need_key=op.params.is_ha)
     nodes, calls = alongside if alongside is not None else ((), {})
@@ -164,4 +164,7 @@ def init_phases(op, first, ends, alongside, read, record, planned_report):
         yield ready
     return join, phases.Phase(
         TITLE_WAIT_INIT % first.name, nodes=(first.name,),
-        action=lambda: read(init.result()), assume=planned_report)
+        action=lambda: scripts.InitReport.from_output(
+            first.name, call.mode, init.result().stdout,
+            need_key=op.params.is_ha),
+        assume=planned_report)

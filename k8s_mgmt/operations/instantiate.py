@@ -151,9 +151,7 @@ def with_prepare(op, first, ends, nodes, alongside):
     for node in others:
         calls[node.name] = ([scripts.prepare_call(node, op.params, ends)] +
                             list(calls.get(node.name, ())))
-    known = {n.name for n in run_on}
-    return (tuple(run_on) + tuple(n for n in others if n.name not in known),
-            calls)
+    return _and_nodes(run_on, others), calls
 
 
 def with_lb(topology, change, alongside):
@@ -163,10 +161,14 @@ def with_lb(topology, change, alongside):
     calls = dict(calls)
     for call in change.calls:
         calls[call.node] = list(calls.get(call.node, ())) + [call]
+    return _and_nodes(run_on, [m for m in topology.masters
+                               if m.name in calls]), calls
+
+
+def _and_nodes(run_on, nodes):
+    """``run_on`` and, after it, those of ``nodes`` not in it yet."""
     known = {n.name for n in run_on}
-    return (tuple(run_on) + tuple(m for m in topology.masters
-                                  if m.name in calls and m.name not in known),
-            calls)
+    return tuple(run_on) + tuple(n for n in nodes if n.name not in known)
 
 
 def record_init(op, first, ends):
@@ -284,10 +286,8 @@ def build(op):
     if early_join.offered(op):
         # The joins start on the init's join data line (early_join.py).
         join, init_end = yield from early_join.init_phases(
-            op, first, ends, alongside, lambda result: scripts.InitReport.
-            from_output(first.name, 'init', result.stdout,
-                        need_key=params.is_ha),
-            lambda: record_init(op, first, ends), PLANNED_REPORT)
+            op, first, ends, alongside, lambda: record_init(op, first, ends),
+            PLANNED_REPORT)
         states = yield early_join.known_nodes_phase(op, ends)
         yield from join_missing(op, topology, first, ends, states, join)
         report = yield init_end
