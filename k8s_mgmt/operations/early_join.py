@@ -149,12 +149,11 @@ def init_phases(op, first, ends, alongside, record, planned_report):
                                 else '')
         if storage.enabled(op.params):
             title += storage.TITLE_ALONGSIDE_INIT
-        preparing = yield dataclasses.replace(node_work.scripts_phase(
+        started = dataclasses.replace(node_work.scripts_phase(
             op, title, others, {n.name: calls[n.name] for n in others},
             'prepare'), background=True)
-        ready = phases.Phase(TITLE_WAIT_OTHERS,
-                             nodes=node_work.names(others),
-                             action=lambda: preparing.result())
+        preparing = yield started
+        ready = phases.wait_for(TITLE_WAIT_OTHERS, started, preparing)
     join = yield phases.Phase(
         TITLE_WAIT_JOIN % first.name, nodes=(first.name,),
         action=lambda: line.wait(init),

@@ -264,12 +264,11 @@ def remove_masters(op, topology, masters):
     # The HAProxy reloads run while the Node goes (the target's API server
     # still works then); the member goes only after them: a backend whose
     # etcd member is gone fails the requests HAProxy sends it.
-    lb_title = 'Take %s out of HAProxy' % _names(masters)
-    lb_phase = instantiate.lb_phase(
-        op, lb_title, topology,
+    lb_phase = dataclasses.replace(instantiate.lb_phase(
+        op, 'Take %s out of HAProxy' % _names(masters), topology,
         heal_plan.lb_without(topology, masters, reachable, prefix,
-                             op.state.vrrp_password()))
-    reloading = yield dataclasses.replace(lb_phase, background=True)
+                             op.state.vrrp_password())), background=True)
+    reloading = yield lb_phase
     states = yield node_work.nodes_phase(op, access, wait=False)
     for master in masters:
         if master.name in states:
@@ -278,8 +277,8 @@ def remove_masters(op, topology, masters):
                                            op.params.force_drain)
         else:
             yield phases.skipped('Remove %s' % master.name, 'no such node')
-    yield Phase(TITLE_WAIT_LB_OUT % _names(masters), nodes=lb_phase.nodes,
-                action=lambda: reloading.result())
+    yield phases.wait_for(TITLE_WAIT_LB_OUT % _names(masters), lb_phase,
+                          reloading)
     for member in leaving:
         yield remove_member_phase(
             op, helper, ctl, member,
@@ -334,7 +333,7 @@ def join_masters(op, topology, masters):
     full = heal_plan.lb_full(topology, prefix, op.state.vrrp_password(),
                              reachable)
     own, others = heal_plan.split_lb(full, {m.name for m in todo})
-    own_lb = own_started = None
+    own_lb = own_phase = None
     for number, master in enumerate(todo):
         # A fresh token and certificate key for each join: the key lives
         # two hours, a join of several masters may take longer.
@@ -348,15 +347,15 @@ def join_masters(op, topology, masters):
         if prepared is not None:
             yield prepared
             prepared = None
-        if own.calls and not own_started:
+        if own.calls and own_phase is None:
             # The healed masters' own HAProxy and keepalived while they
             # join (after their prepare: no two package installs at once).
             # Nothing reaches them: keepalived starts as a nopreempt
             # BACKUP, the VIP stays where it is.
-            own_lb = yield dataclasses.replace(instantiate.lb_phase(
+            own_phase = dataclasses.replace(instantiate.lb_phase(
                 op, TITLE_OWN_LB % _names(todo), topology, own),
                 background=True)
-            own_started = True
+            own_lb = yield own_phase
         yield node_work.join_master_phase(op, master, access.ends, join)
     if prepared is not None:
         yield prepared
@@ -370,15 +369,14 @@ def join_masters(op, topology, masters):
     # check, so a request through the VIP may go to a healed master before
     # its API server runs (a print-join during the reload failed that way
     # on the lab).
-    if not own_started:
+    if own_phase is None:
         yield instantiate.lb_phase(op, scripts.TITLE_LB, topology, full)
     else:
         if others.calls:
             yield instantiate.lb_phase(op, TITLE_OTHERS_LB % _names(todo),
                                        topology, others)
-        yield Phase(TITLE_WAIT_OWN_LB % _names(todo),
-                    nodes=tuple(c.node for c in own.calls),
-                    action=lambda: own_lb.result())
+        yield phases.wait_for(TITLE_WAIT_OWN_LB % _names(todo), own_phase,
+                              own_lb)
     record = record_phase(op, topology, masters, helper)
     if record is not None:
         yield record

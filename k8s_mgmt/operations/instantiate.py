@@ -351,9 +351,9 @@ def join_missing(op, topology, first, ends, states, join=None):
         return
     # Workers need only the API (through the endpoint), not the other
     # masters: they join while the masters join one at a time.
-    joining = yield dataclasses.replace(workers_phase, background=True)
+    workers_phase = dataclasses.replace(workers_phase, background=True)
+    joining = yield workers_phase
     for master in masters:
         yield node_work.join_master_phase(op, master, ends, join,
                                           nfs_client=False)
-    yield phases.Phase(TITLE_WAIT_WORKERS, nodes=workers_phase.nodes,
-                       action=lambda: joining.result())
+    yield phases.wait_for(TITLE_WAIT_WORKERS, workers_phase, joining)

@@ -376,11 +376,11 @@ def prepare_in_background(op, title, wait_title, nodes, ends,
     it (join_workers' ``prepared``), or None when it did not start."""
     if not (nodes and offers(op, scripts.INSTALL, 'prepare')):
         return None
-    running = yield dataclasses.replace(
+    started = dataclasses.replace(
         prepare_phase(op, title, nodes, ends, connect=connect),
         background=True)
-    return Phase(wait_title, nodes=names(nodes),
-                 action=lambda: running.result())
+    running = yield started
+    return phases.wait_for(wait_title, started, running)
 
 
 def join_workers(op, title, workers, master, ends, skip_reason,

@@ -123,6 +123,12 @@ def skipped(title, reason, assume=None):
     return Phase(title, skip=reason, assume=assume)
 
 
+def wait_for(title, started, running):
+    """The phase that waits for the background phase ``started`` and
+    gives its result (``running``: what the runner handed back for it)."""
+    return Phase(title, nodes=started.nodes, action=lambda: running.result())
+
+
 def run(operation, prefix):
     """Run the phases ``operation`` yields; return what it returns."""
     steps = steps_mod.StepRunner(prefix)
