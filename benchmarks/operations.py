@@ -267,7 +267,7 @@ def prepare(verbose=False):
     """Logging and the driver's configuration for a lab benchmark."""
     if verbose:
         logging.basicConfig(level=logging.INFO,
-                            format='%(name)s: %(message)s')
+                            format='%(relativeCreated)8.0f %(name)s: %(message)s')
     # The lab VMs cannot reach the Internet: the image's CNI manifest.
     conf.CONF.set_override('cni_manifest', layer.CNI_MANIFEST,
                            group='k8s_mgmt')

@@ -13,6 +13,7 @@ from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import abstract
 from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
+from k8s_mgmt import preload
 from k8s_mgmt.operations import catalog
 
 LOG = logging.getLogger(__name__)
@@ -34,6 +35,12 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
     # mode is refused before anything runs.
     MODE = catalog.MODE_KUBEADM
     TYPE = DRIVER_TYPE
+
+    def __init__(self):
+        super().__init__()
+        # Tacker constructs the driver once, at the conductor's start: the
+        # place for the imports the first operation would otherwise pay.
+        preload.load()
 
     def get_type(self):
         return self.TYPE
