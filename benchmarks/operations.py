@@ -266,8 +266,9 @@ def targets(rows):
 def prepare(verbose=False):
     """Logging and the driver's configuration for a lab benchmark."""
     if verbose:
-        logging.basicConfig(level=logging.INFO,
-                            format='%(relativeCreated)8.0f %(name)s: %(message)s')
+        logging.basicConfig(
+            level=logging.INFO,
+            format='%(relativeCreated)8.0f %(name)s: %(message)s')
     # The lab VMs cannot reach the Internet: the image's CNI manifest.
     conf.CONF.set_override('cni_manifest', layer.CNI_MANIFEST,
                            group='k8s_mgmt')
