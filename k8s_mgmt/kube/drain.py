@@ -171,20 +171,20 @@ class _Calls(object):
                 reason='HTTP %s: %s' % (status, (body or {}).get('message')))
         return body
 
-    def node(self, name):
-        status, body = self._do('read node %s' % name, self.core.read_node,
-                                name)
-        if status == 404:
-            return None
-        return self.check('read node %s' % name, status, body)
-
     def cordon(self, name):
+        """The cordoned Node as the API answers it; None: no such Node.
+        One request, not a read then a write: the answer carries what the
+        drain needs to know (Ready or not), and a Node that is already
+        unschedulable is left as it was (an unchanged object is not
+        written)."""
         what = 'cordon node %s' % name
         patch = {'spec': {'unschedulable': True}}
         status, body = self._do(
             what, self.core.patch_node, name, patch,
             _content_type='application/merge-patch+json')
-        return self.check(what, status, body, ok=(200, 201, 404))
+        if status == 404:
+            return None
+        return self.check(what, status, body, ok=(200, 201))
 
     def pods_on(self, name):
         what = 'list pods on node %s' % name
@@ -232,15 +232,13 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     poll = polling.Poll(timeout, first=_FIRST_DELAY, maximum=_MAX_DELAY)
     calls = _Calls(api, deadline=poll.deadline)
     report = DrainReport(node=node_name)
-    node = calls.node(node_name)
+    node = calls.cordon(node_name)
     if node is None:
         LOG.info('%s %s: no such node; nothing to drain', prefix, node_name)
         report.found = False
         return report
     ready = client_mod.node_state(node).ready
     report.unreachable = bool(node_unreachable or not ready)
-    if not (node.get('spec') or {}).get('unschedulable'):
-        calls.cordon(node_name)
     if report.unreachable:
         LOG.info('%s %s: %s; %s without draining', prefix, node_name,
                  'unreachable' if node_unreachable else 'not Ready',

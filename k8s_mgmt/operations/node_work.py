@@ -196,10 +196,15 @@ def registered_phase(op, topology, first):
     """ClusterAccess from the VIM registered for the instance, or None
     (then the operation reads them on a master): an operation that needs
     no script on a master then opens no SSH connection to one. The dry
-    run assumes None, so the plan shows the way through a master."""
+    run assumes None, so the plan shows the way through a master.
+
+    Its users (scale-in, a worker heal's heal_start) reload no load
+    balancer and move no VIP: the check's client, and its connection,
+    serve the operation."""
     ends = scripts.endpoints(topology, op.params, first)
     return Phase(TITLE_REGISTERED, work=(_registered_work(ends),),
-                 action=lambda: registered_access(op, ends), assume=None)
+                 action=lambda: registered_access(op, ends, keep_check=True),
+                 assume=None)
 
 
 def api_phase(op, title, topology, master, first, registered=True):
@@ -232,32 +237,42 @@ def access_with(op, ends, credentials):
     return ClusterAccess(api, credentials, ends)
 
 
-def registered_access(op, ends):
+def registered_access(op, ends, keep_check=False):
     """ClusterAccess from the VIM registered for the instance (Tacker's, or
     the VIM config file outside Tacker), checked with one request; None
     when there is none, it names another endpoint, or the API refuses it
-    (a rebuilt cluster has a new CA, a revoked token fails)."""
+    (a rebuilt cluster has a new CA, a revoked token fails).
+
+    ``keep_check``: the checking client becomes the operation's. Without
+    it the check's client is closed at once: the operation's own client
+    must not start with a pooled connection that a later phase (a VIP
+    hand-over, an HAProxy reload) may cut."""
     registrar = vim_mod.registrar_for(op.ctx.tacker_context,
                                       op.ctx.vnf_instance, op.state)
     record = registrar.registered(vim_mod.instance_vim_name(op.ctx))
     if record is None or record.endpoint != ends.api_url:
         return None
-    # The check's client is closed at once: the operation's own client
-    # must not start with a pooled connection that a later phase (a VIP
-    # hand-over, an HAProxy reload) may cut.
-    with kube.ClusterAPI(ends.api_url, record.bearer_token,
-                         record.ssl_ca_cert) as check:
-        try:
-            check.call('check the registered VIM\'s token',
-                       check.core.list_node, limit=1)
-        except exceptions.KubernetesAPIError as err:
-            LOG.info('%s the registered VIM\'s credentials were refused '
-                     '(%s); reading them again from a master', op.prefix,
-                     err.kwargs.get('reason'))
-            return None
+    check = kube.ClusterAPI(ends.api_url, record.bearer_token,
+                            record.ssl_ca_cert)
+    try:
+        check.call('check the registered VIM\'s token',
+                   check.core.list_node, limit=1)
+    except exceptions.KubernetesAPIError as err:
+        check.close()
+        LOG.info('%s the registered VIM\'s credentials were refused '
+                 '(%s); reading them again from a master', op.prefix,
+                 err.kwargs.get('reason'))
+        return None
+    except BaseException:
+        check.close()
+        raise
     LOG.info('%s using the registered VIM\'s credentials', op.prefix)
-    api = op.keep(kube.ClusterAPI(ends.api_url, record.bearer_token,
-                                  record.ssl_ca_cert))
+    if keep_check:
+        api = op.keep(check)
+    else:
+        check.close()
+        api = op.keep(kube.ClusterAPI(ends.api_url, record.bearer_token,
+                                      record.ssl_ca_cert))
     return ClusterAccess(api, scripts.VimCredentials(
         token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
 
