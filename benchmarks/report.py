@@ -74,11 +74,16 @@ def instantiate_floor(init, join, handshake, masters=1, workers=1):
     join all at once, alongside the masters' joins. So one join counts
     with a single master, ``masters - 1`` with more. And etcd takes a
     member only once the one added before it has been connected for
-    ETCD_HEALTH_INTERVAL: the third master's member comes no sooner than
-    that after the second's, whatever the joins' own length."""
+    ETCD_HEALTH_INTERVAL. kubeadm adds a joining master's member in its
+    control-plane-join phase, after kubelet-start, and the join goes on
+    after the add (the member's sync): with the add ``f`` of the way into
+    each join, the next join's add comes no sooner than the later of its
+    own ``f x join`` and the previous add plus the interval, and that
+    join ends ``(1 - f) x join`` after its add. Whatever ``f``, each
+    master after the second ends ``max(join, interval)`` after the one
+    before."""
     if masters > 1:
-        serial = max((masters - 1) * join,
-                     (masters - 2) * ETCD_HEALTH_INTERVAL)
+        serial = join + (masters - 2) * max(join, ETCD_HEALTH_INTERVAL)
     else:
         serial = join if workers else 0
     return init + serial + handshake

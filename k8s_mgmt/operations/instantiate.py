@@ -6,9 +6,14 @@ The phases, in order (HA only: the prefix read and the load balancer)::
     Connect to every node           (all at once: bad credentials fail fast)
     Upload the scripts
     Read the cluster network's prefix on <first master>
+    Prepare <first master> meanwhile
+                                    (in the background: containerd,
+                                     kernel, packages; the scripts take
+                                     turns at apt-get)
     Configure the load balancer on <first master>
                                     (it tracks HAProxy only: it wins the
                                      VIP during its init)
+    Wait until <first master> is prepared
     Initialise the first master     (kubeadm init; it prints the join
                                      data and the VIM's token. Meanwhile
                                      the other nodes get ready to join
@@ -62,6 +67,8 @@ TITLE_WAIT_WORKERS = 'Wait for the workers to join'
 TITLE_TRACK_APISERVER = 'Track the API server in keepalived on %s'
 TITLE_PREPARE_ALONGSIDE = '; prepare the other nodes meanwhile'
 TITLE_LB_FIRST = 'Configure the load balancer on %s'
+TITLE_PREPARE_FIRST = 'Prepare %s meanwhile'
+TITLE_WAIT_FIRST = 'Wait until %s is prepared'
 TITLE_LB_ALONGSIDE = '; configure the other masters\' load balancers'
 PLANNED_REPORT = scripts.InitReport(node_work.PLANNED_JOIN,
                                     node_work.PLANNED_CREDENTIALS)
@@ -139,6 +146,24 @@ def track_apiserver_phase(op, topology, first, prefix):
         op, TITLE_TRACK_APISERVER % first.name, topology, heal_plan.lb_full(
             topology, prefix, op.state.vrrp_password(),
             reachable={first.name}))
+
+
+def prepare_first_meanwhile(op, first, ends):
+    """Phases: the install script's prepare on ``first`` in the background
+    (its load balancer is set up meanwhile; the init then only re-checks
+    it), when both scripts take turns at apt-get on a node (feature
+    apt-turn: apt-get update fails at once on another's lock). Returns
+    the phase that waits for it, or None when it did not start."""
+    if not all(node_work.offers(op, script, feature) for script, feature in (
+            (scripts.INSTALL, 'prepare'), (scripts.INSTALL, 'apt-turn'),
+            (scripts.CONFIGURE_LB, 'apt-turn'))):
+        return None
+    call = scripts.prepare_call(first, op.params, ends)
+    started = dataclasses.replace(node_work.scripts_phase(
+        op, TITLE_PREPARE_FIRST % first.name, [first], {first.name: [call]},
+        'prepare'), background=True)
+    running = yield started
+    return phases.wait_for(TITLE_WAIT_FIRST % first.name, started, running)
 
 
 def with_prepare(op, first, ends, nodes, alongside):
@@ -276,9 +301,13 @@ def build(op):
             topology, prefix, op.state.vrrp_password(),
             bootstrap=first.name if bootstrap else None), {first.name})
         # The init needs the VIP, so the first master's load balancer
-        # first; the other masters' during the init (after their prepare:
-        # no two package installs at once on a node).
+        # first, with its prepare meanwhile when the scripts take turns at
+        # apt-get; the other masters' during the init (after their
+        # prepare).
+        prepared = yield from prepare_first_meanwhile(op, first, ends)
         yield lb_phase(op, TITLE_LB_FIRST % first.name, topology, own)
+        if prepared is not None:
+            yield prepared
     if node_work.offers(op, scripts.INSTALL, 'prepare'):
         alongside = with_prepare(op, first, ends, nodes, alongside)
     if others_lb is not None and others_lb.calls:

@@ -11,7 +11,7 @@
 # being built; a later run without -B adds the API server check.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: bootstrap
+# k8s-mgmt-features: bootstrap apt-turn
 # The VRRP password comes as "auth_pass=..." on stdin (-s -) or in a file
 # only its owner can read; never on the command line.
 # Prints one line per part: "haproxy: unchanged|reload|start",
@@ -348,10 +348,11 @@ systemctl_do() {
     systemctl "$@"
 }
 
-# DPkg::Lock::Timeout: another install on the node (the install script's,
-# cloud-init's) holds the lock for a while; wait for it rather than fail.
+# DPkg::Lock::Timeout: another install on the node (cloud-init's) holds
+# dpkg's lock for a while; wait for it rather than fail. Our own scripts
+# take turns (apt_turn).
 apt_get() {
-    env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+    apt_turn 300 env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
         -o DPkg::Lock::Timeout=300 "$@"
 }
 

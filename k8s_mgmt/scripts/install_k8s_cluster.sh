@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first
+# k8s-mgmt-features: init-report prepare join-first apt-turn
 set -Eeuo pipefail
 umask 077
 
@@ -529,7 +529,7 @@ render_into_dir() {
 # A silent mirror fails a fetch after APT_FETCH_SECONDS; a dpkg lock held by
 # someone else (unattended-upgrades on a fresh VM) is waited for until -w.
 apt_get() {
-    run env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+    run apt_turn "$WAIT_SECONDS" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
         -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
         -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$WAIT_SECONDS" "$@"
 }

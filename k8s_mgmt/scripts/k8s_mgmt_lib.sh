@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # k8s_mgmt_lib.sh: helpers both node scripts source from their own
 # directory (the driver uploads it next to them): messages and exits, file
-# writing, waits with a deadline, value checks, the secrets input.
+# writing, waits with a deadline, value checks, turns at apt-get, the
+# secrets input.
 #
 # The sourcing script sets PROG (the name messages start with) and
 # CURRENT_STEP (the step "die" names), and runs under set -Eeuo pipefail;
@@ -178,6 +179,23 @@ call_seconds() {
     fi
     ((cap >= 1)) || cap=1
     printf '%s\n' "$cap"
+}
+
+# ------------------------------------------------------------------ apt
+
+# Our scripts take turns at apt-get on a node: two of them may run there at
+# once (a master's prepare while its load balancer is set up), and apt-get
+# update does not wait for another apt-get's lock on the package lists: it
+# fails at once ("Could not get lock /var/lib/apt/lists/lock") whatever
+# DPkg::Lock::Timeout says (apt 2.6: that option covers dpkg's lock only).
+APT_TURN_LOCK=/run/k8s-mgmt-apt.lock
+
+# apt_turn SECONDS CMD...: CMD once none of our scripts on this node runs
+# apt-get; waits up to SECONDS for the turn (then fails: flock's status 1).
+apt_turn() {
+    local seconds=$1
+    shift
+    flock -w "$seconds" "$APT_TURN_LOCK" "$@"
 }
 
 # -------------------------------------------------------------- secrets

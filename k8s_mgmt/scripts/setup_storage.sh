@@ -348,7 +348,7 @@ changed_word() {
 # ------------------------------------------------------ external effects
 
 apt_get() {
-    env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+    apt_turn "$DPKG_LOCK_SECONDS" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
         -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
         -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$DPKG_LOCK_SECONDS" "$@" >&2
 }

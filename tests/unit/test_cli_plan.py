@@ -47,17 +47,19 @@ def test_instantiate_plan_as_json(files, capsys, tmp_path):
                               '--topology', files['topology'], '--json')
     assert status == 0
     walked = json.loads(out)
-    assert [p['title'] for p in walked][:8] == [
+    assert [p['title'] for p in walked][:10] == [
         'Read the topology from Heat', 'Connect to every node',
         'Upload the scripts', 'Read the cluster network\'s prefix on '
-        'master-1', 'Configure the load balancer on master-1',
+        'master-1', 'Prepare master-1 meanwhile',
+        'Configure the load balancer on master-1',
+        'Wait until master-1 is prepared',
         'Initialise the first master (master-1)',
         'Prepare the other nodes and the other masters\' load balancers',
         'Wait for the join data from master-1']
-    lb = walked[4]
+    lb = walked[5]
     assert lb['nodes'] == ['master-1']
     assert lb['commands'][0]['stdin'] == ['auth_pass']
-    others = [c for c in walked[6]['commands']
+    others = [c for c in walked[8]['commands']
               if c.get('stdin') == ['auth_pass']]
     assert [c['node'] for c in others] == ['master-2', 'master-3']
     joins = [p for p in walked if p['title'] == 'Join workers'][0]

@@ -189,7 +189,38 @@ def model_duration(kind):
     its endpoint wait starts early and overlaps the modelled rest; only
     what goes beyond the delay shows. A stand-in slower than the delay
     takes its own time."""
-    seconds = float(standins.settings().get(kind + '_delay') or 0)
-    remaining = seconds - process_age()
+    _sleep_until(modelled_seconds(kind), process_age())
+
+
+def modelled_seconds(kind):
+    return float(standins.settings().get(kind + '_delay') or 0)
+
+
+def _sleep_until(modelled, spent):
+    remaining = modelled - spent
     if remaining > 0:
         time.sleep(remaining)  # not a poll: the modelled duration
+
+
+# Where kubeadm's control-plane join adds its etcd member: in its
+# control-plane-join phase, after preflight, control-plane-prepare and
+# kubelet-start (the kubelet's TLS bootstrap); what follows is the new
+# member's sync and marking the node. The lab's assumption: half of the
+# join comes before the member add, half after.
+ETCD_MEMBER_ADD_SHARE = 0.5
+
+
+def model_before_member_add():
+    """A control-plane join's phases before its etcd member add: the
+    first share of the modelled join, counted from the process start."""
+    _sleep_until(ETCD_MEMBER_ADD_SHARE * modelled_seconds('join'),
+                 process_age())
+
+
+def model_after_member_add(added_at):
+    """The rest of the modelled join, counted from the member add
+    (``added_at``, a time.monotonic() value): a wait for etcd to accept the
+    member (its health interval) comes on top of the join, as it does
+    for kubeadm."""
+    _sleep_until((1 - ETCD_MEMBER_ADD_SHARE) * modelled_seconds('join'),
+                 time.monotonic() - added_at)

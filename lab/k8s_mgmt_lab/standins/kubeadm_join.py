@@ -5,6 +5,9 @@ uploaded certificates, ``etcdctl member add`` and a new etcd member."""
 import os
 import re
 import subprocess
+import time
+
+from k8s_mgmt.polling import Poll
 
 from k8s_mgmt_lab import standins
 from k8s_mgmt_lab.standins import client as client_mod
@@ -15,6 +18,9 @@ from k8s_mgmt_lab.standins import pki
 PREFLIGHT = 'preflight: couldn\'t validate the identity of the API Server: '
 STANDIN_API = '/apis/standin.k8s-mgmt.lab/v1/'
 DISCOVERY_SECONDS = 60.0
+# kubeadm's EtcdAPICallRetryInterval: how often it asks etcd again to add
+# the member while etcd refuses ("unhealthy cluster").
+MEMBER_ADD_RETRY = 0.5
 
 
 def discover_ca(server, pinned):
@@ -104,7 +110,14 @@ def add_etcd_member(api, name, ip):
             raise cp.Failure('etcdctl member add failed: %s'
                              % proc.stderr.strip()[-500:])
         return proc.returncode == 0
-    cp.poll('etcd to accept member %s' % name, added)
+    # kubeadm retries the add every EtcdAPICallRetryInterval (500 ms).
+    for _ in Poll(cp.WAIT_SECONDS, first=MEMBER_ADD_RETRY,
+                  maximum=MEMBER_ADD_RETRY, jitter=False):
+        if added():
+            break
+    else:
+        raise cp.Failure('timed out after %.0fs waiting for etcd to accept '
+                         'member %s' % (cp.WAIT_SECONDS, name))
     proc = result['proc']
     match = re.search(r'ETCD_INITIAL_CLUSTER="([^"]+)"', proc.stdout)
     if not match:
@@ -120,12 +133,17 @@ def join_control_plane(api, cfg, name, ip, server):
     files = download_certs(api, key)
     pki.write_ca(files['ca.crt'], files['ca.key'])
     print('[download-certs] Downloaded the certificates')
+    # kubeadm's order: the member add comes in control-plane-join, after
+    # kubelet-start; etcd takes it only once the member added before it
+    # has been connected for its health interval.
+    cp.model_before_member_add()
     initial = add_etcd_member(api, name, ip)
+    added_at = time.monotonic()
     store = cp.start_etcd(name, ip, initial, 'existing')
     cp.write_admin_conf(store, server)
     cp.start_apiserver(ip, name, server.split('//')[1].rsplit(':', 1)[0])
     print('[control-plane] kube-apiserver (stand-in) is ready')
-    return store
+    return store, added_at
 
 
 def fail_kubelet_start():
@@ -176,14 +194,17 @@ def join(args, config_path):
     if faults.active('kubeadm-join'):
         fail_kubelet_start()
     if control:
-        store = join_control_plane(api, cfg, name, ip, server)
+        store, added_at = join_control_plane(api, cfg, name, ip, server)
         node_token = cp.node_token_from_store(store, name)
         kubelet_server = 'https://%s:%d' % (ip, standins.API_PORT)
     else:
         kubelet_server = server
     cp.start_kubelet(kubelet_server, node_token, name, ip,
                      control_plane=bool(control))
-    cp.model_duration('join')
+    if control:
+        cp.model_after_member_add(added_at)
+    else:
+        cp.model_duration('join')
     print('\nThis node has joined the cluster%s (kubeadm lab stand-in).'
           % (' as a control-plane node' if control else ''))
     return 0

@@ -105,17 +105,25 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
     assert op_helpers.titles(phases) == (
         SIMPLE_TITLES[:3] + [
             'Read the cluster network\'s prefix on master-1',
-            'Configure the load balancer on master-1', INIT, others] +
+            'Prepare master-1 meanwhile',
+            'Configure the load balancer on master-1',
+            'Wait until master-1 is prepared', INIT, others] +
         WAIT_JOIN + ['Join workers', 'Join master master-2',
                      'Join master master-3', 'Wait for the workers to join',
                      WAIT_INIT,
                      'Track the API server in keepalived on master-1']
         + SIMPLE_TITLES[-3:])
     assert [p.title for p in phases if p.background] == [
-        INIT, others, 'Join workers',
+        'Prepare master-1 meanwhile', INIT, others, 'Join workers',
         'Track the API server in keepalived on master-1']
     assert op_helpers.phase(phases, 'Wait for the workers to join').nodes \
         == ('worker-1', 'worker-2')
+    # The first master is prepared while its load balancer is set up (the
+    # scripts take turns at apt-get); the init then finds it done.
+    first_prepare = op_helpers.calls(
+        op_helpers.phase(phases, 'Prepare master-1 meanwhile'))
+    assert [(c.node, c.mode) for c in first_prepare] == [
+        ('master-1', 'prepare')]
     upload = op_helpers.phase(phases, 'Upload the scripts')
     lb_puts = [w.node for w in upload.work
                if w.text.startswith('put .k8s-mgmt/%s' % uploads.CONFIGURE_LB)]
@@ -167,7 +175,7 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
 
 def test_podaffinity_plan_is_the_ha_plan_and_labels_by_compute_host():
     _topo, phases = _plan('podaffinity', 3, 3, vip='10.254.0.100')
-    assert phases[4].title.startswith('Configure the load balancer')
+    assert phases[5].title.startswith('Configure the load balancer')
     workers = op_helpers.phase(phases, 'Join workers')
     assert len(workers.work) == 3 and workers.parallel
     labels = op_helpers.phase(phases, 'Label workers')
