@@ -136,6 +136,9 @@ def print_results(args, results):
     if results.sweep:
         print('instantiate simple by worker count:')
         print(report.sweep_table(results.sweep))
+        note = report.sweep_cpu_note(results.sweep)
+        if note:
+            print(note)
         print()
     if results.wrong:
         print(report.wrong_password_line(results.wrong))

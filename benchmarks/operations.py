@@ -42,6 +42,8 @@ import yaml
 
 from k8s_mgmt import conf
 from k8s_mgmt import kube
+from k8s_mgmt import package as package_mod
+from k8s_mgmt_lab import drivers
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import lcm_scale
@@ -49,6 +51,7 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt_lab.standins import layer
 
+from benchmarks import cpu
 from benchmarks import report
 from benchmarks import scale as scale_bench
 
@@ -180,6 +183,18 @@ def measure(lab, name, floor, run):
 def instantiate(lab):
     result = lcm.instantiate(lab.settings)
     return result.seconds_start + result.seconds_end
+
+
+def instantiate_with_cpu(lab):
+    """instantiate(lab), and the CPU the machine spent during its hooks
+    (benchmarks.cpu.Usage): the driver is loaded as lcm.instantiate would,
+    its hooks bracketed by CPU samples."""
+    pkg = lcm.package_dir(lab.settings)
+    package_mod.build(output_dir=pkg)
+    driver = cpu.HookCPU(drivers.load(
+        pkg, manager.read_record(lab.settings)['flavour']))
+    result = lcm.instantiate(lab.settings, driver=driver)
+    return result.seconds_start + result.seconds_end, driver.usage
 
 
 def heal(lab, vnfc_id):

@@ -37,11 +37,24 @@ class Row:
 
 @dataclasses.dataclass
 class SweepPoint:
-    """Instantiate ``simple`` with ``workers`` workers on a fresh lab."""
+    """Instantiate ``simple`` with ``workers`` workers on a fresh lab;
+    ``cpu``: the CPU seconds the machine's cores were busy during the
+    hooks, ``own_cpu`` the benchmark process's share (the driver, the lab's
+    API threads), ``cores`` how many the lab had (benchmarks.cpu)."""
 
     workers: int
     wall: float
     floor: float
+    cpu: typing.Optional[float] = None
+    own_cpu: typing.Optional[float] = None
+    cores: typing.Optional[int] = None
+
+    @property
+    def least_wall(self):
+        """The wall time the busy CPU time allows at least on the cores."""
+        if self.cpu is None or not self.cores:
+            return None
+        return self.cpu / self.cores
 
 
 @dataclasses.dataclass
@@ -128,17 +141,39 @@ def sweep_base(points):
 
 
 def sweep_table(points):
-    """instantiate ``simple`` by worker count; ratio to the fewest."""
+    """instantiate ``simple`` by worker count; ratio to the fewest; with
+    CPU figures, the busy CPU time and the wall time it allows at least."""
     base = sweep_base(points)
-    lines = ['%8s %8s %8s %14s' % ('workers', 'wall s', 'floor s',
-                                   'x %d worker%s' % (
-                                       base.workers if base else 1,
-                                       '' if base and base.workers == 1
-                                       else 's'))]
+    with_cpu = any(p.least_wall is not None for p in points)
+    unit = 'x %d worker%s' % (base.workers if base else 1,
+                              '' if base and base.workers == 1 else 's')
+    head = '%8s %8s %8s %14s' % ('workers', 'wall s', 'floor s', unit)
+    if with_cpu:
+        head += ' %8s %12s %12s' % ('cpu s', 'own cpu s', 'cpu/cores s')
+    lines = [head]
     for p in sorted(points, key=lambda p: p.workers):
-        lines.append('%8d %8.2f %8.2f %14.2f' % (
-            p.workers, p.wall, p.floor, p.wall / base.wall))
+        line = '%8d %8.2f %8.2f %14.2f' % (p.workers, p.wall, p.floor,
+                                           p.wall / base.wall)
+        if with_cpu and p.least_wall is not None:
+            line += ' %8.2f %12.2f %12.2f' % (p.cpu, p.own_cpu,
+                                              p.least_wall)
+        lines.append(line)
     return '\n'.join(lines)
+
+
+def sweep_cpu_note(points):
+    """What the cores allow the largest sweep point at least, against the
+    target's time; None without CPU figures."""
+    base = sweep_base(points)
+    most = max(points, key=lambda p: p.workers) if points else None
+    if most is None or most is base or most.least_wall is None:
+        return None
+    return ('%d workers kept the %d cores busy for %.1f CPU s (%.1f s in '
+            'the benchmark\'s own process): no run of that work takes less '
+            'than %.2f s of wall on them; the target is %.2f s (%.1f x %.2f '
+            's)' % (most.workers, most.cores, most.cpu, most.own_cpu,
+                    most.least_wall, TARGET_SWEEP * base.wall,
+                    TARGET_SWEEP, base.wall))
 
 
 ERROR_LINES = 3             # of the driver's error (one line per node)

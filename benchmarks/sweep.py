@@ -5,6 +5,9 @@ failure or Ctrl-C) whose stand-in ``kubeadm init`` and ``join`` take fixed
 times. Measured: the driver's hooks (instantiate_start + instantiate_end);
 the floor is one init, one join (the workers join at once) and one SSH
 handshake. Target: 32 workers take at most 1.3 x the time of 1 worker.
+Each point also shows the CPU time the machine's cores were busy during
+the hooks and the wall time that allows at least (benchmarks.cpu): the lab's
+VMs share the cores.
 ``--plot PATH`` draws instantiate seconds against the worker count
 (``benchmarks.plot``, needs matplotlib: ``pip install k8s-mgmt[bench]``);
 ``--save PATH`` keeps the figures as JSON for ``python -m benchmarks.plot``.
@@ -17,6 +20,7 @@ import argparse
 import json
 import sys
 
+from benchmarks import cpu
 from benchmarks import operations
 from benchmarks import plot as plot_mod
 from benchmarks import report
@@ -29,14 +33,16 @@ def one_point(lab, workers, init, join):
     try:
         lab.up('simple', workers=workers)
         hs = lab.handshake()
-        wall = operations.instantiate(lab)
+        wall, usage = operations.instantiate_with_cpu(lab)
     finally:
         lab.down()
     point = report.SweepPoint(
         workers, wall,
-        report.instantiate_floor(init, join, hs, workers=workers))
-    print('  instantiate simple, %2d worker(s) %6.2f s (floor %5.2f s)'
-          % (workers, point.wall, point.floor), flush=True)
+        report.instantiate_floor(init, join, hs, workers=workers),
+        cpu=usage.machine, own_cpu=usage.own, cores=cpu.cores())
+    print('  instantiate simple, %2d worker(s) %6.2f s (floor %5.2f s; '
+          'cpu %5.1f s)' % (workers, point.wall, point.floor, point.cpu),
+          flush=True)
     return point
 
 
@@ -71,6 +77,9 @@ def main(argv=None):
     def show(points):
         print()
         print(report.sweep_table(points))
+        note = report.sweep_cpu_note(points)
+        if note:
+            print(note)
         if args.save:
             save(args.save, points, args.init_delay, args.join_delay)
         if args.plot:

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from benchmarks import cpu
 from benchmarks import plot
 from benchmarks import report
 from benchmarks import wrong_password
@@ -237,3 +238,60 @@ def test_scale_in_floor_is_heat_and_its_api_requests():
         0.05 + 0.01 + 2 * 0.02)
     # cordon and delete write, the pod listing reads
     assert (report.SCALE_IN_READS, report.SCALE_IN_WRITES) == (1, 2)
+
+
+def test_busy_cpu_from_proc_stat_leaves_idle_iowait_and_guest_out():
+    hz = os.sysconf('SC_CLK_TCK')
+    text = ('cpu  100 20 30 4000 500 6 7 8 90 10\n'
+            'cpu0 50 10 15 2000 250 3 3 4 45 5\n')
+    # user nice system irq softirq steal; guest is inside user already.
+    assert cpu.busy_seconds(text) == pytest.approx((100 + 20 + 30 + 6 + 7
+                                                    + 8) / hz)
+    with pytest.raises(ValueError):
+        cpu.busy_seconds('intr 1 2 3\n')
+
+
+def test_usage_between_samples_and_the_least_wall_it_allows():
+    usage = cpu.between(cpu.Sample(10.0, 1.0), cpu.Sample(34.0, 4.0))
+    assert (usage.machine, usage.own) == (24.0, 3.0)
+    assert usage.least_wall(2) == 12.0
+
+
+def test_sweep_table_and_note_show_what_the_cores_allow():
+    points = [report.SweepPoint(1, 6.0, 5.0, cpu=3.0, own_cpu=1.0, cores=2),
+              report.SweepPoint(32, 16.0, 5.0, cpu=26.0, own_cpu=4.0,
+                                cores=2)]
+    table = report.sweep_table(points)
+    assert 'cpu/cores s' in table.splitlines()[0]
+    assert table.splitlines()[2].split()[-3:] == ['26.00', '4.00', '13.00']
+    note = report.sweep_cpu_note(points)
+    assert 'no run of that work takes less than 13.00 s' in note
+    assert 'the target is 7.80 s' in note
+    # Without CPU figures (a saved sweep of before): no columns, no note.
+    plain = [report.SweepPoint(1, 6.0, 5.0), report.SweepPoint(32, 16.0, 5.0)]
+    assert 'cpu' not in report.sweep_table(plain)
+    assert report.sweep_cpu_note(plain) is None
+
+
+def test_hook_cpu_brackets_the_two_hooks():
+    calls = []
+
+    class Driver(object):
+        name = 'inner'
+
+        def instantiate_start(self, **kwargs):
+            calls.append(('start', kwargs))
+
+        def instantiate_end(self, **kwargs):
+            calls.append(('end', kwargs))
+            # CPU inside the bracket, more than os.times()' resolution.
+            first = sum(os.times()[:2])
+            while sum(os.times()[:2]) - first < 0.05:
+                pass
+    timed = cpu.HookCPU(Driver())
+    assert timed.usage is None
+    timed.instantiate_start(context=None)
+    timed.instantiate_end(context=None)
+    assert calls == [('start', {'context': None}), ('end', {'context': None})]
+    assert timed.name == 'inner'
+    assert timed.usage.own >= 0.05 and timed.usage.machine >= 0.05
