@@ -122,7 +122,8 @@ def init_phases(op, first, ends, alongside, record, planned_report):
     runs after the init. Returns (the join data, the phase that waits for
     the end of the init and gives its InitReport; ``planned_report`` in a
     dry run)."""
-    call = scripts.init_call(first, op.params, ends, report=True)
+    call = scripts.init_call(first, op.params, ends, report=True,
+                             prepared=node_work.prepared(op, first))
     line = JoinLine(first.name, call.mode, need_key=op.params.is_ha)
     nodes, calls = alongside if alongside is not None else ((), {})
     after_init = list(calls.get(first.name, ()))

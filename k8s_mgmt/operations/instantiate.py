@@ -159,6 +159,7 @@ def prepare_first_meanwhile(op, first, ends):
             (scripts.CONFIGURE_LB, 'apt-turn'))):
         return None
     call = scripts.prepare_call(first, op.params, ends)
+    op.prepared.add(first.name)
     started = dataclasses.replace(node_work.scripts_phase(
         op, TITLE_PREPARE_FIRST % first.name, [first], {first.name: [call]},
         'prepare'), background=True)
@@ -176,6 +177,7 @@ def with_prepare(op, first, ends, nodes, alongside):
     for node in others:
         calls[node.name] = ([scripts.prepare_call(node, op.params, ends)] +
                             list(calls.get(node.name, ())))
+        op.prepared.add(node.name)
     return _and_nodes(run_on, others), calls
 
 
@@ -211,7 +213,8 @@ def init_phase(op, first, ends, alongside=None):
     credentials the init printed (scripts.InitReport), or None when the
     install script cannot print them."""
     report = node_work.offers(op, scripts.INSTALL, 'init-report')
-    call = scripts.init_call(first, op.params, ends, report=report)
+    call = scripts.init_call(first, op.params, ends, report=report,
+                             prepared=node_work.prepared(op, first))
 
     def record():
         record_init(op, first, ends)

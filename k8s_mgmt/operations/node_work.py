@@ -335,7 +335,8 @@ def join_data_phase(op, master, for_masters=False):
 def join_master_phase(op, master, ends, join, nfs_client=True):
     """Join ``master`` (then, with a storage server and ``nfs_client``,
     its NFS client)."""
-    join_call = scripts.join_call(master, op.params, ends, join)
+    join_call = scripts.join_call(master, op.params, ends, join,
+                                  prepared=prepared(op, master))
     clients = nfs_clients(op, [master])[master.name] if nfs_client else []
     if not clients:
         return script_phase(op, scripts.title_join_master(master), master,
@@ -350,7 +351,8 @@ def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
     there is a storage server and ``nfs_client``)."""
     clients = nfs_clients(op, workers if nfs_client else [])
     clients = {w.name: clients.get(w.name, []) for w in workers}
-    calls = {w.name: [scripts.join_call(w, op.params, ends, join)] +
+    calls = {w.name: [scripts.join_call(w, op.params, ends, join,
+                                        prepared=prepared(op, w))] +
              clients[w.name] for w in workers}
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
@@ -362,6 +364,7 @@ def prepare_phase(op, title, nodes, ends, connect=False):
     joins (which skip what it did). Every node is prepared: a re-run's
     already-joined one only re-checks."""
     calls = {n.name: scripts.prepare_call(n, op.params, ends) for n in nodes}
+    op.prepared.update(calls)
     work = connect_phase(op, title, nodes).work if connect else ()
     work += upload_phase(op, nodes).work + tuple(
         phases.script_work(calls[n.name], uploads.REMOTE_DIR) for n in nodes)
@@ -376,6 +379,13 @@ def prepare_phase(op, title, nodes, ends, connect=False):
         return op.on_nodes('prepare', nodes, one)
     return Phase(title, nodes=names(nodes), parallel=True, work=work,
                  action=action)
+
+
+def prepared(op, node):
+    """Whether this operation prepares ``node`` before its init or join
+    (op.prepared) and the install script can then skip the checks (-p)."""
+    return node.name in op.prepared and offers(op, scripts.INSTALL,
+                                               'prepared')
 
 
 def offers(op, script, feature):

@@ -104,6 +104,9 @@ class OperationRun(object):
         self.scripts = uploads.ScriptSet(ctx.package_dir, self.params)
         self._clients = []
         self._hold = ()     # node names whose sessions outlive the hook
+        # Node names whose prepare this run does before their init or join
+        # (set as the phases are built): those skip its checks (-p).
+        self.prepared = set()
 
     @property
     def dry(self):

@@ -310,12 +310,17 @@ def _ha_flag(params):
     return ['-A'] if params.is_ha else []
 
 
-def init_call(node, params, ends, report=False):
+def _prepared_flag(prepared):
+    return ['-p'] if prepared else []
+
+
+def init_call(node, params, ends, report=False, prepared=False):
     """``report``: the init also prints the join data and the VIM's
-    credentials (-R; InitReport)."""
+    credentials (-R; InitReport). ``prepared``: the node's prepare ran in
+    this operation (-p: its checks are skipped)."""
     argv = (['init', '-a', node.nic_ip, '-H', node.name, '-e', ends.join] +
             _ha_flag(params) + (['-R'] if report else []) +
-            _install_options(params))
+            _prepared_flag(prepared) + _install_options(params))
     if ends.extra_sans:
         argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),
@@ -346,10 +351,12 @@ def token_secret_call(node, params):
                       ('token-secret', '-k', _minor(params)))
 
 
-def join_call(node, params, ends, join):
+def join_call(node, params, ends, join, prepared=False):
+    """``prepared``: as for init_call."""
     role = 'join-master' if node.role == 'master' else 'join-worker'
-    argv = [role, '-a', node.nic_ip, '-H', node.name, '-e', ends.join,
-            '-t', join.ca_cert_hash] + _install_options(params)
+    argv = ([role, '-a', node.nic_ip, '-H', node.name, '-e', ends.join,
+             '-t', join.ca_cert_hash] + _prepared_flag(prepared) +
+            _install_options(params))
     stdin = [('token', join.token)]
     if node.role == 'master':
         if join.certificate_key is None:

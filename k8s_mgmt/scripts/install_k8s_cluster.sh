@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared
 set -Eeuo pipefail
 umask 077
 
@@ -57,6 +57,7 @@ SECRETS_SOURCE=""
 CA_CERT_HASH=""
 HA=false
 REPORT=false
+PREPARED=false
 RENDER_DIR=""
 DRY_RUN=false
 WAIT_SECONDS=300
@@ -94,6 +95,8 @@ Options:
   -A          HA cluster: upload certificates (init), certificate key (print-join)
   -R          init: then print what print-join and token-secret print, as
               one JSON object {"join": {...}, "vim": {...}} on stdout
+  -p          init, joins: this node's prepare mode ran moments ago with
+              the same options (the driver's same operation): skip its checks
   -P CIDR     pod network (default 192.168.0.0/16)
   -S CIDR     service network (default 10.96.0.0/12)
   -C CIDR     node network, added to no_proxy as a CIDR
@@ -192,7 +195,7 @@ parse_args() {
     esac
     shift
     local opt OPTIND=1
-    while getopts ':k:a:H:e:ARP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
+    while getopts ':k:a:H:e:ARpP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
         case $opt in
             k) K8S_MINOR=$OPTARG ;;
             a) ADVERTISE_ADDRESS=$OPTARG ;;
@@ -200,6 +203,7 @@ parse_args() {
             e) ENDPOINT=$OPTARG ;;
             A) HA=true ;;
             R) REPORT=true ;;
+            p) PREPARED=true ;;
             P) POD_CIDR=$OPTARG ;;
             S) SERVICE_CIDR=$OPTARG ;;
             C) NODE_CIDR=$OPTARG ;;
@@ -258,6 +262,10 @@ validate_mode_needs() {
         [[ -n $ENDPOINT ]] || usage_error "HA init needs -e (VIP:PORT control-plane endpoint)"
     fi
     [[ $MODE == init ]] || ! "$REPORT" || usage_error "-R is for init only"
+    case $MODE in
+        init | join-master | join-worker) ;;
+        *) ! "$PREPARED" || usage_error "-p is for init and the joins only" ;;
+    esac
 }
 
 validate_args() {
@@ -993,6 +1001,18 @@ report_vim() {
 JOIN_CONFIG=""
 CONTAINERD_RESTART=false
 
+# -p: the prepare mode ran on this node moments ago with these options (in
+# the driver's same operation), so its checks are not run again; only what
+# this process needs from it is set: the proxy environment kubeadm sees.
+prepare_node_or_skip() {
+    if "$PREPARED"; then
+        log "prepared by this operation's prepare run; its checks skipped"
+        if proxy_configured; then export_proxy_env; fi
+        return 0
+    fi
+    prepare_node
+}
+
 prepare_node() {
     run_step "check OS" check_os
     run_step proxy configure_proxy
@@ -1019,7 +1039,7 @@ main() {
     fi
     case $MODE in
         init)
-            prepare_node
+            prepare_node_or_skip
             run_step "kubeadm init" kubeadm_init
             if "$REPORT"; then
                 run_step "VIM account" start_vim_account
@@ -1029,11 +1049,11 @@ main() {
             run_step CNI install_cni
             if "$REPORT"; then run_step report report_vim; fi ;;
         join-master)
-            prepare_node
+            prepare_node_or_skip
             run_step "kubeadm join (control plane)" kubeadm_join
             run_step "user kubeconfig" install_user_kubeconfig ;;
         join-worker)
-            prepare_node
+            prepare_node_or_skip
             run_step "kubeadm join (worker)" kubeadm_join ;;
         print-join) run_step print-join print_join ;;
         prepare) prepare_node ;;

@@ -131,3 +131,26 @@ def test_finished_init_is_skipped_and_cni_applied_once(node):
     assert 'CNI manifest already applied; skipped' in result.stderr
     planned = commands(result)
     assert not [c for c in planned if c.startswith(('kubeadm', 'kubectl'))]
+
+
+def test_prepared_join_skips_the_prepare_checks_but_joins(node):
+    args = ['-e', '10.0.0.100:16443', '-t', CA_HASH, '-s', '-']
+    full = dry_run(node, 'join-worker', *args, stdin=SECRETS)
+    prepared = dry_run(node, 'join-worker', '-p', *args, stdin=SECRETS)
+    join = 'kubeadm join --config %s/k8s-mgmt-join.yaml' % node['run']
+    assert join in commands(full) and join in commands(prepared)
+    # Without -p the join re-checks what prepare does (containerd,
+    # packages); with it, none of that runs: the join is all there is.
+    assert '==> containerd' in full.stderr
+    assert 'already installed; kept' in full.stderr
+    assert '==> containerd' not in prepared.stderr
+    assert 'already installed; kept' not in prepared.stderr
+    assert "prepare run; its checks skipped" in prepared.stderr
+    assert [c for c in commands(prepared) if 'systemctl' in c] == []
+
+
+@pytest.mark.parametrize('mode', ['print-join', 'prepare', 'token-secret'])
+def test_prepared_is_refused_outside_init_and_joins(node, mode):
+    result = run_script(INSTALL, [mode, '-n', '-p'], env=node['env'])
+    assert result.returncode == 2
+    assert '-p is for init and the joins only' in result.stderr

@@ -354,3 +354,26 @@ vim_report() { start_vim_account; vim_json; }
     done
     ! kill -0 "$child" 2>/dev/null
 }
+
+@test "prepare_node_or_skip -p: no prepare step runs, the proxy still reaches kubeadm" {
+    prepare_node() { echo "prepare ran"; }
+    parse_args join-worker -p -e 10.0.0.100:16443
+    HTTPS_PROXY_URL=http://proxy.example:3128
+    unset https_proxy HTTPS_PROXY no_proxy
+    bats_run --separate-stderr prepare_node_or_skip
+    [ "$status" -eq 0 ]
+    [ "$output" = '' ]
+    [[ $stderr == *"its checks skipped"* ]]
+    # Not in bats_run's subshell: the exports are seen by what runs next.
+    prepare_node_or_skip 2>/dev/null
+    [ "$https_proxy" = http://proxy.example:3128 ]
+    [[ $no_proxy == *10.0.0.100* ]]
+    [ "$(bash -c 'echo "$HTTPS_PROXY"')" = http://proxy.example:3128 ]
+}
+
+@test "prepare_node_or_skip without -p runs the prepare" {
+    prepare_node() { echo "prepare ran"; }
+    parse_args join-worker -e 10.0.0.100:16443
+    bats_run prepare_node_or_skip
+    [ "$output" = 'prepare ran' ]
+}

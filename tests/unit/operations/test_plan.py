@@ -85,6 +85,10 @@ def test_simple_plan_init_token_join_then_workers_in_parallel():
         assert _opt(call.argv, '-e') == '10.254.0.11:6443'
         assert _opt(call.argv, '-t') == node_work.PLANNED_JOIN.ca_cert_hash
         assert [k for k, _v in call.stdin_secrets] == ['token']
+        # Prepared during the init: the join skips the prepare's checks.
+        assert '-p' in call.argv
+    # The simple init prepares its own node.
+    assert '-p' not in init.argv
 
 
 def test_simple_plan_uploads_the_library_then_the_install_script():
@@ -124,6 +128,12 @@ def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():
         op_helpers.phase(phases, 'Prepare master-1 meanwhile'))
     assert [(c.node, c.mode) for c in first_prepare] == [
         ('master-1', 'prepare')]
+    # Every init and join comes after its node's prepare: -p on each.
+    starts = [c for c in _all_calls(phases)
+              if c.argv[0] in ('init', 'join-master', 'join-worker')]
+    assert sorted(c.node for c in starts) == [
+        'master-1', 'master-2', 'master-3', 'worker-1', 'worker-2']
+    assert all('-p' in c.argv for c in starts)
     upload = op_helpers.phase(phases, 'Upload the scripts')
     lb_puts = [w.node for w in upload.work
                if w.text.startswith('put .k8s-mgmt/%s' % uploads.CONFIGURE_LB)]
@@ -357,6 +367,8 @@ def test_a_package_script_without_the_features_gets_the_old_calls(tmp_path):
     calls = _all_calls(phases)
     init, = [c for c in calls if c.argv[0] == 'init']
     assert '-R' not in init.argv
+    assert not any('-p' in c.argv for c in calls
+                   if c.script == scripts.INSTALL)
     assert not any('-B' in c.argv for c in calls
                    if c.script == scripts.CONFIGURE_LB)
     assert [c.argv[0] for c in calls if c.script == scripts.INSTALL
