@@ -150,10 +150,11 @@ def track_apiserver_phase(op, topology, first, prefix):
 
 def prepare_first_meanwhile(op, first, ends):
     """Phases: the install script's prepare on ``first`` in the background
-    (its load balancer is set up meanwhile; the init then only re-checks
-    it), when both scripts take turns at apt-get on a node (feature
-    apt-turn: apt-get update fails at once on another's lock). Returns
-    the phase that waits for it, or None when it did not start."""
+    (its load balancer is set up meanwhile; the init then skips the
+    prepare's checks: node_work.prepared), when both scripts take turns at
+    apt-get on a node (feature apt-turn: apt-get update fails at once on
+    another's lock). Returns the phase that waits for it, or None when it
+    did not start."""
     if not all(node_work.offers(op, script, feature) for script, feature in (
             (scripts.INSTALL, 'prepare'), (scripts.INSTALL, 'apt-turn'),
             (scripts.CONFIGURE_LB, 'apt-turn'))):
