@@ -1,8 +1,10 @@
 """The sweep's figures as a PNG: instantiate seconds against workers.
 
 Draws the driver's wall time and the floor of ``instantiate`` for each
-worker count of ``benchmarks.sweep`` (log2 x axis), and the target (1.3 x
-the fewest workers' time), titled with the stand-in delays. matplotlib is
+worker count of ``benchmarks.sweep`` (log2 x axis), the target (1.3 x
+the fewest workers' time) and, when the sweep measured it, the least wall
+time the busy CPU allows on the lab's cores, titled with the stand-in
+delays. matplotlib is
 imported only here and only when a plot is asked for, with the Agg backend
 (no display); without it the plot is skipped with a message (``pip install
 k8s-mgmt[bench]``).
@@ -57,6 +59,9 @@ def plot(points, path, init, join):
     try:
         ax.plot(workers, [p.wall for p in points], 'o-', label='wall')
         ax.plot(workers, [p.floor for p in points], 's--', label='floor')
+        if all(p.least_wall is not None for p in points):
+            ax.plot(workers, [p.least_wall for p in points], '^-.',
+                    label='busy CPU / %d cores' % points[-1].cores)
         base = report.sweep_base(points)
         ax.axhline(report.TARGET_SWEEP * base.wall, color='grey',
                    linestyle=':', label='target: %.1f x %d worker%s'
@@ -86,9 +91,16 @@ def load(path):
     """(points, init, join) from ``benchmarks.sweep --save``."""
     with open(path) as handle:
         data = json.load(handle)
-    points = [report.SweepPoint(int(p['workers']), float(p['wall']),
-                                float(p['floor'])) for p in data['points']]
+    points = [report.SweepPoint(
+        int(p['workers']), float(p['wall']), float(p['floor']),
+        cpu=_optional(p, 'cpu', float), own_cpu=_optional(p, 'own_cpu', float),
+        cores=_optional(p, 'cores', int)) for p in data['points']]
     return points, float(data['init_delay']), float(data['join_delay'])
+
+
+def _optional(point, key, kind):
+    value = point.get(key)
+    return None if value is None else kind(value)
 
 
 def parse(argv):
