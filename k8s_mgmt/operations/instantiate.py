@@ -155,17 +155,13 @@ def prepare_first_meanwhile(op, first, ends):
     apt-get on a node (feature apt-turn: apt-get update fails at once on
     another's lock). Returns the phase that waits for it, or None when it
     did not start."""
-    if not all(node_work.offers(op, script, feature) for script, feature in (
-            (scripts.INSTALL, 'prepare'), (scripts.INSTALL, 'apt-turn'),
-            (scripts.CONFIGURE_LB, 'apt-turn'))):
+    if not (node_work.offers(op, scripts.INSTALL, 'apt-turn') and
+            node_work.offers(op, scripts.CONFIGURE_LB, 'apt-turn')):
         return None
-    call = scripts.prepare_call(first, op.params, ends)
-    op.prepared.add(first.name)
-    started = dataclasses.replace(node_work.scripts_phase(
-        op, TITLE_PREPARE_FIRST % first.name, [first], {first.name: [call]},
-        'prepare'), background=True)
-    running = yield started
-    return phases.wait_for(TITLE_WAIT_FIRST % first.name, started, running)
+    # The scripts were uploaded to every node already.
+    return (yield from node_work.prepare_in_background(
+        op, TITLE_PREPARE_FIRST % first.name, TITLE_WAIT_FIRST % first.name,
+        [first], ends, upload=False))
 
 
 def with_prepare(op, first, ends, nodes, alongside):

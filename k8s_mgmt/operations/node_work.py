@@ -357,20 +357,24 @@ def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
 
-def prepare_phase(op, title, nodes, ends, connect=False):
+def prepare_phase(op, title, nodes, ends, connect=False, upload=True):
     """Each of ``nodes`` gets its scripts and runs the install script's
-    prepare mode, each node on its own (``connect``: connects first). As a
-    background phase while a master is busy, it takes that work off the
-    joins (which skip what it did). Every node is prepared: a re-run's
-    already-joined one only re-checks."""
+    prepare mode, each node on its own (``connect``: connects first;
+    ``upload=False``: the scripts are there already). As a background
+    phase while a master is busy, it takes that work off the joins (which
+    skip what it did). Every node is prepared: a re-run's already-joined
+    one only re-checks."""
     calls = {n.name: scripts.prepare_call(n, op.params, ends) for n in nodes}
     op.prepared.update(calls)
     work = connect_phase(op, title, nodes).work if connect else ()
-    work += upload_phase(op, nodes).work + tuple(
-        phases.script_work(calls[n.name], uploads.REMOTE_DIR) for n in nodes)
+    if upload:
+        work += upload_phase(op, nodes).work
+    work += tuple(phases.script_work(calls[n.name], uploads.REMOTE_DIR)
+                  for n in nodes)
 
     def one(node, session):
-        uploads.upload_to(session, node, op.scripts)
+        if upload:
+            uploads.upload_to(session, node, op.scripts)
         return op.run_script(node, calls[node.name])
 
     def action():
@@ -395,14 +399,15 @@ def offers(op, script, feature):
 
 
 def prepare_in_background(op, title, wait_title, nodes, ends,
-                          connect=False):
+                          connect=False, upload=True):
     """Phases: prepare_phase on ``nodes`` in the background, when the
     install script has the prepare mode. Returns the phase that waits for
     it (join_workers' ``prepared``), or None when it did not start."""
     if not (nodes and offers(op, scripts.INSTALL, 'prepare')):
         return None
     started = dataclasses.replace(
-        prepare_phase(op, title, nodes, ends, connect=connect),
+        prepare_phase(op, title, nodes, ends, connect=connect,
+                      upload=upload),
         background=True)
     running = yield started
     return phases.wait_for(wait_title, started, running)
