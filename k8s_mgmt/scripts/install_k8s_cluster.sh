@@ -939,14 +939,21 @@ token_secret() {
 # CNI goes in, so that the token controller has filled its Secret in by the
 # time vim_json reads it. VIM_APPLY_PID: the apply's process.
 VIM_APPLY_PID=''
+
+# The VIM's ServiceAccount, binding and token Secret in a temporary file:
+# VIM_MANIFEST.
+VIM_MANIFEST=''
+write_vim_manifest() {
+    VIM_MANIFEST=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
+    TEMP_FILES+=("$VIM_MANIFEST")
+    render_vim_account >"$VIM_MANIFEST"
+}
+
 start_vim_account() {
-    local manifest
     "$DRY_RUN" && return 0
-    manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
-    TEMP_FILES+=("$manifest")
-    render_vim_account >"$manifest"
+    write_vim_manifest
     # Its failure is vim_json's to report (no ERR trap in the job).
-    (trap - ERR; admin_kubectl apply -f "$manifest" >&2) &
+    (trap - ERR; admin_kubectl apply -f "$VIM_MANIFEST" >&2) &
     VIM_APPLY_PID=$!
     BACKGROUND_PIDS+=("$VIM_APPLY_PID")
 }
@@ -954,7 +961,7 @@ start_vim_account() {
 # The VIM's ServiceAccount token and CA as one JSON object (token-secret,
 # init -R).
 vim_json() {
-    local manifest token ca
+    local token ca
     if "$DRY_RUN"; then
         render_vim_account
         run kubectl --kubeconfig "$ADMIN_CONF" apply -f -
@@ -964,10 +971,8 @@ vim_json() {
         wait "$VIM_APPLY_PID" || die "kubectl apply of the VIM ServiceAccount failed"
         VIM_APPLY_PID='' BACKGROUND_PIDS=()
     else
-        manifest=$(mktemp /tmp/k8s-mgmt-vim.XXXXXX)
-        TEMP_FILES+=("$manifest")
-        render_vim_account >"$manifest"
-        admin_kubectl apply -f "$manifest" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
+        write_vim_manifest
+        admin_kubectl apply -f "$VIM_MANIFEST" >&2 || die "kubectl apply of the VIM ServiceAccount failed"
     fi
     poll_until "the token of Secret kube-system/$SA_NAME-token" read_vim_secret
     token=$(base64 -d <<<"$SECRET_TOKEN") || die "cannot decode the token"
