@@ -49,8 +49,12 @@ def _start(service):
                       % (service, systemctl.LOG_DIR, service))
 
 
-def poll(what, check, seconds=WAIT_SECONDS):
-    for _ in Poll(seconds, first=0.02, maximum=1.0):
+def poll(what, check, seconds=WAIT_SECONDS, every=None):
+    """``check()`` until it is true, with backoff (``every``: a fixed
+    interval instead, as a tool that retries at one pace does)."""
+    pace = (dict(first=every, maximum=every, jitter=False) if every
+            else dict(first=0.02, maximum=1.0))
+    for _ in Poll(seconds, **pace):
         if check():
             return
     raise Failure('timed out after %.0fs waiting for %s' % (seconds, what))

@@ -7,8 +7,6 @@ import re
 import subprocess
 import time
 
-from k8s_mgmt.polling import Poll
-
 from k8s_mgmt_lab import standins
 from k8s_mgmt_lab.standins import client as client_mod
 from k8s_mgmt_lab.standins import controlplane as cp
@@ -110,14 +108,8 @@ def add_etcd_member(api, name, ip):
             raise cp.Failure('etcdctl member add failed: %s'
                              % proc.stderr.strip()[-500:])
         return proc.returncode == 0
-    # kubeadm retries the add every EtcdAPICallRetryInterval (500 ms).
-    for _ in Poll(cp.WAIT_SECONDS, first=MEMBER_ADD_RETRY,
-                  maximum=MEMBER_ADD_RETRY, jitter=False):
-        if added():
-            break
-    else:
-        raise cp.Failure('timed out after %.0fs waiting for etcd to accept '
-                         'member %s' % (cp.WAIT_SECONDS, name))
+    cp.poll('etcd to accept member %s' % name, added,
+            every=MEMBER_ADD_RETRY)
     proc = result['proc']
     match = re.search(r'ETCD_INITIAL_CLUSTER="([^"]+)"', proc.stdout)
     if not match:
