@@ -349,7 +349,8 @@ def join_masters(op, topology, masters):
             prepared = None
         if own.calls and own_phase is None:
             # The healed masters' own HAProxy and keepalived while they
-            # join (after their prepare: no two package installs at once).
+            # join (after their prepare: a package's older scripts do not
+            # take turns at apt-get, see k8s_mgmt_lib.sh apt_turn).
             # Nothing reaches them: keepalived starts as a nopreempt
             # BACKUP, the VIP stays where it is.
             own_phase = dataclasses.replace(instantiate.lb_phase(
