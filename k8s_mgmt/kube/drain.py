@@ -216,11 +216,15 @@ class _Calls(object):
 
 
 def drain_and_delete(api, node_name, timeout=None, force=False,
-                     node_unreachable=False, prefix='', delete=True):
+                     node_unreachable=False, prefix='', delete=True,
+                     before_delete=None):
     """Cordon, drain and delete Node ``node_name``; a :class:`DrainReport`.
 
     ``delete=False`` leaves the drained, cordoned Node for whoever removes
     the node next (kubespray's remove-node.yml deletes it itself).
+    ``before_delete(report)`` runs once the node is drained (or found not
+    drainable), right before its Node is deleted: the caller stops the
+    node's kubelet there, which would otherwise register the Node again.
 
     ``api`` is a :class:`~k8s_mgmt.kube.ClusterAPI`. ``timeout`` defaults to
     ``[k8s_mgmt] drain_timeout``. Raises :class:`DrainError` when pods still
@@ -251,6 +255,8 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
                  prefix, node_name, report.seconds, len(report.evicted),
                  len(report.deleted))
         return report
+    if before_delete is not None:
+        before_delete(report)
     # Drained (or not drainable): removing the Node may take one full
     # request even when the drain used up its deadline.
     calls.deadline = None

@@ -17,7 +17,8 @@ when etcd would lose quorum)::
                                        reduced backend list, reload only;
                                        in the background)
     Read the cluster's nodes
-    Remove <target>                   (delete its Node)
+    Remove <target>                   (stop its kubelet when it answers,
+                                       delete its Node)
     Wait until <target> is out of HAProxy
     Remove etcd member <target>       (through the helper; works when the
                                        old VM is unreachable)

@@ -6,7 +6,8 @@ heal_start::
                                      a master's, through SSH)
     Probe the workers to heal        (a dead VM answers nothing: no drain)
     Read the cluster's nodes
-    Remove <worker>                  (cordon, drain via Eviction, delete)
+    Remove <worker>                  (cordon, drain via Eviction, stop
+                                     its kubelet, delete)
     Forget the healed VMs' host keys
 
 heal_end (Heat replaced the VMs: new server ids, same VNFC ids)::
@@ -26,25 +27,57 @@ Each phase decides from what the API reports: a node already gone is not
 drained again, a replacement already Ready is not joined again.
 """
 
+from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import ssh
 from k8s_mgmt.kube import drain
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import phases
 from k8s_mgmt.operations import scale
 from k8s_mgmt.operations import scripts
 
+LOG = logging.getLogger(__name__)
+
 Phase = phases.Phase
+# A kubelet still running when its Node is deleted may register the Node
+# again (a restarted kubelet always does; newer ones do on their own) until
+# Heat deletes the VM: stopped first, it cannot. Its containers keep running
+# (a master's static pods: the API server and etcd member still serve).
+STOP_KUBELET = ssh.Command('systemctl', 'stop', 'kubelet').sudo()
 TITLE_READY = 'Wait until the healed nodes are Ready'
 TITLE_PREPARE = 'Upload the scripts and prepare the workers'
 TITLE_WAIT_PREPARED = 'Wait until the workers are prepared'
 
 
+def stop_kubelet(op, name):
+    """Stop the kubelet of a node about to be deleted; a failure (the node
+    died meanwhile, say) is only logged: the Node is deleted anyway."""
+    try:
+        result = op.session(name).run(STOP_KUBELET, step='stop kubelet',
+                                      check=False, timeout=60)
+        problem = None if result.ok else 'exit %s' % result.status
+    except exceptions.SSHError as err:
+        problem = str(err)
+    if problem:
+        LOG.warning('%s %s: stopping the kubelet failed (%s); it may '
+                    'register its Node again until its VM is deleted',
+                    op.prefix, name, problem)
+
+
 def remove_phase(op, access, name, unreachable, force, title=None):
-    """Cordon, drain (unless unreachable) and delete one node."""
-    return Phase(title or 'Remove %s' % name, nodes=(name,),
-                 work=(scale.drain_work(name, force, unreachable),),
+    """Cordon, drain (unless unreachable), stop the kubelet (when the node
+    answers SSH) and delete one node."""
+    work = (scale.drain_work(name, force, unreachable),)
+    if not unreachable:
+        work += (phases.command_work(name, STOP_KUBELET),)
+    before_delete = (None if unreachable
+                     else lambda _report: stop_kubelet(op, name))
+    return Phase(title or 'Remove %s' % name, nodes=(name,), work=work,
                  action=lambda: drain.drain_and_delete(
                      access.api, name, force=force,
-                     node_unreachable=unreachable, prefix=op.prefix),
+                     node_unreachable=unreachable, prefix=op.prefix,
+                     before_delete=before_delete),
                  assume=drain.DrainReport(node=name, node_deleted=True))
 
 

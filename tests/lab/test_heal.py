@@ -22,6 +22,7 @@ import yaml
 from k8s_mgmt import driver as driver_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
+from k8s_mgmt import polling
 from k8s_mgmt import shipped
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import lcm_heal
@@ -112,37 +113,51 @@ PROBE_TIMEOUT = 2.0
 
 
 class VipProbe(object):
-    """Lists nodes through the VIP every 0.2 s in a thread; records gaps."""
+    """Lists nodes through the VIP every 0.2 s in a thread.
+
+    ``longest_gap`` is the longest time between two answers (from the
+    probe's start for the first): what a client retrying at that pace
+    went without. ``timeline`` keeps every attempt's (start, end, error or
+    None), in seconds from the probe's start, for the failure message.
+    """
 
     def __init__(self, settings):
         self.api = _api(settings)
         self.stop = threading.Event()
         self.answers = 0
         self.failures = []
+        self.timeline = []
         self.longest_gap = 0.0
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
-        gap_started = None
+        started = last_answer = time.monotonic()
         while not self.stop.is_set():
+            begun = time.monotonic()
+            error = None
             try:
                 # A request on a connection the dead VIP holder took down
                 # with it would hang for the client's whole timeout: cut at
                 # 2 s, as a client that retries does, so the probe sees when
                 # the VIP answers again.
-                self.api.nodes(deadline=time.monotonic() + PROBE_TIMEOUT)
-                self.answers += 1
-                if gap_started is not None:
-                    self.longest_gap = max(self.longest_gap,
-                                           time.monotonic() - gap_started)
-                gap_started = None
+                self.api.nodes(deadline=begun + PROBE_TIMEOUT)
             except exceptions.KubernetesAPIError as err:
-                self.failures.append(str(err))
-                gap_started = gap_started or time.monotonic()
+                error = str(err)
+                self.failures.append(error)
+            now = time.monotonic()
+            self.timeline.append((begun - started, now - started, error))
+            if error is None:
+                self.answers += 1
+                self.longest_gap = max(self.longest_gap, now - last_answer)
+                last_answer = now
             self.stop.wait(0.2)
-        if gap_started is not None:
-            self.longest_gap = max(self.longest_gap,
-                                   time.monotonic() - gap_started)
+        self.longest_gap = max(self.longest_gap,
+                               time.monotonic() - last_answer)
+
+    def failed_attempts(self):
+        """The failed attempts, one line each, for an assertion message."""
+        return ['%.1f-%.1f s: %s' % (begun, ended, error[-300:])
+                for begun, ended, error in self.timeline if error]
 
     def __enter__(self):
         self.thread.start()
@@ -199,6 +214,44 @@ def test_heal_a_live_worker(complex_lab):
     assert opened and max(opened.values()) == 1, opened
 
 
+class _WatchAfterHealStart(object):
+    """The driver, but after heal_start, while the old VM still runs (Heat
+    has not replaced it yet), watches for the removed Node to come back for
+    three kubelet heartbeats, and reads the old VM's kubelet."""
+
+    def __init__(self, lab, node):
+        self.driver = driver_mod.KubernetesMgmtDriver()
+        self.lab, self.node = lab, node
+        self.came_back = None
+        self.kubelet = None
+
+    def __getattr__(self, name):
+        return getattr(self.driver, name)
+
+    def heal_start(self, **kwargs):
+        self.driver.heal_start(**kwargs)
+        with _api(COMPLEX) as api:
+            for _ in polling.Poll(3.0, first=0.2, maximum=0.2):
+                if self.node.name in api.nodes():
+                    self.came_back = True
+                    break
+        self.kubelet = self.lab.vms.exec(
+            self.node.server_id, ['systemctl', 'is-active', 'kubelet'],
+            check=False).stdout.strip()
+
+
+def test_a_healed_live_workers_node_does_not_come_back(complex_lab):
+    """heal_start stops the kubelet of a live node before deleting its
+    Node: a kubelet left running registers the Node again (a restarted one
+    always does, newer ones on their own) until Heat deletes the VM."""
+    worker = _topology(COMPLEX).workers[0]
+    watch = _WatchAfterHealStart(complex_lab, worker)
+    lcm_heal.heal(COMPLEX, worker.vnfc_id, driver=watch)
+    assert watch.came_back is None
+    assert watch.kubelet != 'active'
+    _assert_cluster_matches_heat(COMPLEX)
+
+
 def test_heal_a_killed_worker_without_waiting_on_its_pods(complex_lab):
     result = _heal_worker(complex_lab, kill_first=True)
     # A dead node is deleted at once: no drain deadline is waited for.
@@ -226,8 +279,9 @@ def _heal_master(lab, index, kill_first):
     print('VIP probe during the heal of %s: %d answers, %d failures, '
           'longest gap %.1f s' % (master.name, probe.answers,
                                   len(probe.failures), probe.longest_gap))
+    print('\n'.join(probe.failed_attempts()))
     assert probe.answers > 10
-    assert probe.longest_gap < 6.0, probe.failures[-3:]
+    assert probe.longest_gap < 6.0, probe.failed_attempts()
     return result, probe
 
 

@@ -156,7 +156,10 @@ def heartbeat_forever(api, state, interval):
                 'PATCH', '/api/v1/nodes/%s/status' % state['node_name'],
                 {'status': node_status(state['node_ip'])}, MERGE)
             if status == 404:
-                registered = False  # deleted (drain, scale-in): register again
+                # Deleted (drain, scale-in, heal): register again, the
+                # harsher of kubelet's behaviours (a restarted kubelet
+                # always does; some versions do without a restart).
+                registered = False
         except (OSError, client_mod.APIFailure) as err:
             sys.stderr.write('kubelet: heartbeat failed: %s\n' % err)
             sys.stderr.flush()

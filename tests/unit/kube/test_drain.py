@@ -180,6 +180,28 @@ def test_node_without_pods_is_still_deleted(cluster, api):
     assert cluster.node_obj(node) is None
 
 
+def test_before_delete_runs_after_the_drain_and_before_the_delete(
+        cluster, api):
+    node = cluster.node('hook')
+    web = cluster.pod(node, 'web', owner='ReplicaSet')
+    seen = []
+
+    def before_delete(report):
+        # Drained already; the Node still there.
+        seen.append((list(report.evicted), cluster.pods_on(node),
+                     cluster.node_obj(node) is not None))
+    report = drain.drain_and_delete(api, node, timeout=20,
+                                    before_delete=before_delete)
+    assert seen == [([web], [], True)]
+    assert report.node_deleted and cluster.node_obj(node) is None
+    # Not run when there is no Node, nor when the Node is to stay.
+    drain.drain_and_delete(api, node, timeout=5, before_delete=seen.append)
+    kept = cluster.node('kept')
+    drain.drain_and_delete(api, kept, timeout=5, delete=False,
+                           before_delete=seen.append)
+    assert len(seen) == 1
+
+
 def test_second_call_on_a_removed_node_is_a_no_op(cluster, api):
     node = cluster.node('twice')
     assert drain.drain_and_delete(api, node, timeout=5).node_deleted

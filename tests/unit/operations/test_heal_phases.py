@@ -32,10 +32,16 @@ def test_heal_start_of_a_worker_drains_it_through_the_master():
         'Probe the workers to heal', 'Read the cluster\'s nodes',
         'Remove worker-1', 'Forget the healed VMs\' host keys',
         'Keep the sessions to master-1 for heal_end']
+    # A live worker's kubelet is stopped before its Node goes (it would
+    # register the Node again); a dead one has none running.
+    live = op_helpers.phase(walked, 'Remove worker-1')
+    assert [(w.node, w.text) for w in live.work[1:]] == [
+        ('worker-1', 'sudo -n -- systemctl stop kubelet')]
     unreachable = _heal('simple', topo, 'heal_start', [topo.workers[0]],
                         unreachable={'worker-1'})
     remove = op_helpers.phase(unreachable, 'Remove worker-1')
     assert 'the node does not answer' in remove.work[0].text
+    assert len(remove.work) == 1
 
 
 def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
@@ -76,6 +82,9 @@ def test_heal_start_of_a_master_keeps_etcd_and_the_vip():
         'Remove etcd member master-2',
         'Forget the healed VMs\' host keys',
         'Keep the sessions to master-1, master-3 for heal_end']
+    remove = op_helpers.phase(walked, 'Remove master-2')
+    assert [(w.node, w.text) for w in remove.work[1:]] == [
+        ('master-2', 'sudo -n -- systemctl stop kubelet')]
     lb = op_helpers.phase(walked, 'Take master-2 out of HAProxy')
     assert lb.nodes == ('master-1', 'master-3')
     # In the background while the Node goes; waited for before the etcd
