@@ -41,9 +41,10 @@ LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 # A kubelet still running when its Node is deleted may register the Node
-# again (a restarted kubelet always does; newer ones do on their own) until
-# Heat deletes the VM: stopped first, it cannot. Its containers keep running
-# (a master's static pods: the API server and etcd member still serve).
+# again before Heat deletes the VM (a restarted kubelet always does; some
+# versions do without a restart): stopped first, it cannot. Its containers
+# keep running (a master's static pods: the API server and etcd member
+# still serve).
 STOP_KUBELET = ssh.Command('systemctl', 'stop', 'kubelet').sudo()
 TITLE_READY = 'Wait until the healed nodes are Ready'
 TITLE_PREPARE = 'Upload the scripts and prepare the workers'
