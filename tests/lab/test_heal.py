@@ -275,7 +275,13 @@ def _heal_master(lab, index, kill_first):
     assert 'control-plane' in nodes[healed.name].roles
     assert _etcd_members(lab, topology) == sorted(
         m.name for m in topology.masters)
-    # The VIP answered throughout, but for a VRRP handover.
+    # The VIP answered throughout, but for a VRRP handover. The longest:
+    # the VIP holder crashed, the others take the VIP once its adverts
+    # stop for 3 x advert_int + skew (up to about 3.1 s), while the probe's
+    # request on the dead holder's connection hangs for its 2 s; a request
+    # HAProxy sends to the dead API server before it is marked down is
+    # tried on another after 1 s (redispatch). Measured 3.2 s on a quiet
+    # machine; 6 s leaves room for a loaded one.
     print('VIP probe during the heal of %s: %d answers, %d failures, '
           'longest gap %.1f s' % (master.name, probe.answers,
                                   len(probe.failures), probe.longest_gap))
