@@ -3,6 +3,7 @@ to a request, a wait for activity that does not spin, signals, and output
 handed over line by line as it arrives."""
 
 import select
+import sys
 import threading
 
 import paramiko
@@ -44,9 +45,38 @@ class Watchdog(object):
             self._done = True
 
 
+def _green_select():
+    """True when eventlet has monkey-patched select in this process (as in
+    Tacker's conductor)."""
+    if 'eventlet' not in sys.modules:
+        return False
+    from eventlet import patcher
+    return patcher.is_monkey_patched('select')
+
+
+def watchable(channel):
+    """``channel``, its pipe made (paramiko makes it on the first
+    ``fileno()``) and, under eventlet, announced to the hub.
+
+    The pipe's descriptor may reuse the number of a socket just closed
+    while a green thread still waits on it (another session's paramiko
+    transport thread, for up to its 0.1 s read timeout). eventlet knows of
+    the reuse only when the descriptor comes from green code, and paramiko
+    makes the pipe with a plain ``os.pipe()``: the hub would then refuse a
+    select on the channel ("Second simultaneous read on fileno N").
+    ``notify_opened`` retires the stale waiter (its socket is closed
+    anyway) as eventlet's own ``os.open`` does."""
+    fresh = getattr(channel, '_pipe', None) is None
+    fd = channel.fileno()
+    if fresh and _green_select():
+        from eventlet import hubs
+        hubs.notify_opened(fd)
+    return channel
+
+
 def wait_for_activity(channel, seconds):
     """Wait up to ``seconds`` for output, EOF or the exit status."""
-    readable, _, _ = select.select([channel], [], [], seconds)
+    readable, _, _ = select.select([watchable(channel)], [], [], seconds)
     if readable and not (channel.recv_ready() or
                          channel.recv_stderr_ready()):
         # After EOF the channel stays "readable" forever; wait for the

@@ -82,3 +82,70 @@ def test_parallel_sessions_under_eventlet(fast_conf):
     assert out['green'] is True
     assert out['results'] == [['in', 'payload', True]] * 4
     assert out['pins'] == 4
+
+
+REUSED_FD = textwrap.dedent('''
+    import eventlet
+    eventlet.monkey_patch()
+
+    import json
+    import select
+    import socket
+
+    import paramiko
+    from k8s_mgmt.ssh import channel as channel_mod
+
+    def parked_on_closed_socket():
+        """A green thread waiting on a socket that is then closed, as a
+        closed session's transport thread waits out its read timeout."""
+        sock, _peer = socket.socketpair()
+        def read():
+            try:
+                return sock.recv(1)
+            except EOFError:  # what paramiko's transport thread catches
+                return 'eof'
+        waiter = eventlet.spawn(read)
+        eventlet.sleep(0)
+        number = sock.fileno()
+        sock.close()
+        return number, waiter
+
+    out = {}
+    number, waiter = parked_on_closed_socket()
+    plain = paramiko.Channel(1)
+    out['plain_reuses'] = plain.fileno() == number
+    try:
+        select.select([plain], [], [], 0.05)
+        out['plain'] = 'ok'
+    except RuntimeError as err:
+        out['plain'] = str(err).split('.')[0]
+    plain.close()
+    waiter.kill()
+
+    number, waiter = parked_on_closed_socket()
+    ours = paramiko.Channel(2)
+    channel_mod.wait_for_activity(ours, 0.05)
+    out['ours_reuses'] = ours.fileno() == number
+    out['ours'] = 'ok'
+    out['waiter'] = waiter.wait()
+    print(json.dumps(out))
+''')
+
+
+def test_channel_pipe_on_a_reused_descriptor_under_eventlet():
+    """paramiko makes a channel's pipe with a plain os.pipe(); when its
+    number is that of a socket just closed while a green thread still
+    waits on it, eventlet's hub refuses a select on the channel. Our wait
+    announces the new pipe to the hub first (a flake in CI before)."""
+    env = dict(os.environ, PYTHONPATH=REPO, PYTHONWARNINGS='ignore')
+    proc = subprocess.run([sys.executable, '-c', REUSED_FD], cwd=REPO,
+                          env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    # The hazard is real: a plain select fails on the reused number.
+    assert out['plain_reuses'] is True
+    assert out['plain'].startswith('Second simultaneous read on fileno')
+    # Ours, on a reused number too, waits; the stale waiter gets EOF.
+    assert out['ours_reuses'] is True and out['ours'] == 'ok'
+    assert out['waiter'] == 'eof'
