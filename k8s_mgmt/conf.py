@@ -27,6 +27,13 @@ ssh_opts = [
     cfg.FloatOpt('connect_timeout', default=10.0, min=0.1,
                  help='Seconds one TCP connect plus SSH handshake attempt may '
                       'take before it is abandoned and retried.'),
+    cfg.FloatOpt('probe_deadline', default=12.0, min=1.0,
+                 help='Seconds a heal (and its search for a master to work '
+                      'through) gives a node to answer SSH before it counts '
+                      'as dead. A dead node to replace is not drained (its '
+                      'pods are deleted with its Node) and gets no VIP '
+                      'hand-over or kubelet stop. Shorter heals a crashed VM '
+                      'sooner; too short counts a slow live one as dead.'),
     cfg.FloatOpt('command_timeout', default=1800.0, min=1.0,
                  help='Default seconds a remote command may run before it is '
                       'treated as failed. Steps may set shorter limits.'),

@@ -17,6 +17,7 @@ import typing
 
 from oslo_log import log as logging
 
+from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
@@ -29,9 +30,6 @@ from k8s_mgmt.operations import scripts
 from k8s_mgmt.operations import uploads
 
 LOG = logging.getLogger(__name__)
-
-# Seconds to decide that a VM does not answer SSH (it crashed or is gone).
-PROBE_DEADLINE = 12.0
 
 
 def vim_session(ctx):
@@ -98,9 +96,10 @@ class OperationRun(object):
         self.sessions = nodes_mod.Sessions(label, self.store,
                                            first_contact=self.first_contact)
         # Short-deadline sessions to tell a dead VM from a slow one.
-        self.probes = nodes_mod.Sessions(label, self.store,
-                                         connect_deadline=PROBE_DEADLINE,
-                                         first_contact=self.first_contact)
+        self.probes = nodes_mod.Sessions(
+            label, self.store,
+            connect_deadline=conf.CONF.k8s_mgmt.probe_deadline,
+            first_contact=self.first_contact)
         self.scripts = uploads.ScriptSet(ctx.package_dir, self.params)
         self._clients = []
         self._hold = ()     # node names whose sessions outlive the hook
@@ -158,7 +157,8 @@ class OperationRun(object):
         return self.sessions.connect_all(todo, self.params)
 
     def probe(self, nodes):
-        """Names of the nodes that answer SSH within PROBE_DEADLINE."""
+        """Names of the nodes that answer SSH within ``[k8s_mgmt]
+        probe_deadline``."""
         todo = [n for n in nodes if not self.connected(n.name)]
         answered = {n.name for n in nodes if self.connected(n.name)}
         if not todo:

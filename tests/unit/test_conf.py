@@ -14,7 +14,7 @@ def test_list_opts_covers_every_option_with_help():
     names = {o.name for o in opts}
     for expected in ('connect_deadline', 'command_timeout', 'host_key_policy',
                      'max_parallel_nodes', 'state_dir', 'kubernetes_version',
-                     'playbook_timeout'):
+                     'playbook_timeout', 'probe_deadline'):
         assert expected in names
     for opt in opts:
         assert opt.help and len(opt.help) > 20, opt.name
