@@ -40,11 +40,11 @@ from k8s_mgmt.operations import scripts
 LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
-# A kubelet still running when its Node is deleted may register the Node
-# again before Heat deletes the VM (a restarted kubelet always does; some
-# versions do without a restart): stopped first, it cannot. Its containers
-# keep running (a master's static pods: the API server and etcd member
-# still serve).
+# A kubelet registers its Node when it starts: left running after its Node
+# is deleted and restarted before Heat deletes the VM (after a crash, say),
+# it registers the Node again, which then outlives the VM. Stopped, it does
+# not restart. Its containers keep running (a master's static pods: the API
+# server and etcd member still serve).
 STOP_KUBELET = ssh.Command('systemctl', 'stop', 'kubelet').sudo()
 TITLE_READY = 'Wait until the healed nodes are Ready'
 TITLE_PREPARE = 'Upload the scripts and prepare the workers'

@@ -216,8 +216,9 @@ def test_heal_a_live_worker(complex_lab):
 
 class _WatchAfterHealStart(object):
     """The driver, but after heal_start, while the old VM still runs (Heat
-    has not replaced it yet), watches for the removed Node to come back for
-    three kubelet heartbeats, and reads the old VM's kubelet."""
+    has not replaced it yet): its kubelet, if running, restarts (as after a
+    crash: ``systemctl try-restart`` leaves a stopped unit stopped), and the
+    removed Node is watched for three kubelet heartbeats."""
 
     def __init__(self, lab, node):
         self.driver = driver_mod.KubernetesMgmtDriver()
@@ -230,6 +231,8 @@ class _WatchAfterHealStart(object):
 
     def heal_start(self, **kwargs):
         self.driver.heal_start(**kwargs)
+        self.lab.vms.exec(self.node.server_id,
+                          ['systemctl', 'try-restart', 'kubelet'])
         with _api(COMPLEX) as api:
             for _ in polling.Poll(3.0, first=0.2, maximum=0.2):
                 if self.node.name in api.nodes():
@@ -242,8 +245,8 @@ class _WatchAfterHealStart(object):
 
 def test_a_healed_live_workers_node_does_not_come_back(complex_lab):
     """heal_start stops the kubelet of a live node before deleting its
-    Node: a kubelet left running registers the Node again (a restarted one
-    always does, newer ones on their own) until Heat deletes the VM."""
+    Node: a kubelet left running and restarted before Heat deletes the VM
+    (a crash, say) registers the Node again, which then stays behind."""
     worker = _topology(COMPLEX).workers[0]
     watch = _WatchAfterHealStart(complex_lab, worker)
     lcm_heal.heal(COMPLEX, worker.vnfc_id, driver=watch)

@@ -3,7 +3,9 @@
 Started by the systemctl stand-in; like the real kubelet under systemd's
 restart loop it waits for ``/etc/kubernetes/kubelet.conf`` (written by
 ``kubeadm init/join``), then registers the node and PATCHes its status every
-``heartbeat_interval`` seconds. The API server stand-in judges Ready from
+``heartbeat_interval`` seconds. It registers only when it starts, as the
+real kubelet: a Node deleted while it runs comes back only when it is
+restarted. The API server stand-in judges Ready from
 the last heartbeat, so a node whose VM dies turns NotReady by itself.
 Like a real kubelet it listens on TCP port 10250 while it runs (it only
 accepts and closes there): the kubespray mode's external load balancer
@@ -156,10 +158,14 @@ def heartbeat_forever(api, state, interval):
                 'PATCH', '/api/v1/nodes/%s/status' % state['node_name'],
                 {'status': node_status(state['node_ip'])}, MERGE)
             if status == 404:
-                # Deleted (drain, scale-in, heal): register again, the
-                # harsher of kubelet's behaviours (a restarted kubelet
-                # always does; some versions do without a restart).
-                registered = False
+                # Deleted (drain, scale-in, heal): as a real kubelet, this
+                # one registered when it started and does not again; its
+                # status updates fail until it is restarted
+                # (kubernetes/kubernetes#71398).
+                sys.stderr.write('kubelet: Error updating node status, will '
+                                 'retry: node "%s" not found\n'
+                                 % state['node_name'])
+                sys.stderr.flush()
         except (OSError, client_mod.APIFailure) as err:
             sys.stderr.write('kubelet: heartbeat failed: %s\n' % err)
             sys.stderr.flush()

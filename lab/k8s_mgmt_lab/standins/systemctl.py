@@ -363,8 +363,11 @@ def _one(verb, unit, quiet, now):
     if verb in ('start', 'stop', 'restart', 'reload'):
         return {'start': start, 'stop': stop, 'restart': restart,
                 'reload': reload}[verb](unit)
-    if verb in ('reload-or-restart', 'try-restart'):
+    if verb == 'reload-or-restart':
         return reload(unit) if running_pid(unit) else start(unit)
+    if verb == 'try-restart':
+        # systemd: restart a running unit; one that is not running stays so.
+        return restart(unit) if running_pid(unit) else 0
     if verb in ('enable', 'disable'):
         _enable(unit, verb == 'enable')
         if now:

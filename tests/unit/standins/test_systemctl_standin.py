@@ -181,3 +181,17 @@ def test_wrapper_leaves_every_change_to_the_stand_in(dirs, monkeypatch,
     shell = subprocess.run(['sh', str(wrapper)] + argv, capture_output=True,
                            text=True)
     assert (shell.returncode, shell.stdout) == (99, 'NOT-FAST\n')
+
+
+def test_try_restart_restarts_only_a_running_service(dirs, monkeypatch):
+    """systemd's try-restart: a stopped unit stays stopped (a unit the
+    driver stopped is not brought back by it); a running one restarts."""
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.main(['try-restart', SERVICE]) == 0
+    assert systemctl.running_pid(SERVICE) is None
+    assert systemctl.start(SERVICE) == 0
+    before = systemctl.running_pid(SERVICE)
+    assert systemctl.main(['try-restart', SERVICE]) == 0
+    after = systemctl.running_pid(SERVICE)
+    assert after and after != before and not _alive(before)
