@@ -19,12 +19,13 @@ from k8s_mgmt import secrets
 LOG = logging.getLogger(__name__)
 
 
-def eventlet_is_active():
-    """True when eventlet has monkey-patched threading in this process."""
+def eventlet_is_active(module='thread'):
+    """True when eventlet has monkey-patched ``module`` (threading by
+    default) in this process."""
     if 'eventlet' not in sys.modules:
         return False  # nobody imported it, so nobody patched with it
     from eventlet import patcher
-    return patcher.is_monkey_patched('thread')
+    return patcher.is_monkey_patched(module)
 
 
 def _name_of_node(node):

@@ -3,10 +3,11 @@ to a request, a wait for activity that does not spin, signals, and output
 handed over line by line as it arrives."""
 
 import select
-import sys
 import threading
 
 import paramiko
+
+from k8s_mgmt import parallel
 
 
 class Watchdog(object):
@@ -45,15 +46,6 @@ class Watchdog(object):
             self._done = True
 
 
-def _green_select():
-    """True when eventlet has monkey-patched select in this process (as in
-    Tacker's conductor)."""
-    if 'eventlet' not in sys.modules:
-        return False
-    from eventlet import patcher
-    return patcher.is_monkey_patched('select')
-
-
 def watchable(channel):
     """``channel``, its pipe made (paramiko makes it on the first
     ``fileno()``) and, under eventlet, announced to the hub.
@@ -68,7 +60,7 @@ def watchable(channel):
     anyway) as eventlet's own ``os.open`` does."""
     fresh = getattr(channel, '_pipe', None) is None
     fd = channel.fileno()
-    if fresh and _green_select():
+    if fresh and parallel.eventlet_is_active('select'):
         from eventlet import hubs
         hubs.notify_opened(fd)
     return channel

@@ -124,8 +124,6 @@ class VipProbe(object):
     def __init__(self, settings):
         self.api = _api(settings)
         self.stop = threading.Event()
-        self.answers = 0
-        self.failures = []
         self.timeline = []
         self.longest_gap = 0.0
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -143,16 +141,23 @@ class VipProbe(object):
                 self.api.nodes(deadline=begun + PROBE_TIMEOUT)
             except exceptions.KubernetesAPIError as err:
                 error = str(err)
-                self.failures.append(error)
             now = time.monotonic()
             self.timeline.append((begun - started, now - started, error))
             if error is None:
-                self.answers += 1
                 self.longest_gap = max(self.longest_gap, now - last_answer)
                 last_answer = now
             self.stop.wait(0.2)
         self.longest_gap = max(self.longest_gap,
                                time.monotonic() - last_answer)
+
+    @property
+    def answers(self):
+        return sum(1 for _begun, _ended, error in self.timeline
+                   if error is None)
+
+    @property
+    def failures(self):
+        return [error for _begun, _ended, error in self.timeline if error]
 
     def failed_attempts(self):
         """The failed attempts, one line each, for an assertion message."""

@@ -24,6 +24,17 @@ def ssh_server_module():
     return module
 
 
+class PinsOnlyState(object):
+    """An instance's state directory as an OperationRun outside a lab
+    needs it: only the pin file, under ``root``."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def host_key_file(self):
+        return str(self.root / 'pins.json')
+
+
 def sample_body(flavour):
     with open(os.path.join(REQUESTS, flavour + '.json')) as src:
         return json.load(src)

@@ -123,7 +123,7 @@ def test_only_a_hook_that_succeeds_hands_its_sessions_on(
     monkeypatch.setattr(held, 'HOLD', held.SessionHold())
     monkeypatch.setattr(held, 'limit', lambda: 60.0)
     monkeypatch.setattr(run_mod.state_mod, 'InstanceState',
-                        lambda _id: _State(tmp_path))
+                        lambda _id: op_helpers.PinsOnlyState(tmp_path))
     params = op_helpers.sample_params('complex')
     ctx = op_helpers.context(params, operation='heal_vnfc',
                              hook='heal_start')
@@ -150,11 +150,3 @@ class _nothing(object):
 
     def __exit__(self, *exc_info):
         return False
-
-
-class _State(object):
-    def __init__(self, root):
-        self.root = root
-
-    def host_key_file(self):
-        return str(self.root / 'pins.json')

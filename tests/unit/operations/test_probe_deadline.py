@@ -51,18 +51,10 @@ def opts():
     fix.cleanUp()
 
 
-class _State(object):
-    def __init__(self, root):
-        self.root = root
-
-    def host_key_file(self):
-        return str(self.root / 'pins.json')
-
-
 def test_a_node_that_never_answers_counts_dead_at_the_probe_deadline(
         silent_sshd, opts, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(run_mod.state_mod, 'InstanceState',
-                        lambda _id: _State(tmp_path))
+                        lambda _id: op_helpers.PinsOnlyState(tmp_path))
     params = op_helpers.sample_params('complex')
     ctx = op_helpers.context(params, operation='heal_vnfc',
                              hook='heal_start')
