@@ -2,11 +2,14 @@
 into the objects the driver creates (never edited as text)."""
 
 import copy
+import json
 import os
 
 import pytest
 import yaml
 
+from k8s_mgmt import driver
+from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.params import pv_manifests
 from tests.unit.params import params_helpers as h
@@ -67,7 +70,7 @@ def test_a_good_manifest():
     (changed('spec.nfs', {'server': 'x'}), 'spec.nfs.path None is not an '
                                            'absolute path'),
     (changed('spec.nfs.path', '/volume/nfs/pv3'),
-     'spec.nfs.path /volume/nfs/pv3 is not one of the storage server\'s '
+     'spec.nfs.path \'/volume/nfs/pv3\' is not one of the storage server\'s '
      'exports (/volume/nfs/pv1, /volume/nfs/pv2)'),
     # A directory under an export is not an export.
     (changed('spec.nfs.path', '/volume/nfs/pv1/sub'), 'is not one of'),
@@ -132,8 +135,8 @@ def test_load_all_reports_each_entry(tmp_path):
         (field(2), 'Files/missing.yaml: no such file in the VNF package'),
         (field(3), 'Files/again.yaml: PersistentVolume nfs-pv1 is also '
                    'defined by Files/pv1.yaml'),
-        (field(4), 'Files/big.yaml: larger than %d bytes'
-         % pv_manifests.MAX_BYTES)]
+        (field(4), 'Files/big.yaml: larger than 65536 bytes (64 KiB), the '
+                   'limit for a manifest')]
 
 
 def test_validation_with_the_package_reports_manifests(tmp_path):
@@ -160,3 +163,158 @@ def test_without_a_package_each_manifest_is_a_problem(tmp_path):
     assert pv_manifests.load_all(None, loaded) == ([], [(
         pv_manifests.field_path(0),
         'Files/pv.yaml: no VNF package to read it from')])
+
+
+# -- YAML that could expand, recurse or exhaust: refused from the events ---
+
+def _bomb():
+    """A PersistentVolume whose labels hold a billion-laughs alias bomb
+    (9**9 strings once expanded) in under 800 bytes."""
+    lines = ['apiVersion: v1', 'kind: PersistentVolume',
+             'metadata:', '  name: nfs-pv1', '  labels:',
+             '    l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+    for level in range(1, 9):
+        lines.append('    l%d: &l%d [%s]' % (
+            level, level, ', '.join(['*l%d' % (level - 1)] * 9)))
+    lines += ['spec:', '  nfs: {server: 0.0.0.0, path: /volume/nfs/pv1}']
+    return '\n'.join(lines) + '\n'
+
+
+def _never_composed(monkeypatch):
+    # Refused from the event stream means no node is ever built.
+    def compose(*_args):
+        raise AssertionError('the document was composed')
+    monkeypatch.setattr(yaml.composer.Composer, 'compose_node', compose)
+
+
+@pytest.mark.parametrize('text, line', [
+    (_bomb(), 6),
+    ('&a [*a]\n', 1),
+    # Valid as a PersistentVolume, and a cycle once composed.
+    ('&pv {apiVersion: v1, kind: PersistentVolume, metadata: {name: a}, '
+     'spec: {nfs: {path: /volume/nfs/pv1}, again: *pv}}\n', 1),
+    (yaml.safe_dump(GOOD).replace('spec:', 'spec: &s', 1),
+     yaml.safe_dump(GOOD).splitlines().index('spec:') + 1),
+    ('kind: &k PersistentVolume\n', 1),
+])
+def test_anchors_and_aliases_are_refused_before_composing(
+        text, line, monkeypatch):
+    _never_composed(monkeypatch)
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(text)
+    assert str(err.value) == (
+        'Files/kubernetes/pv.yaml: YAML anchors and aliases are not '
+        'accepted (line %d); write the values out' % line)
+
+
+def test_the_bomb_is_small_and_refused_at_once():
+    text = _bomb()
+    assert 500 < len(text.encode()) < 800
+    with pytest.raises(pv_manifests.ManifestError):
+        parse(text)
+
+
+def test_nesting_is_capped_at_max_depth():
+    deepest = '[' * pv_manifests.MAX_DEPTH + ']' * pv_manifests.MAX_DEPTH
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(deepest)
+    assert 'a list, not a Kubernetes object' in str(err.value)
+    too_deep = '[' + deepest + ']'
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(too_deep)
+    assert str(err.value) == ('Files/kubernetes/pv.yaml: nested deeper '
+                              'than 32 levels (line 1)')
+
+
+def test_deep_block_nesting_is_refused_without_recursion(monkeypatch):
+    _never_composed(monkeypatch)
+    text = ''.join('%sk:\n' % (' ' * depth) for depth in range(5000))
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(text + ' ' * 5000 + 'k: 1\n')
+    assert 'nested deeper than 32 levels (line 33)' in str(err.value)
+
+
+def test_a_number_too_long_for_python_is_a_problem():
+    text = yaml.safe_dump(GOOD).replace('1Gi', '1' * 5000)
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(text)
+    assert str(err.value) == ('Files/kubernetes/pv.yaml: holds a number '
+                              'too long to read')
+
+
+def test_shown_values_are_escaped_and_short():
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(changed('spec.nfs.path', '/x\nERROR forged line' + 'y' * 500))
+    assert '\n' not in str(err.value) and len(str(err.value)) < 300
+    with pytest.raises(pv_manifests.ManifestError) as err:
+        parse(changed('kind', {'a': ['b'] * 1000}))
+    assert "kind a dict apiVersion 'v1'" in str(err.value)
+
+
+def test_the_size_cap_is_64_kib(tmp_path):
+    text = yaml.safe_dump(GOOD)
+    at_cap = text + '#' * (pv_manifests.MAX_BYTES - len(text) - 1) + '\n'
+    files = {'Files/at.yaml': at_cap, 'Files/over.yaml': at_cap + '\n'}
+    loaded = _request_with(tmp_path, files, ['Files/at.yaml',
+                                             'Files/over.yaml'])
+    found, problems = pv_manifests.load_all(str(tmp_path), loaded)
+    assert [m.relative_path for m in found] == ['Files/at.yaml']
+    assert problems == [(pv_manifests.field_path(1), (
+        'Files/over.yaml: larger than 65536 bytes (64 KiB), the limit for '
+        'a manifest'))]
+
+
+def test_a_symlink_out_of_the_package_is_not_read(tmp_path):
+    outside = tmp_path / 'outside.yaml'
+    outside.write_text(yaml.safe_dump(GOOD))
+    package = tmp_path / 'pkg'
+    (package / 'Files').mkdir(parents=True)
+    os.symlink(str(outside), str(package / 'Files' / 'pv.yaml'))
+    loaded = _request_with(package, {}, ['Files/pv.yaml'])
+    assert pv_manifests.load_all(str(package), loaded) == ([], [(
+        pv_manifests.field_path(0),
+        'Files/pv.yaml: resolves outside the VNF package (symlink)')])
+
+
+def test_the_sample_manifests_still_load(built_package):
+    body = h.sample('storage')
+    loaded = params.load_request(body, package_dir=built_package)
+    found, problems = pv_manifests.load_all(built_package, loaded)
+    assert problems == []
+    assert [m.name for m in found] == ['nfs-pv1', 'nfs-pv2', 'nfs-pv3']
+
+
+# -- where the refusal shows: the CLI and the driver, before any VM --------
+
+def _storage_package_with(package_copy, text):
+    with open(os.path.join(package_copy, 'Files', 'kubernetes',
+                           'nfs-pv2.yaml'), 'w') as handle:
+        handle.write(text)
+    return package_copy
+
+
+def test_validate_cli_prints_one_line_and_exits_2(package_copy, tmp_path):
+    package = _storage_package_with(package_copy, _bomb())
+    request = tmp_path / 'request.json'
+    request.write_text(json.dumps(h.sample('storage')))
+    done = h.validate_cli('--package-dir', package, str(request))
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == [
+        'k8s_cluster_installation_param.pv_registration_params[1].'
+        'pv_manifest_file_path: Files/kubernetes/nfs-pv2.yaml: YAML anchors '
+        'and aliases are not accepted (line 6); write the values out']
+
+
+def test_instantiate_start_refuses_before_any_vm(package_copy):
+    package = _storage_package_with(package_copy, '&a [*a]\n')
+    body = h.sample('storage')
+    request = {'flavour_id': 'storage',
+               'additional_params': body['additionalParams']}
+    with pytest.raises(exceptions.ValidationError) as info:
+        driver.KubernetesMgmtDriver().instantiate_start(
+            None, {'id': 'vnf-1'}, request, None, None,
+            vnf_package_path=package)
+    assert info.value.problems == [(
+        pv_manifests.field_path(1),
+        'Files/kubernetes/nfs-pv2.yaml: YAML anchors and aliases are not '
+        'accepted (line 1); write the values out')]
