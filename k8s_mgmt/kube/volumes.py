@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import polling
+from k8s_mgmt import tacker_settings
 from k8s_mgmt.kube import client as client_mod
 from k8s_mgmt.params import pv_manifests
 
@@ -60,9 +61,15 @@ class PvUse:
 
 class VolumesInUse(exceptions.MgmtDriverError):
     message = ('%(what)s refused: %(count)d PersistentVolume(s) of this '
-               'instance are in use: %(details)s. Delete the pods and the '
-               'claims first (their data stays on the volume), then heal '
-               'again')
+               'instance are in use: %(details)s. Stop the pods that mount '
+               'them and delete their claims, then try again. Deleting a '
+               'claim leaves its files on the NFS export; a heal of the '
+               'storage server keeps them only when it keeps the volume '
+               '(additionalParams %(key)s: false)')
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault('key', tacker_settings.heal_block_storage().key)
+        super().__init__(**kwargs)
 
 
 def _meta(obj):

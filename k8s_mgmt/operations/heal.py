@@ -4,8 +4,10 @@ The VNFC ids of the request map to nodes through the instance's
 ``vnfc_resource_info`` (server id -> VNFC id) and the Heat topology. An
 unknown id, the only master or an etcd quorum at risk stop the heal before
 anything changes. Masters are handled first (one etcd change at a time),
-then workers. The storage server VNFC is healed as storage.py says: its
-PVs are checked and deleted first, registered again last. See
+then workers. The storage server VNFC is healed as storage.py says: a
+heal that would give it an empty volume is refused unless the request
+accepts it (storage_heal.py), its PVs are checked and deleted first,
+registered again last. See
 heal_master.py, heal_worker.py, heal_vnf.py and storage.py.
 """
 
@@ -15,6 +17,7 @@ from k8s_mgmt.operations import heal_worker
 from k8s_mgmt.operations import instantiate
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import storage
+from k8s_mgmt.operations import storage_heal
 
 HealRefused = heal_plan.HealRefused
 
@@ -42,6 +45,8 @@ def build_vnfcs_start(op):
     masters, workers, storage_targets = _split(targets)
     access = helper = None
     if storage_targets:
+        # Before any node is touched: an emptied volume needs consent.
+        yield storage_heal.check_phase(op, storage_targets[0])
         helper, access = yield from heal_master.api_through_a_master(
             op, topology, targets)
         names = yield storage.check_phase(

@@ -138,6 +138,7 @@ class ClusterParams:
     operation: str = 'instantiate'
     # Per-request options of scale/heal (see merge_overrides).
     force_drain: bool = False
+    storage_volume_recreate: bool = False
     # (path, message) pairs; also logged when validation ran.
     warnings: Tuple[Tuple[str, str], ...] = ()
     unknown_keys: Tuple[str, ...] = ()
@@ -167,7 +168,8 @@ class ClusterParams:
         around; the validator accepts them where it expects a secret string.
         Only fields that are set appear. Validation metadata is left out.
         """
-        skip = {'flavour', 'operation', 'force_drain', 'warnings',
+        skip = {'flavour', 'operation', 'force_drain',
+                'storage_volume_recreate', 'warnings',
                 'unknown_keys'}
         return _plain(self, skip)
 

@@ -25,6 +25,7 @@ import functools
 
 from oslo_log import log as logging
 
+from k8s_mgmt import tacker_settings
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import overlap
@@ -54,8 +55,11 @@ TACKER_KEYS = frozenset([
     'is_reverse', 'is_auto',
 ])
 
-# Per-request options and the operations that read them.
-OPERATION_OPTIONS = {'force_drain': ('scale', 'heal')}
+# Per-request options (booleans) and the operations that read them.
+OPERATION_OPTIONS = {'force_drain': ('scale', 'heal'),
+                     # The operator accepts that a heal empties the
+                     # storage server's volume (see storage_heal.py).
+                     'storage_volume_recreate': ('heal',)}
 
 _NODE_SPEC = {
     'aspect_id': fields.name, 'ssh_cp_name': fields.name,
@@ -78,6 +82,11 @@ _VOLUME_SPEC = {'volume_resource_id': fields.name, 'mount_to': fields.vm_path}
 _EXPORT_SPEC = {'export_dir': fields.vm_path,
                 'export_to': fields.ip_or_network}
 _CONNECT_FIELDS = ('ssh_cp_name', 'nic_cp_name', 'username')
+
+
+def _options(top):
+    """The per-request options the request set, for ClusterParams."""
+    return {name: top[name] for name in OPERATION_OPTIONS if name in top}
 
 
 class ClusterValidator(SectionReader):
@@ -113,7 +122,7 @@ class ClusterValidator(SectionReader):
             return model.ClusterParams(
                 kubernetes_version=default_version, flavour=self.flavour,
                 operation=self.operation,
-                force_drain=top.get('force_drain', False))
+                **_options(top))
         if not isinstance(raw, dict):
             self.report.problem(ROOT, 'expected an object, got %s'
                                 % fields.describe(raw))
@@ -131,15 +140,18 @@ class ClusterValidator(SectionReader):
             return None
         options = [name for name, ops in OPERATION_OPTIONS.items()
                    if self.operation in ops]
-        self.warn_unknown('', params, [ROOT] + options, ignored=TACKER_KEYS)
+        ignored = TACKER_KEYS | {tacker_settings.heal_block_storage().key}
+        self.warn_unknown('', params, [ROOT] + options, ignored=ignored)
         top = {'user_data': request_body.USER_DATA in params,
                'user_data_ref': request_body.user_data(
                    self.report, params, self.operation)}
-        if 'force_drain' in options:
-            found, value = self.lookup('', params, 'force_drain')
-            if found and fields.boolean(self.report, 'force_drain',
+        for name in options:
+            found, value = self.lookup('', params, name)
+            if found and fields.boolean(self.report, name,
                                         value) is not None:
-                top['force_drain'] = value
+                top[name] = value
+        if self.operation == 'heal':
+            self._block_storage_key(params)
         found, value = self.lookup('', params, ROOT)
         if found:
             top['root'] = value
@@ -152,6 +164,16 @@ class ClusterValidator(SectionReader):
                                 'holds no Kubernetes cluster parameters '
                                 '(keys given: %s)' % (self.operation, given))
         return top
+
+    def _block_storage_key(self, params):
+        """Tacker recreates a healed VNFC's volumes for any truthy value of
+        its key, the string "false" too: only a boolean is accepted."""
+        key = tacker_settings.heal_block_storage().key
+        if key in params and not isinstance(params[key], bool):
+            self.report.problem(key, 'expected true or false, got %s: '
+                                'Tacker takes any non-empty value, even '
+                                '"false", as true and recreates the '
+                                'volumes' % fields.describe(params[key]))
 
     # -- k8s_cluster_installation_param ------------------------------------
 
@@ -186,8 +208,7 @@ class ClusterValidator(SectionReader):
             master_node=master, worker_node=worker, proxy=proxy,
             storage_server=storage, pv_registration_params=volumes,
             ansible=ansible, external_lb_param=lb, flavour=self.flavour,
-            operation=self.operation,
-            force_drain=top.get('force_drain', False))
+            operation=self.operation, **_options(top))
         self._cross_checks(params)
         return params
 

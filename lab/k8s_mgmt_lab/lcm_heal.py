@@ -39,6 +39,7 @@ from k8s_mgmt_lab import vm as vm_mod
 
 # Tacker's additionalParams switch of a VNFC heal: false keeps the volumes.
 INCLUDE_BLOCK_STORAGE = 'tacker_extension_heal_include_block_storage'
+RECREATE_VOLUMES = 'storage_volume_recreate'
 
 
 def server_of_vnfc(record, vnfc_id):
@@ -164,18 +165,23 @@ def _instantiated(inst_id, record, request, topology):
     return inst
 
 
-def heal(settings, vnfc_id=None, driver=None, keep_volumes=False):
+def heal(settings, vnfc_id=None, driver=None, keep_volumes=False,
+         recreate_volumes=False):
     """heal_start, the cloud's part, heal_end; errors propagate.
 
     ``keep_volumes``: the request asks Tacker to keep the VNFC's Cinder
     volumes (additionalParams ``tacker_extension_heal_include_block_storage:
-    false``)."""
+    false``). ``recreate_volumes``: the request accepts that the storage
+    server's volume is recreated empty (``storage_volume_recreate: true``);
+    without either, the driver refuses to heal the storage server."""
     record = lcm.read_lab(settings)
     lcm.refuse_tacker(record)
     inst_id, request, lab_kwargs = _instance(settings, record)
     if driver is None:
         driver = drivers.load(lcm.package_dir(settings), record['flavour'])
     additional = {INCLUDE_BLOCK_STORAGE: False} if keep_volumes else {}
+    if recreate_volumes:
+        additional[RECREATE_VOLUMES] = True
     heal_request = {'vnfc_instance_id': [vnfc_id] if vnfc_id else [],
                     'cause': 'k8s-mgmt lab heal',
                     'additional_params': additional}

@@ -11,7 +11,7 @@ APIs, kubeadm/kubelet/API server (which binds claims to PVs as the PV
 controller does) and the service manager.
 
 One storage lab is built once; the tests run in order (instantiate, data
-through NFS, a refused heal, heals that keep and replace the volume,
+through NFS, refused heals, heals that keep and replace the volume,
 scale-out), each leaving a lab the next one uses.
 """
 
@@ -188,9 +188,27 @@ def test_storage_heal_keeping_the_volume_keeps_the_files(storage_lab):
         server['ip'], EXPORTS[0] + '/marker.txt')).stdout == MARKER
 
 
+def test_storage_heal_that_would_empty_the_volume_is_refused(storage_lab):
+    """Without --keep-volumes Tacker's default heal recreates the volume:
+    the driver refuses before anything changes, naming both ways on."""
+    before = status()
+    old, = vms(before, 'storage')
+    refused = k8s_mgmt('heal', '--vnfc', old['vnfc_id'], check=False)
+    assert refused.returncode != 0
+    text = ' '.join((refused.stdout + refused.stderr).split())
+    assert 'Heal refused, nothing was changed' in text
+    assert '"tacker_extension_heal_include_block_storage": false' in text
+    assert '"storage_volume_recreate": true' in text
+    assert 'nfs-pv1' in text
+    after = status()
+    assert vms(after, 'storage')[0]['server_id'] == old['server_id']
+    assert persistent_volumes(after) == persistent_volumes(before)
+    assert run_in(old, 'cat', EXPORTS[0] + '/marker.txt').stdout == MARKER
+
+
 def test_storage_heal_with_a_new_volume_formats_it(storage_lab):
     old, = vms(status(), 'storage')
-    lcm_heal.heal(SETTINGS, old['vnfc_id'])
+    lcm_heal.heal(SETTINGS, old['vnfc_id'], recreate_volumes=True)
     report = status()
     server = assert_pvs_serve(report)
     assert server['server_id'] != old['server_id']
@@ -214,7 +232,11 @@ def test_scale_out_gives_the_new_worker_the_nfs_client(storage_lab):
 
 def test_whole_vnf_heal_sets_up_storage_on_the_new_vms(storage_lab):
     before = {v['server_id'] for v in status()['vms']}
-    lcm_heal.heal(SETTINGS)
+    with pytest.raises(exceptions.MgmtDriverError) as err:
+        lcm_heal.heal(SETTINGS)
+    assert 'a whole-VNF heal deletes the stack' in str(err.value)
+    assert {v['server_id'] for v in status()['vms']} == before
+    lcm_heal.heal(SETTINGS, recreate_volumes=True)
     report = status()
     assert not before & {v['server_id'] for v in report['vms']}
     server = assert_pvs_serve(report)

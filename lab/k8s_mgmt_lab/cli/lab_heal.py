@@ -23,6 +23,11 @@ def register(verbs):
                              'tacker_extension_heal_include_block_storage: '
                              'false); by default Heat gives the new server '
                              'new, empty volumes, as Tacker does')
+    heal_p.add_argument('--recreate-volumes', action='store_true',
+                        help='accept that the storage server gets a new, '
+                             'empty volume (storage_volume_recreate: true); '
+                             'without it or --keep-volumes the driver '
+                             'refuses to heal the storage server')
     heal_p.add_argument('--quiet', action='store_true',
                         help='no progress lines from the driver on stderr')
     heal_p.add_argument('--json', action='store_true',
@@ -36,11 +41,14 @@ def register(verbs):
 
 
 def cmd_heal(args):
+    if args.keep_volumes and args.recreate_volumes:
+        raise LabError('--keep-volumes and --recreate-volumes exclude each '
+                       'other')
     if args.tacker:
-        if args.keep_volumes:
-            raise LabError('--keep-volumes is not supported with --tacker')
-        return lab_tacker.run('heal', args.state_dir,
-                              ['--vnfc', args.vnfc] if args.vnfc else [],
+        extra = ['--vnfc', args.vnfc] if args.vnfc else []
+        extra += ['--keep-volumes'] * args.keep_volumes
+        extra += ['--recreate-volumes'] * args.recreate_volumes
+        return lab_tacker.run('heal', args.state_dir, extra,
                               as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
@@ -49,7 +57,8 @@ def cmd_heal(args):
             raise LabError('--keep-volumes needs --vnfc: a whole-VNF heal '
                            'builds a new stack with new volumes')
         result = lcm_heal.heal(settings, args.vnfc,
-                               keep_volumes=args.keep_volumes)
+                               keep_volumes=args.keep_volumes,
+                               recreate_volumes=args.recreate_volumes)
     what = ('VNFC %s: server %s replaced by %s' % (
         result.vnfc_id, result.old, result.new) if result.vnfc_id else
         'whole VNF: stack %s recreated as %s' % (result.old, result.new))

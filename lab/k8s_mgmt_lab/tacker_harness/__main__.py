@@ -43,6 +43,12 @@ def parse(argv):
     heal.add_argument('--vnfc', metavar='VNFC_ID', action='append',
                       help='Tacker\'s vnfc instance id (repeatable); '
                            'without it the whole VNF')
+    heal.add_argument('--keep-volumes', action='store_true',
+                      help='additionalParams '
+                           'tacker_extension_heal_include_block_storage: '
+                           'false')
+    heal.add_argument('--recreate-volumes', action='store_true',
+                      help='additionalParams storage_volume_recreate: true')
     verbs.add_parser('terminate', parents=[common], help='FORCEFUL')
     return parser.parse_args(argv)
 
@@ -68,7 +74,8 @@ def run_verb(args, settings):
     if args.verb == 'scale':
         body = ops.scale_body(args.type, args.aspect_id, args.steps)
     elif args.verb == 'heal':
-        body = ops.heal_body(args.vnfc or ())
+        body = ops.heal_body(args.vnfc or (), args.keep_volumes,
+                             args.recreate_volumes)
     else:
         body = ops.terminate_body()
     return run.operate(settings, args.verb, body)

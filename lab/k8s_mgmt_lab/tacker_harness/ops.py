@@ -33,10 +33,17 @@ def scale_body(scale_type, aspect_id, steps):
             'numberOfSteps': steps}
 
 
-def heal_body(vnfc_ids=()):
+def heal_body(vnfc_ids=(), keep_volumes=False, recreate_volumes=False):
     body = {'cause': 'k8s-mgmt lab heal --tacker'}
     if vnfc_ids:
         body['vnfcInstanceId'] = list(vnfc_ids)
+    additional = {}
+    if keep_volumes:
+        additional['tacker_extension_heal_include_block_storage'] = False
+    if recreate_volumes:
+        additional['storage_volume_recreate'] = True
+    if additional:
+        body['additionalParams'] = additional
     return body
 
 

@@ -194,3 +194,25 @@ def test_driver_keeps_no_per_operation_state(manager, ctx):
                              instantiate_vnf_request=request, grant=None,
                              grant_request=None)
     assert vars(driver) == {}
+
+
+def test_heal_block_storage_follows_tackers_own_options():
+    """Our defaults are Tacker's; with its [vnf_lcm] options registered,
+    as in tacker-conductor, an operator's tacker.conf decides."""
+    from oslo_config import cfg
+    from tacker.conf import vnf_lcm
+
+    from k8s_mgmt import tacker_settings
+    conf = cfg.ConfigOpts()
+    vnf_lcm.register_opts(conf)
+    found = tacker_settings.heal_block_storage(conf)
+    assert (found.key, found.default, found.from_tacker) == (
+        tacker_settings.BLOCK_STORAGE_KEY,
+        tacker_settings.BLOCK_STORAGE_DEFAULT, True)
+    conf.set_override('heal_include_block_storage_key', 'keep_disks',
+                      group='vnf_lcm')
+    conf.set_override('heal_vnfc_block_storage', False, group='vnf_lcm')
+    found = tacker_settings.heal_block_storage(conf)
+    assert (found.key, found.default) == ('keep_disks', False)
+    assert tacker_settings.heal_block_storage(cfg.ConfigOpts()) == \
+        tacker_settings.HealBlockStorage()

@@ -181,20 +181,26 @@ def test_proxy_urls_go_on_stdin_of_every_storage_call(package):
     assert secrets.Secret(PROXY).reveal() == PROXY
 
 
-def _heal(package, topo, hook, targets):
+KEEP = {'tacker_extension_heal_include_block_storage': False}
+
+
+def _heal(package, topo, hook, targets, additional=KEEP, params=None):
     names = {n.name for n in topo.all_nodes()}
     ready = names if hook == 'heal_start' else names - {
         t.name for t in targets}
-    return plan(package, topo, operation='heal_vnfc', hook=hook,
-                ready=ready, request={'vnfc_instance_id': [
-                    t.vnfc_id for t in targets]})
+    return plan(package, topo, params=params, operation='heal_vnfc',
+                hook=hook, ready=ready, request={
+                    'vnfc_instance_id': [t.vnfc_id for t in targets],
+                    'additional_params': additional})
 
 
 def test_heal_of_the_storage_server(package):
     topo = storage_topology()
     start = _heal(package, topo, 'heal_start', topo.storage)
     assert op_helpers.titles(start) == [
-        'Read the topology from Heat', 'Probe the other masters',
+        'Read the topology from Heat',
+        'Check that the heal keeps the storage server\'s volume',
+        'Probe the other masters',
         'Read the API credentials through master-1',
         'Check that no PersistentVolume is in use',
         'Delete the PersistentVolumes', 'Forget the healed VMs\' host keys',
@@ -213,6 +219,80 @@ def test_heal_of_the_storage_server(package):
     server, = op_helpers.calls(op_helpers.phase(
         end, 'Set up the storage server (storage-1)'))
     assert server.argv[0] == 'server'
+
+
+@pytest.mark.parametrize('additional', [
+    {}, {'tacker_extension_heal_include_block_storage': True}])
+def test_a_heal_that_would_empty_the_volume_is_refused(package, additional):
+    """Tacker recreates the volume when the key is true or absent (its
+    default): refused, naming the server, the PVs and both ways on."""
+    topo = storage_topology()
+    with pytest.raises(heal_plan.HealRefused) as err:
+        _heal(package, topo, 'heal_start', topo.storage, additional)
+    text = str(err.value)
+    assert text.startswith('Heal refused, nothing was changed: healing the '
+                           'storage server storage-1 (server srv-storage-1)')
+    assert '(nfs-pv1, nfs-pv2)' in text
+    assert ('additionalParams {"tacker_extension_heal_include_block_'
+            'storage": false}') in text
+    assert 'additionalParams {"storage_volume_recreate": true}' in text
+    assert '\n' not in text
+    if not additional:
+        assert ("the request does not set tacker_extension_heal_include_"
+                "block_storage, and Tacker's default [vnf_lcm] "
+                "heal_vnfc_block_storage = true") in text
+
+
+def test_a_heal_that_empties_the_volume_needs_the_request_to_accept_it(
+        package):
+    topo = storage_topology()
+    params = dataclasses.replace(storage_params(),
+                                 storage_volume_recreate=True)
+    start = _heal(package, topo, 'heal_start', topo.storage, {},
+                  params=params)
+    check = op_helpers.phase(
+        start, 'Check that the heal keeps the storage server\'s volume')
+    assert check.assume == ('recreated empty (storage_volume_recreate: '
+                            'true)')
+    assert 'Delete the PersistentVolumes' in op_helpers.titles(start)
+
+
+def test_the_conductors_tacker_settings_decide(package, monkeypatch):
+    """Inside tacker-conductor its [vnf_lcm] options count: another key
+    name, and heal_vnfc_block_storage = false keeping volumes."""
+    from k8s_mgmt import tacker_settings
+    topo = storage_topology()
+    setting = tacker_settings.HealBlockStorage(
+        key='keep_my_disks', default=False, from_tacker=True)
+    monkeypatch.setattr(tacker_settings, 'heal_block_storage',
+                        lambda conf=None: setting)
+    start = _heal(package, topo, 'heal_start', topo.storage, {})
+    assert 'Delete the PersistentVolumes' in op_helpers.titles(start)
+    with pytest.raises(heal_plan.HealRefused) as err:
+        _heal(package, topo, 'heal_start', topo.storage,
+              {'keep_my_disks': True})
+    assert 'the request sets keep_my_disks: true' in str(err.value)
+    # The default key means nothing to this conductor.
+    with pytest.raises(heal_plan.HealRefused):
+        _heal(package, topo, 'heal_start', topo.storage,
+              {'keep_my_disks': 1, **KEEP})
+
+
+def test_a_whole_vnf_heal_with_storage_is_refused_unless_accepted(package):
+    topo = storage_topology()
+    with pytest.raises(heal_plan.HealRefused) as err:
+        plan(package, topo, operation='heal_vnf', hook='heal_start',
+             request={'additional_params': KEEP})
+    assert 'a whole-VNF heal deletes the stack' in str(err.value)
+    assert '(nfs-pv1, nfs-pv2)' in str(err.value)
+    params = dataclasses.replace(storage_params(),
+                                 storage_volume_recreate=True)
+    start = plan(package, topo, params=params, operation='heal_vnf',
+                 hook='heal_start', request={})
+    assert op_helpers.titles(start)[:3] == [
+        'Read the topology from Heat',
+        'Check that the heal keeps the storage server\'s volume',
+        'Unregister the VIM']
 
 
 def test_without_storage_server_its_vnfc_is_not_healed(package):

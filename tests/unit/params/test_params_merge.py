@@ -31,6 +31,33 @@ def test_force_drain(stored, operation):
                                         'string')]
 
 
+def test_storage_volume_recreate_is_a_heal_option(stored):
+    merged = params.merge_overrides(
+        stored, {'storage_volume_recreate': True}, 'heal')
+    assert merged.storage_volume_recreate is True
+    assert params.merge_overrides(stored, {}, 'heal') \
+        .storage_volume_recreate is False
+    problems = h.problems_of(params.merge_overrides, stored,
+                             {'storageVolumeRecreate': 'true'}, 'heal')
+    assert problems == [('storage_volume_recreate', 'expected true or '
+                                                    'false, got a string')]
+    scale = params.merge_overrides(
+        stored, {'storage_volume_recreate': True}, 'scale')
+    assert scale.unknown_keys == ('storage_volume_recreate',)
+
+
+@pytest.mark.parametrize('value', ['false', 0, None, 'no'])
+def test_the_heal_block_storage_key_must_be_a_boolean(stored, value):
+    """Tacker reads any truthy value, the string "false" too, as true."""
+    key = 'tacker_extension_heal_include_block_storage'
+    problems = h.problems_of(params.merge_overrides, stored, {key: value},
+                             'heal')
+    assert len(problems) == 1 and problems[0][0] == key
+    assert 'expected true or false' in problems[0][1]
+    kept = params.merge_overrides(stored, {key: False}, 'heal')
+    assert kept.unknown_keys == () and kept.warnings == ()
+
+
 def test_force_drain_is_unknown_to_instantiate():
     result = params.load_cluster_params(
         dict(h.base_params(), force_drain=True), flavour='simple')
