@@ -83,15 +83,46 @@ def _source_root(source_dir):
     return pathlib.Path(source_dir)
 
 
-def _walk(entry, prefix=''):
-    """(archive name, Traversable) of every file under ``entry``."""
+def _walk(entry, prefix='', root=None):
+    """(archive name, Traversable) of every file under ``entry``.
+
+    ``root`` is the resolved source tree when it is on disk: its links and
+    special files are checked (:func:`_check_on_disk`)."""
     for child in sorted(entry.iterdir(), key=lambda c: c.name):
         name = prefix + child.name
+        if root is not None:
+            _check_on_disk(child, name, root)
         if child.is_dir():
             if child.name not in _SKIPPED_DIRS:
-                yield from _walk(child, name + '/')
+                yield from _walk(child, name + '/', root)
         elif not child.name.endswith(_SKIPPED_SUFFIXES):
             yield name, child
+
+
+def _check_on_disk(path, name, root):
+    """Refuse a symlink that leaves the tree or names a directory, and
+    anything that is not a regular file or a directory.
+
+    A link to a file inside the tree is followed: its bytes are in the tree
+    already. A directory link would repeat a subtree or loop back up it.
+    """
+    if path.is_symlink():
+        target = os.readlink(path)
+        resolved = os.path.realpath(path)
+        if os.path.commonpath([root, resolved]) != root:
+            raise PackageError('%r is a symlink to %r, outside the source '
+                               'tree %r; copy the file in instead'
+                               % (name, target, root))
+        if os.path.isdir(resolved):
+            raise PackageError('%r is a symlink to the directory %r; '
+                               'directory links are not followed' %
+                               (name, target))
+        if not os.path.isfile(resolved):
+            raise PackageError('%r is a symlink to %r, which is no file'
+                               % (name, target))
+    if not (path.is_dir() or path.is_file()):
+        raise PackageError('%r is not a regular file or a directory'
+                           % name)
 
 
 def _source_files(root):
@@ -99,7 +130,9 @@ def _source_files(root):
     if not root.joinpath(*TOSCA_META.split('/')).is_file():
         raise PackageError('%s is not a VNF package source: %s is missing'
                            % (root, TOSCA_META))
-    return {name: _read(entry) for name, entry in _walk(root)
+    on_disk = (os.path.realpath(root) if isinstance(root, pathlib.Path)
+               else None)
+    return {name: _read(entry) for name, entry in _walk(root, root=on_disk)
             if name != TOSCA_META}
 
 
