@@ -108,6 +108,8 @@ class AnsibleParams:
     ssh_private_key: Optional[Secret] = None
     kubespray_root_path: Optional[str] = None
     transferring_inventory_path: Optional[str] = None
+    # SHA256:... of its host key, read on a trusted path (it has no console).
+    host_key_fingerprint: Optional[str] = None
     placeholders: Tuple[str, ...] = ()
 
 

@@ -26,6 +26,7 @@ import functools
 from oslo_log import log as logging
 
 from k8s_mgmt import tacker_settings
+from k8s_mgmt.params import ansible_checks
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import overlap
@@ -327,12 +328,14 @@ class ClusterValidator(SectionReader):
                 return result
             return checked
 
-        spec = {'ip_address': maybe_placeholder(fields.ip_address),
+        address = maybe_placeholder(ansible_checks.server_address)
+        spec = {'ip_address': address,
                 'username': fields.username, 'password': fields.secret,
                 'ssh_private_key': fields.private_key,
                 'kubespray_root_path': maybe_placeholder(fields.vm_path),
                 'transferring_inventory_path':
-                    maybe_placeholder(fields.vm_path)}
+                    maybe_placeholder(ansible_checks.inventory_path),
+                'host_key_fingerprint': ansible_checks.host_key_fingerprint}
         section = self.section(path, raw, spec)
         if section is None:
             return None

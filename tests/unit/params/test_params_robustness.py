@@ -206,3 +206,32 @@ def test_odd_package_files(relative, package_copy):
     os.mkdir(target)   # a directory where a file is expected
     _only_validation_errors(params.load_request, body,
                             package_dir=package_copy)
+
+
+# -- the kubespray section's own fields ------------------------------------
+
+_ODD_ANSIBLE = ODD_VALUES + [
+    'SHA256:', 'SHA256:' + '=' * 43, 'SHA256:' + 'A' * 5000, 'MD5:zz',
+    '::ffff:127.0.0.1', 'fe80::1%eth0', '169.254.169.254/32', '0', '/tmp/',
+    '/tmp/../home', '//tmp', '/dev/shm\n/x', '\u0661.1.1.1']
+
+
+@pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
+def test_odd_value_at_every_path_of_the_ansible_section(camel):
+    body = h.sample('kubespray')
+    section = body['additionalParams'][h.ROOT]['ansible']
+    section['host_key_fingerprint'] = \
+        'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'
+    additional = body['additionalParams']
+    root = h.ROOT
+    if camel:
+        additional, root = _camel(additional), casing.snake_to_camel(root)
+    calls = 0
+    for path in [(root, 'ansible') + p
+                 for p in _paths(additional[root]['ansible'])]:
+        for odd in _ODD_ANSIBLE:
+            _only_validation_errors(params.load_cluster_params,
+                                    _replaced(additional, path, odd),
+                                    flavour='kubespray')
+            calls += 1
+    assert calls > 100
