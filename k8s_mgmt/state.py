@@ -4,18 +4,26 @@ What an operation must find again on a re-run or a later operation lives
 here: the pinned host keys of the instance's VMs, the VRRP password of its
 load balancers, which master was initialised, and (outside Tacker) the
 kubeconfig and VIM config of the cluster. Every file is written atomically
-with mode 0600 in a 0700 directory, because most of them hold secrets.
+with mode 0600 in a 0700 directory, because most of them hold secrets. The
+state directory itself is 0700 too: the driver creates it, and every
+missing directory above it, that way, and tightens one it owns that is
+open to others (with a warning).
 """
 
 import json
 import os
+import stat
 import re
 import secrets as pysecrets
 import string
 import tempfile
 
+from oslo_log import log as logging
+
 from k8s_mgmt import conf
 from k8s_mgmt import secrets
+
+LOG = logging.getLogger(__name__)
 
 HOST_KEYS = 'host_keys.json'
 VRRP_PASSWORD = 'vrrp_password'
@@ -26,7 +34,70 @@ VIM_CONFIG = 'vim_config.yaml'
 # keepalived cuts PASS authentication at 8 characters (configure_lb.sh).
 VRRP_PASSWORD_LENGTH = 8
 _VRRP_ALPHABET = string.ascii_letters + string.digits
-_SAFE_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$')
+_SAFE_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]{0,127}')
+PRIVATE_DIR_MODE = 0o700
+# The shared pin file (ssh.hostkeys.default_path) and its lock.
+_PIN_FILES = (HOST_KEYS, HOST_KEYS + '.lock')
+# State directories already warned about, so the warning comes once.
+_LEFT_OPEN = set()
+
+
+def make_private_dirs(path):
+    """Create ``path`` and every missing directory above it, mode 0700;
+    directories that exist are left as they are."""
+    path = os.path.abspath(path)
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass   # made by a concurrent operation meanwhile
+
+
+def _made_by_the_driver(base_dir):
+    """True when every entry of ``base_dir`` is one the driver makes: an
+    instance's directory, or the shared pin file with its lock and temp
+    files. Only such a directory is the driver's to tighten."""
+    for entry in os.scandir(base_dir):
+        if entry.is_dir(follow_symlinks=False):
+            if not _SAFE_ID.fullmatch(entry.name):
+                return False
+        elif not (entry.is_file(follow_symlinks=False) and (
+                entry.name in _PIN_FILES or
+                entry.name.startswith('.host_keys.'))):
+            return False
+    return True
+
+
+def own_state_dir(base_dir):
+    """Make the driver's state directory exist with mode 0700.
+
+    An existing one that is open to others is tightened to 0700, with a
+    warning, when this user owns it and it holds only what the driver
+    makes; otherwise (a shared directory such as /tmp) it is left as it
+    is, with a warning."""
+    make_private_dirs(base_dir)
+    info = os.stat(base_dir)
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o077:
+        return
+    if info.st_uid == os.geteuid() and _made_by_the_driver(base_dir):
+        os.chmod(base_dir, PRIVATE_DIR_MODE)
+        LOG.warning('State directory %s was mode %04o; set to %04o: it '
+                    'holds pinned host keys and cluster credentials',
+                    base_dir, mode, PRIVATE_DIR_MODE)
+    elif base_dir not in _LEFT_OPEN:
+        _LEFT_OPEN.add(base_dir)
+        LOG.warning('State directory %s is mode %04o and holds files the '
+                    'driver did not make, or belongs to another user: left '
+                    'as it is; each instance\'s directory in it is %04o',
+                    base_dir, mode, PRIVATE_DIR_MODE)
 
 
 class InstanceState(object):
@@ -34,7 +105,7 @@ class InstanceState(object):
 
     def __init__(self, vnf_instance_id, base_dir=None):
         if not isinstance(vnf_instance_id, str) or \
-                not _SAFE_ID.match(vnf_instance_id):
+                not _SAFE_ID.fullmatch(vnf_instance_id):
             # It becomes a directory name: no '/', no '..'.
             raise ValueError('unusable VNF instance id for a state dir: %r'
                              % (vnf_instance_id,))
@@ -50,8 +121,9 @@ class InstanceState(object):
         return conf.CONF.k8s_mgmt.host_key_file or self.file(HOST_KEYS)
 
     def ensure_dir(self):
-        os.makedirs(self.path, mode=0o700, exist_ok=True)
-        os.chmod(self.path, 0o700)
+        own_state_dir(self.base_dir)
+        make_private_dirs(self.path)
+        os.chmod(self.path, PRIVATE_DIR_MODE)
 
     def write(self, name, text):
         """Write ``text`` (str or Secret) atomically, mode 0600."""
