@@ -3,10 +3,12 @@
 # volumes -> ext4 -> NFS exports), or the NFS client on a cluster node.
 #
 # Usage: setup_storage.sh server --volume ID,DEVICE,MOUNT_TO [--volume ...]
-#                                --export DIR,CLIENTS [--export ...]
+#                                --export DIR,CLIENTS[,SQUASH] [--export ...]
+#                                [--allow-wide-export]
 #        setup_storage.sh client
-# A volume is formatted only when blkid finds no signature at all on it; one
-# that holds a filesystem is mounted as it is, anything else is refused.
+# A volume is formatted only when it is provably empty (no signature, no
+# backup ext superblock, a zero first MiB); one that holds a filesystem is
+# mounted as it is, anything else is refused.
 # Prints one line per step's result on stdout and, last, a summary such as
 # "storage: 1 volume(s) (1 formatted, 0 kept), 2 export(s)".
 set -Eeuo pipefail
@@ -26,7 +28,30 @@ source "$LIB"
 BY_ID_DIR=/dev/disk/by-id
 readonly BLOCK_BEGIN='# BEGIN k8s-mgmt storage'
 readonly BLOCK_END='# END k8s-mgmt storage'
-readonly EXPORT_OPTIONS=rw,sync,no_subtree_check,no_root_squash
+# Every export's options; root_squash or no_root_squash follows them.
+readonly EXPORT_OPTIONS=rw,sync,no_subtree_check
+# What knfsd maps a squashed root to (nobody, nogroup): an export directory
+# this script makes belongs to it, so that root in a pod can write there.
+readonly SQUASHED_OWNER=65534:65534
+# The volumes hold data written by NFS clients, never programs to run.
+readonly MOUNT_OPTIONS=nosuid,nodev
+# The widest client networks allowed without --allow-wide-export.
+readonly WIDEST_IPV4_PREFIX=16
+readonly WIDEST_IPV6_PREFIX=48
+# Never export to these (kept equal to k8s_mgmt/params/nfs_exports.py).
+readonly -a REFUSED_CLIENTS=(
+    '0.0.0.0/8 unspecified' '127.0.0.0/8 loopback' '169.254.0.0/16 link-local'
+    '224.0.0.0/4 multicast' '255.255.255.255/32 broadcast'
+    '::/128 unspecified' '::1/128 loopback' '::ffff:0:0/96 IPv4-mapped'
+    'fe80::/10 link-local' 'ff00::/8 multicast'
+)
+# No mount point or export in, or holding, these; nor any lib* directory at
+# the top or a .ssh component (kept equal to k8s_mgmt/params/nfs_exports.py).
+readonly -a SYSTEM_DIRS=(/usr /etc /bin /sbin /boot /root /proc /sys /dev /run /tmp /var/lib)
+# What check_empty reads: the first MiB must be zero, and the usual first
+# partition starts there.
+readonly ZERO_HEAD_BYTES=1048576
+readonly PARTITION_START=1048576
 readonly APT_FETCH_SECONDS=30
 readonly DPKG_LOCK_SECONDS=300
 
@@ -41,29 +66,43 @@ VOLUME_MOUNTS=()
 # One entry per --export; EXPORT_DIR_LIST holds each directory once.
 EXPORT_DIRS=()
 EXPORT_CLIENTS=()
+EXPORT_SQUASH=()
 EXPORT_DIR_LIST=()
+ALLOW_WIDE_EXPORT=false
 # Found by the steps, per volume.
 DEVICES=()
 FS_TYPES=()
 FS_UUIDS=()
 FORMATTED=0
 KEPT=0
+GROUP_LIST=()
+IPV6_GROUPS=()
 
 usage() {
     cat <<'EOF'
 Usage: setup_storage.sh server --volume ID,DEVICE,MOUNT_TO [--volume ...]
-                               --export DIR,CLIENTS [--export ...] [-o DIR]
+                               --export DIR,CLIENTS[,SQUASH] [--export ...]
+                               [--allow-wide-export] [-o DIR]
        setup_storage.sh client
 
 server: each volume is found as /dev/disk/by-id/virtio-<first 20 characters
 of ID>, else as DEVICE (the device Cinder reports; may be empty), formatted
-ext4 only when it holds no signature at all, mounted at MOUNT_TO with an
-/etc/fstab entry by UUID (nofail); each DIR, on one of the mounts, is exported
-to CLIENTS (an IPv4 or IPv6 address or network) through nfs-kernel-server.
+ext4 only when it is provably empty (no signature, no backup ext superblock,
+a zero first MiB), mounted nosuid,nodev at MOUNT_TO with an /etc/fstab entry
+by UUID (nofail); each DIR, on one of the mounts, is exported to CLIENTS (an
+IPv4 or IPv6 address or network) through nfs-kernel-server; a DIR made here
+belongs to 65534:65534, the user a squashed root becomes.
 client: installs nfs-common.
 
   --volume ID,DEVICE,MOUNT_TO  a Cinder volume and where to mount it
-  --export DIR,CLIENTS         a directory to export and who may mount it
+  --export DIR,CLIENTS[,SQUASH]
+             a directory to export and who may mount it; SQUASH is
+             root_squash (the default) or no_root_squash (root on a client
+             is root on the share)
+  --allow-wide-export
+             allow CLIENTS wider than /16 (IPv4) or /48 (IPv6); loopback,
+             link-local, multicast, broadcast and unspecified addresses are
+             always refused
   -s FILE    KEY=VALUE lines (FILE mode 0600 or stricter, or - for stdin):
              http_proxy, https_proxy for apt; never on the command line
   -o DIR     for tests only: read and write /etc/fstab and /etc/exports as
@@ -71,7 +110,9 @@ client: installs nfs-common.
              and services stay the real ones
   -h         this help
 
-Paths are absolute, of A-Z a-z 0-9 / . _ + - only, without "..".
+Paths are absolute, of A-Z a-z 0-9 / . _ + - only, without "..", and
+neither in nor above a system directory (/usr /etc /bin /sbin /lib* /boot
+/root /proc /sys /dev /run /tmp /var/lib) nor through a .ssh directory.
 Exit status: 0 done, 2 bad arguments, 1 a step failed (named on stderr).
 EOF
 }
@@ -99,6 +140,11 @@ parse_args() {
                 shift 2
                 ;;
             --volume=* | --export=*) add_option "${1%%=*}" "${1#*=}"; shift ;;
+            --allow-wide-export)
+                [[ $MODE == server ]] || usage_error "$1 is for server mode only"
+                ALLOW_WIDE_EXPORT=true
+                shift
+                ;;
             -h | --help) usage; exit 0 ;;
             -*) usage_error "unknown option $1" ;;
             *) usage_error "unexpected argument: $1" ;;
@@ -107,7 +153,7 @@ parse_args() {
 }
 
 add_option() {
-    local option=$1 value=$2 id device mount dir clients
+    local option=$1 value=$2 id device mount dir clients squash
     [[ $MODE == server ]] || usage_error "$option is for server mode only"
     case $option in
         --volume)
@@ -119,10 +165,11 @@ add_option() {
             VOLUME_MOUNTS+=("$mount")
             ;;
         --export)
-            [[ $value =~ ^[^,]*,[^,]*$ ]] || usage_error "bad --export '$value' (want DIR,CLIENTS)"
-            IFS=, read -r dir clients <<<"$value"
+            [[ $value =~ ^[^,]*,[^,]*(,[^,]*)?$ ]] || usage_error "bad --export '$value' (want DIR,CLIENTS[,SQUASH])"
+            IFS=, read -r dir clients squash <<<"$value"
             EXPORT_DIRS+=("$dir")
             EXPORT_CLIENTS+=("$clients")
+            EXPORT_SQUASH+=("${squash:-root_squash}")
             ;;
         -o) ROOT_DIR=$value ;;
     esac
@@ -153,6 +200,44 @@ check_path() {
         usage_error "bad $1 '$2' (want an absolute path of A-Z a-z 0-9 / . _ + -, without '..', not /)"
 }
 
+# check_data_path WHAT VALUE: as check_path, and refused in or above a
+# system directory: a volume mounted there would hide the system's files,
+# an export would hand them to the clients.
+check_data_path() {
+    local clean
+    check_path "$1" "$2"
+    clean=$REPLY
+    ! system_dir_of "$clean" || usage_error "bad $1 '$2' ($REPLY)"
+    REPLY=$clean
+}
+
+# system_dir_of PATH: REPLY says which system directory the clean absolute
+# PATH is in or holds; non-zero when none.
+system_dir_of() {
+    local path=$1 top dir
+    top=${path#/}
+    top=${top%%/*}
+    if [[ $top == lib* ]]; then
+        REPLY="in the system directory /$top"
+        return 0
+    fi
+    for dir in "${SYSTEM_DIRS[@]}"; do
+        if [[ $path == "$dir" || $path == "$dir"/* ]]; then
+            REPLY="in the system directory $dir"
+            return 0
+        fi
+        if [[ $dir == "$path"/* ]]; then
+            REPLY="holds the system directory $dir"
+            return 0
+        fi
+    done
+    if [[ $path/ == */.ssh/* ]]; then
+        REPLY="has a .ssh component"
+        return 0
+    fi
+    return 1
+}
+
 # An IPv6 address: 8 groups of 1-4 hex digits, or fewer with one "::".
 is_ipv6() {
     local value=$1 group count=0
@@ -169,17 +254,87 @@ is_ipv6() {
     if [[ $value == *::* ]]; then ((count <= 7)); else ((count == 8)); fi
 }
 
-# NFS clients: an address, or a network (never /0, which with
-# no_root_squash would give root on the share to every host).
+# NFS clients: an address, or a network, in their written form; which ones
+# are allowed is check_clients's to say.
 is_nfs_clients() {
     local address=${1%/*} prefix=${1#*/}
-    [[ $1 != */* || $prefix =~ ^[1-9][0-9]{0,2}$ ]] || return 1
+    [[ $1 != */* || $prefix =~ ^(0|[1-9][0-9]{0,2})$ ]] || return 1
     if is_ipv4 "$address"; then
-        [[ $1 != */* ]] || in_range "$prefix" 1 32
+        [[ $1 != */* ]] || in_range "$prefix" 0 32
     elif is_ipv6 "$address"; then
-        [[ $1 != */* ]] || in_range "$prefix" 1 128
+        [[ $1 != */* ]] || in_range "$prefix" 0 128
     else
         return 1
+    fi
+}
+
+# clients_refused CLIENTS: REPLY says why the export may not go to CLIENTS
+# (a checked address or network); non-zero when it may.
+clients_refused() {
+    local address=${1%/*} prefix entry network what widest
+    if [[ $1 == */* ]]; then prefix=$((10#${1#*/})); elif [[ $1 == *:* ]]; then prefix=128; else prefix=32; fi
+    for entry in "${REFUSED_CLIENTS[@]}"; do
+        network=${entry%% *}
+        what=${entry#* }
+        if networks_overlap "$address" "$prefix" "${network%/*}" "${network#*/}"; then
+            REPLY="it includes $what addresses ($network)"
+            return 0
+        fi
+    done
+    if [[ $address == *:* ]]; then widest=$WIDEST_IPV6_PREFIX; else widest=$WIDEST_IPV4_PREFIX; fi
+    if ! "$ALLOW_WIDE_EXPORT" && ((prefix < widest)); then
+        REPLY="wider than /$widest (pass --allow-wide-export to allow it)"
+        return 0
+    fi
+    return 1
+}
+
+# networks_overlap ADDRESS PREFIX ADDRESS PREFIX: the two networks share
+# an address (same family, equal in the bits of the shorter prefix).
+networks_overlap() {
+    local first second shorter=$(($2 < $4 ? $2 : $4))
+    [[ ${1//[^:]/} == "" && ${3//[^:]/} == "" || $1 == *:* && $3 == *:* ]] || return 1
+    address_bits "$1"
+    first=$REPLY
+    address_bits "$3"
+    second=$REPLY
+    [[ ${first:0:shorter} == "${second:0:shorter}" ]]
+}
+
+# address_bits ADDRESS: a checked IPv4 or IPv6 address as 32 or 128 "0"
+# and "1" characters, in REPLY.
+address_bits() {
+    local part width=8 i bits=""
+    local -a parts
+    if [[ $1 == *:* ]]; then
+        ipv6_groups "$1"
+        parts=("${IPV6_GROUPS[@]}")
+        width=16
+    else
+        IFS=. read -r -a parts <<<"$1"
+    fi
+    for part in "${parts[@]}"; do
+        if ((width == 16)); then part=$((16#$part)); else part=$((10#$part)); fi
+        for ((i = width - 1; i >= 0; i--)); do
+            bits+=$(((part >> i) & 1))
+        done
+    done
+    REPLY=$bits
+}
+
+# ipv6_groups ADDRESS: its 8 groups of hex digits in IPV6_GROUPS, "::"
+# filled with zero groups.
+ipv6_groups() {
+    local -a head=() tail=()
+    IPV6_GROUPS=()
+    if [[ $1 == *::* ]]; then
+        IFS=: read -r -a head <<<"${1%%::*}"
+        IFS=: read -r -a tail <<<"${1#*::}"
+        IPV6_GROUPS=("${head[@]}")
+        while ((${#IPV6_GROUPS[@]} + ${#tail[@]} < 8)); do IPV6_GROUPS+=(0); done
+        IPV6_GROUPS+=("${tail[@]}")
+    else
+        IFS=: read -r -a IPV6_GROUPS <<<"$1"
     fi
 }
 
@@ -195,7 +350,7 @@ validate_volumes() {
             [[ $REPLY == /dev/* ]] || usage_error "bad device of volume $id '${VOLUME_DEVICES[$i]}' (want /dev/...)"
             VOLUME_DEVICES[i]=$REPLY
         fi
-        check_path "mount point of volume $id" "${VOLUME_MOUNTS[$i]}"
+        check_data_path "mount point of volume $id" "${VOLUME_MOUNTS[$i]}"
         VOLUME_MOUNTS[i]=$REPLY
         for ((j = 0; j < i; j++)); do
             [[ ${VOLUME_IDS[$j]} != "$id" ]] || usage_error "volume '$id' given twice"
@@ -211,12 +366,16 @@ validate_volumes() {
 
 validate_exports() {
     local i j dir
-    [[ ${#EXPORT_DIRS[@]} -gt 0 ]] || usage_error "missing --export DIR,CLIENTS"
+    [[ ${#EXPORT_DIRS[@]} -gt 0 ]] || usage_error "missing --export DIR,CLIENTS[,SQUASH]"
     for i in "${!EXPORT_DIRS[@]}"; do
-        check_path "export directory" "${EXPORT_DIRS[$i]}"
+        check_data_path "export directory" "${EXPORT_DIRS[$i]}"
         EXPORT_DIRS[i]=$REPLY
         is_nfs_clients "${EXPORT_CLIENTS[$i]}" ||
-            usage_error "bad export clients '${EXPORT_CLIENTS[$i]}' for ${EXPORT_DIRS[$i]} (want an IPv4 or IPv6 address or network, not /0)"
+            usage_error "bad export clients '${EXPORT_CLIENTS[$i]}' for ${EXPORT_DIRS[$i]} (want an IPv4 or IPv6 address or network)"
+        ! clients_refused "${EXPORT_CLIENTS[$i]}" ||
+            usage_error "refusing to export ${EXPORT_DIRS[$i]} to ${EXPORT_CLIENTS[$i]}: $REPLY"
+        [[ ${EXPORT_SQUASH[$i]} == root_squash || ${EXPORT_SQUASH[$i]} == no_root_squash ]] ||
+            usage_error "bad squash '${EXPORT_SQUASH[$i]}' for ${EXPORT_DIRS[$i]} (want root_squash or no_root_squash)"
         for ((j = 0; j < i; j++)); do
             if [[ ${EXPORT_DIRS[$j]} == "${EXPORT_DIRS[$i]}" && ${EXPORT_CLIENTS[$j]} == "${EXPORT_CLIENTS[$i]}" ]]; then
                 usage_error "export '${EXPORT_DIRS[$i]},${EXPORT_CLIENTS[$i]}' given twice"
@@ -387,14 +546,106 @@ probe() {
 }
 
 # The only way this script formats: blkid probes DEVICE once more right
-# before, and anything but "no signature at all" (exit 2) stops it.
-# mkfs.ext4 itself would overwrite a filesystem without asking when stdin
-# is no terminal.
+# before, and anything but "no signature at all" (exit 2) stops it; then
+# check_empty must prove there is nothing to recover on it. mkfs.ext4
+# itself would overwrite a filesystem without asking when stdin is no
+# terminal.
 format_ext4() {
     local device=$1 status=0
     blkid -p -- "$device" >/dev/null 2>&1 || status=$?
     ((status == 2)) || die "refusing to format $device: blkid -p finds a signature on it or fails (exit $status)"
+    check_empty "$device"
     mkfs.ext4 -q -- "$device" </dev/null >&2 || die "mkfs.ext4 $device failed"
+}
+
+# check_empty DEVICE: stops unless DEVICE is provably empty. blkid -p
+# reads only the first superblock: a volume whose first blocks were
+# overwritten looks empty to it, although e2fsck -b still recovers every
+# file from a backup superblock.
+check_empty() {
+    local device=$1 found size head
+    found=$(wipefs --no-act --noheadings -O OFFSET,TYPE "$device" 2>&1) ||
+        die "refusing to format $device: wipefs fails: $found"
+    [[ -z $found ]] || die "refusing to format $device: wipefs finds $(signature_list "$found")"
+    size=$(blockdev --getsize64 "$device") || die "refusing to format $device: blockdev cannot read its size"
+    ! ext_superblock_on "$device" "$size" || die "refusing to format $device: $REPLY"
+    head=$((size < ZERO_HEAD_BYTES ? size : ZERO_HEAD_BYTES))
+    cmp -s -n "$head" -- "$device" /dev/zero || die "refusing to format $device: its first MiB is not zero"
+}
+
+# signature_list LINES: wipefs's "OFFSET TYPE" lines as "TYPE at OFFSET, ...".
+signature_list() {
+    local offset type list=""
+    while read -r offset type; do
+        list+="${list:+, }$type at $offset"
+    done <<<"$1"
+    printf '%s\n' "$list"
+}
+
+# ext_superblock_on DEVICE SIZE: REPLY describes the first ext2/3/4
+# superblock found where mke2fs puts its backups (1, 2 or 4 KiB blocks,
+# default group size), on the whole DEVICE or in a partition that began at
+# 1 MiB before its table was wiped; non-zero when there is none.
+ext_superblock_on() {
+    local device=$1 size=$2 start block group first offset number bytes
+    for start in 0 "$PARTITION_START"; do
+        for block in 1024 2048 4096; do
+            # Block 0 of a 1 KiB filesystem is its boot block.
+            first=$((block == 1024 ? 1024 : 0))
+            bytes=$((8 * block * block))
+            backup_groups $(((size - start - first + bytes - 1) / bytes))
+            ((start == 0)) || GROUP_LIST=(0 "${GROUP_LIST[@]}")
+            for group in "${GROUP_LIST[@]}"; do
+                offset=$((start + first + group * bytes))
+                ((offset + 1024 <= size)) || continue
+                ext_superblock_at "$device" "$offset" "$block" || continue
+                # Its own block size: a copy of a 4 KiB filesystem can lie
+                # where a 2 KiB one would have one too.
+                number=$(((offset - start) / REPLY))
+                if ((start == 0)); then
+                    REPLY="backup ext superblock at byte $offset (run e2fsck -b $number -B $REPLY $device to recover its files)"
+                else
+                    REPLY="ext superblock at byte $offset, as in a partition from byte $start whose table is gone"
+                fi
+                return 0
+            done
+        done
+    done
+    return 1
+}
+
+# backup_groups COUNT: in GROUP_LIST, the groups below COUNT that may hold
+# a superblock copy: 1 and the powers of 3, 5 and 7 (sparse_super), and the
+# last group (sparse_super2), or the one before when mke2fs left out a last
+# group too small for its own metadata.
+backup_groups() {
+    local count=$1 base power
+    GROUP_LIST=()
+    ((count > 1)) || return 0
+    GROUP_LIST=(1)
+    for base in 3 5 7; do
+        for ((power = base; power < count; power *= base)); do
+            GROUP_LIST+=("$power")
+        done
+    done
+    GROUP_LIST+=($((count - 2)) $((count - 1)))
+}
+
+# ext_superblock_at DEVICE OFFSET BLOCK: the ext magic 0xEF53
+# (little-endian, at byte 56) in the superblock at OFFSET; REPLY is the
+# block size it records (byte 24, log2 of size/1024), or BLOCK when that
+# is out of range. An unreadable device stops the run.
+ext_superblock_at() {
+    local text
+    local -a bytes
+    text=$(dd if="$1" bs=64 count=1 skip="$2" iflag=skip_bytes status=none | od -An -v -tx1) ||
+        die "refusing to format $1: cannot read it at byte $2"
+    read -r -a bytes <<<"${text//$'\n'/ }"
+    [[ ${#bytes[@]} -eq 64 && ${bytes[56]}${bytes[57]} == 53ef ]] || return 1
+    REPLY=$3
+    if [[ ${bytes[25]}${bytes[26]}${bytes[27]} == 000000 && ${bytes[24]} =~ ^0[0-6]$ ]]; then
+        REPLY=$((1024 << 10#${bytes[24]}))
+    fi
 }
 
 # ------------------------------------------------------------ the steps
@@ -483,7 +734,8 @@ render_fstab_block() {
     local i
     printf '%s\n' "$BLOCK_BEGIN" "# Rebuilt by $PROG on every run; edit outside this block."
     for i in "${!VOLUME_MOUNTS[@]}"; do
-        printf 'UUID=%s %s %s defaults,nofail 0 2\n' "${FS_UUIDS[$i]}" "${VOLUME_MOUNTS[$i]}" "${FS_TYPES[$i]}"
+        printf 'UUID=%s %s %s defaults,nofail,%s 0 2\n' "${FS_UUIDS[$i]}" "${VOLUME_MOUNTS[$i]}" "${FS_TYPES[$i]}" \
+            "$MOUNT_OPTIONS"
     done
     printf '%s\n' "$BLOCK_END"
 }
@@ -494,6 +746,8 @@ mount_state() {
     local i=$1 device=${DEVICES[$1]} mount=${VOLUME_MOUNTS[$1]} number target here elsewhere
     number=$(device_number "$device") || die "cannot stat $device"
     target=$(realpath -e -- "$mount") || die "cannot resolve $mount"
+    # The path was checked as written; a symlink on it could lead elsewhere.
+    ! system_dir_of "$target" || die "$mount resolves to $target, $REPLY"
     here=$(findmnt -rn -o MAJ:MIN,SOURCE --mountpoint "$target" | tail -n 1) || here=""
     if [[ -n $here ]]; then
         [[ ${here%% *} == "$number" ]] ||
@@ -523,16 +777,37 @@ mount_volumes() {
     echo "fstab: $(changed_word)"
     for i in "${!VOLUME_MOUNTS[@]}"; do
         if [[ ${states[$i]} == mounted ]]; then
-            echo "mount: ${DEVICES[$i]} already at ${VOLUME_MOUNTS[$i]}"
+            ensure_mount_options "$i"
+            echo "mount: ${DEVICES[$i]} already at ${VOLUME_MOUNTS[$i]}$REPLY"
             continue
         fi
-        mount -t "${FS_TYPES[$i]}" -- "${DEVICES[$i]}" "${VOLUME_MOUNTS[$i]}" ||
+        mount -t "${FS_TYPES[$i]}" -o "$MOUNT_OPTIONS" -- "${DEVICES[$i]}" "${VOLUME_MOUNTS[$i]}" ||
             die "mount ${DEVICES[$i]} ${VOLUME_MOUNTS[$i]} failed"
         number=$(device_number "${DEVICES[$i]}")
         [[ $(findmnt -rn -o MAJ:MIN --mountpoint "$(realpath -e -- "${VOLUME_MOUNTS[$i]}")" | tail -n 1) == "$number" ]] ||
             die "findmnt shows no ${DEVICES[$i]} at ${VOLUME_MOUNTS[$i]} after mount"
-        echo "mount: ${DEVICES[$i]} at ${VOLUME_MOUNTS[$i]}"
+        ensure_mount_options "$i"
+        echo "mount: ${DEVICES[$i]} at ${VOLUME_MOUNTS[$i]}, $MOUNT_OPTIONS$REPLY"
     done
+}
+
+# ensure_mount_options I: the volume's mount has MOUNT_OPTIONS; one mounted
+# without them (by an older run, or by hand) is remounted with them, and
+# REPLY says so.
+ensure_mount_options() {
+    local mount=${VOLUME_MOUNTS[$1]} target options
+    REPLY=""
+    target=$(realpath -e -- "$mount")
+    options=$(findmnt -rn -o OPTIONS --mountpoint "$target" | tail -n 1)
+    has_mount_options "$options" && return 0
+    mount -o "remount,$MOUNT_OPTIONS" -- "$target" || die "mount -o remount,$MOUNT_OPTIONS $mount failed"
+    options=$(findmnt -rn -o OPTIONS --mountpoint "$target" | tail -n 1)
+    has_mount_options "$options" || die "$mount is mounted with '$options', without $MOUNT_OPTIONS"
+    REPLY=", remounted $MOUNT_OPTIONS"
+}
+
+has_mount_options() {
+    [[ ,$1, == *,nosuid,* && ,$1, == *,nodev,* ]]
 }
 
 # Checked before any step: an export must live on a volume, not on the
@@ -552,7 +827,7 @@ render_exports_block() {
         line=$dir
         for i in "${!EXPORT_DIRS[@]}"; do
             [[ ${EXPORT_DIRS[$i]} == "$dir" ]] || continue
-            line+=" ${EXPORT_CLIENTS[$i]}($EXPORT_OPTIONS)"
+            line+=" ${EXPORT_CLIENTS[$i]}($EXPORT_OPTIONS,${EXPORT_SQUASH[$i]})"
         done
         printf '%s\n' "$line"
     done
@@ -560,16 +835,24 @@ render_exports_block() {
 }
 
 # exports: each directory made on its mounted volume, one managed block.
+# A directory made here belongs to the user root_squash maps root to;
+# existing ones, and what they hold, keep their owner.
 configure_exports() {
-    local dir target on exports
+    local dir target on exports made
     for dir in "${EXPORT_DIR_LIST[@]}"; do
         mount_holding "$dir"
+        made=false
+        [[ -e $dir ]] || made=true
         mkdir -p -- "$dir" || die "cannot create $dir"
         # Lexically under the mount point is not enough: a symlink on the
         # way could lead elsewhere.
         target=$(realpath -e -- "$REPLY")
         on=$(findmnt -rn -o TARGET --target "$dir") || on=""
         [[ $on == "$target" ]] || die "$dir is on ${on:-no mount}, not on the volume at $REPLY"
+        if "$made"; then
+            chown -h -- "$SQUASHED_OWNER" "$dir" || die "cannot give $dir to $SQUASHED_OWNER"
+            echo "export directory: made $dir, owned by $SQUASHED_OWNER"
+        fi
     done
     exports=$(path_of /etc/exports)
     refuse_foreign "$exports" 1 "${EXPORT_DIR_LIST[@]}"

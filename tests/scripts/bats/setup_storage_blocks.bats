@@ -85,26 +85,26 @@ FSTAB
     [[ $output == *"has a line for /srv/nfs/pv1 outside"* ]]
 }
 
-@test "render_fstab_block: one line per volume, by UUID, nofail" {
+@test "render_fstab_block: one line per volume, by UUID, nofail, nosuid, nodev" {
     VOLUME_MOUNTS=(/srv/nfs /srv/two)
     FS_UUIDS=(1111-aa 2222-bb)
     FS_TYPES=(ext4 xfs)
     run -0 render_fstab_block
     [ "$output" = "# BEGIN k8s-mgmt storage
 # Rebuilt by setup_storage.sh on every run; edit outside this block.
-UUID=1111-aa /srv/nfs ext4 defaults,nofail 0 2
-UUID=2222-bb /srv/two xfs defaults,nofail 0 2
+UUID=1111-aa /srv/nfs ext4 defaults,nofail,nosuid,nodev 0 2
+UUID=2222-bb /srv/two xfs defaults,nofail,nosuid,nodev 0 2
 # END k8s-mgmt storage" ]
 }
 
-@test "render_exports_block: one line per directory, each client range on it" {
+@test "render_exports_block: one line per directory, each client range with its squash" {
     parse_args server --volume v,,/srv/nfs --export /srv/nfs/a,10.0.0.0/24 \
-        --export /srv/nfs/b,10.0.0.0/24 --export /srv/nfs/a,fd00::/64
+        --export /srv/nfs/b,10.0.0.0/24,no_root_squash --export /srv/nfs/a,fd00::/64,root_squash
     validate_args
     run -0 render_exports_block
     [ "$output" = "# BEGIN k8s-mgmt storage
 # Rebuilt by setup_storage.sh on every run; edit outside this block.
-/srv/nfs/a 10.0.0.0/24(rw,sync,no_subtree_check,no_root_squash) fd00::/64(rw,sync,no_subtree_check,no_root_squash)
+/srv/nfs/a 10.0.0.0/24(rw,sync,no_subtree_check,root_squash) fd00::/64(rw,sync,no_subtree_check,root_squash)
 /srv/nfs/b 10.0.0.0/24(rw,sync,no_subtree_check,no_root_squash)
 # END k8s-mgmt storage" ]
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # setup_storage.sh: which device a volume is, and when it may be formatted.
-# lsblk, blkid and mkfs.ext4 are stand-in functions here;
-# tests/scripts/test_setup_storage_real.py runs the real ones.
+# lsblk, blkid, wipefs, blockdev, dd, cmp and mkfs.ext4 are stand-in
+# functions here; tests/scripts/test_setup_storage_real.py runs the real ones.
 
 load helpers
 
@@ -12,6 +12,43 @@ setup() {
     mkdir -p "$BY_ID_DIR"
     MKFS_LOG=$DIR/mkfs.log
     : >"$MKFS_LOG"
+    # An empty 32 MiB volume unless a test says otherwise.
+    WIPEFS_OUTPUT=""
+    DEVICE_BYTES=33554432
+    MAGIC_AT=()
+    SUPER_LOG_BLOCK=0
+    HEAD_IS_ZERO=true
+}
+
+wipefs() {
+    printf '%s' "$WIPEFS_OUTPUT"
+}
+
+blockdev() {
+    echo "$DEVICE_BYTES"
+}
+
+# dd reads a superblock with the ext magic at the byte offsets in
+# MAGIC_AT, recording the block size 1024 << SUPER_LOG_BLOCK; zeros
+# elsewhere.
+dd() {
+    local word skip=""
+    for word in "$@"; do
+        [[ $word != skip=* ]] || skip=${word#skip=}
+    done
+    if [[ " ${MAGIC_AT[*]} " == *" $skip "* ]]; then
+        head -c 24 /dev/zero
+        printf '%b' "\\x0$SUPER_LOG_BLOCK"
+        head -c 31 /dev/zero
+        printf '\x53\xef'
+        head -c 6 /dev/zero
+    else
+        head -c 64 /dev/zero
+    fi
+}
+
+cmp() {
+    "$HEAD_IS_ZERO"
 }
 
 # block_device NAME: a block device node in DIR (root only; any numbers:
@@ -145,6 +182,11 @@ blkid() {
     refused 'blkid finds no ext4 after mkfs.ext4 (exit 2)' '2|'
     # Only the last case got as far as mkfs.
     [ "$(wc -l <"$MKFS_LOG")" -eq 1 ]
+    # No signature for blkid, but a backup superblock: no mkfs either.
+    MAGIC_AT=($((8192 * 1024 + 1024)))
+    SUPER_LOG_BLOCK=0
+    refused 'refusing to format /dev/vdb: backup ext superblock at byte 8389632' '2|'
+    [ "$(wc -l <"$MKFS_LOG")" -eq 1 ]
 }
 
 @test "format_ext4 probes again and refuses when anything is there now" {
@@ -160,12 +202,71 @@ blkid() {
     [ ! -s "$MKFS_LOG" ]
 }
 
+@test "check_empty: a signature, an ext superblock copy or data at the start: refused" {
+    CURRENT_STEP=filesystem
+    refused() {
+        run --separate-stderr check_empty /dev/vdb
+        [ "$status" -eq 1 ] || { echo "status $status"; return 1; }
+        [ "$stderr" = "setup_storage.sh: filesystem: refusing to format /dev/vdb: $1" ] || { echo "got: $stderr"; return 1; }
+    }
+    run -0 check_empty /dev/vdb
+    WIPEFS_OUTPUT=$'0x200 gpt\n0x1fffe00 gpt\n0x1fe PMBR\n'
+    refused 'wipefs finds gpt at 0x200, gpt at 0x1fffe00, PMBR at 0x1fe'
+    WIPEFS_OUTPUT=""
+    # 1 KiB blocks: group 1 starts at block 8193.
+    MAGIC_AT=($((8192 * 1024 + 1024)))
+    SUPER_LOG_BLOCK=0
+    refused 'backup ext superblock at byte 8389632 (run e2fsck -b 8193 -B 1024 /dev/vdb to recover its files)'
+    # 4 KiB blocks: group 3, on a volume of 4 groups.
+    DEVICE_BYTES=$((4 * 128 * 1048576))
+    MAGIC_AT=($((3 * 128 * 1048576)))
+    SUPER_LOG_BLOCK=2
+    refused 'backup ext superblock at byte 402653184 (run e2fsck -b 98304 -B 4096 /dev/vdb to recover its files)'
+    # 2 KiB blocks, the last group only (sparse_super2): group 15 of 16.
+    MAGIC_AT=($((15 * 32 * 1048576)))
+    SUPER_LOG_BLOCK=1
+    refused 'backup ext superblock at byte 503316480 (run e2fsck -b 245760 -B 2048 /dev/vdb to recover its files)'
+    # The group before the last, when the last was too small to keep.
+    MAGIC_AT=($((14 * 32 * 1048576)))
+    refused 'backup ext superblock at byte 469762048 (run e2fsck -b 229376 -B 2048 /dev/vdb to recover its files)'
+    # A partition at 1 MiB whose table was wiped: its own first superblock.
+    MAGIC_AT=($((1048576 + 1024)))
+    refused 'ext superblock at byte 1049600, as in a partition from byte 1048576 whose table is gone'
+    # The hint takes the block size the superblock records: this copy of
+    # a 4 KiB filesystem is found first where a 2 KiB one has its group 4.
+    DEVICE_BYTES=$((160 * 1048576))
+    MAGIC_AT=($((128 * 1048576)))
+    SUPER_LOG_BLOCK=2
+    refused 'backup ext superblock at byte 134217728 (run e2fsck -b 32768 -B 4096 /dev/vdb to recover its files)'
+    # A block size out of range: the one looked for.
+    SUPER_LOG_BLOCK=9
+    refused 'backup ext superblock at byte 134217728 (run e2fsck -b 65536 -B 2048 /dev/vdb to recover its files)'
+    # Copies past the end of the device are not read.
+    DEVICE_BYTES=33554432
+    MAGIC_AT=($((25 * 8 * 1048576 + 1024)))
+    run -0 check_empty /dev/vdb
+    MAGIC_AT=()
+    HEAD_IS_ZERO=false
+    refused 'its first MiB is not zero'
+}
+
+@test "backup_groups: 1, the powers of 3, 5 and 7, and the last two groups" {
+    backup_groups 1
+    [ "${GROUP_LIST[*]}" = '' ]
+    backup_groups 2
+    [ "${GROUP_LIST[*]}" = '1 0 1' ]
+    backup_groups 100
+    [ "${GROUP_LIST[*]}" = '1 3 9 27 81 5 25 7 49 98 99' ]
+}
+
 @test "mkfs runs in one place only, behind the probe" {
     local script=$SCRIPTS_DIR/setup_storage.sh
     # The one line that runs mkfs (as a command, not in a message) is in
     # format_ext4, which check_filesystem alone calls, for blkid's exit 2.
     [ "$(grep -Ec '^[^#"]*\bmkfs' "$script")" -eq 1 ]
     sed -n '/^format_ext4() {/,/^}/p' "$script" | grep -q '^    mkfs.ext4 -q -- "\$device" </dev/null'
+    # The proof of emptiness runs right before it.
+    sed -n '/^format_ext4() {/,/^}/p' "$script" | grep -B1 '^    mkfs.ext4' | grep -q '^    check_empty "\$device"$'
     [ "$(grep -c 'format_ext4 "' "$script")" -eq 1 ]
     sed -n '/^check_filesystem() {/,/^}/p' "$script" | grep -A1 '^        2)$' | grep -q 'format_ext4 "\$device"'
     # Never forced.
