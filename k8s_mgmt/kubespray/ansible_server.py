@@ -9,13 +9,17 @@ key on each node over its own SSH (:func:`authorize_key_command`).
 
 The Ansible server has no Nova server id and no console to read a host key
 from: :func:`target_for` makes a target without a server id, so its key is
-pinned under ``<ip>:22``. With host_key_policy ``console`` the session has
-no console verifier for it and pins on first use with a WARNING naming the
-server; ``strict`` stays strict (pin it first with ``k8s-mgmt hostkeys
-add <ip>:22``).
+pinned under ``<ip>:22``, and the first contact is verified against the
+request's ``host_key_fingerprint`` (:mod:`k8s_mgmt.kubespray.server_trust`).
+
+The directory is refused when any directory on its path is writable by
+every user (checked on the server, symbolic links followed, before
+anything is made there), and so is an existing key file that is not the
+connecting user's alone (:mod:`k8s_mgmt.kubespray.remote_checks`).
 """
 
 from importlib import resources
+import json
 import posixpath
 import re
 
@@ -24,7 +28,10 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt.kubespray import inventory as inventory_mod
 from k8s_mgmt.kubespray import playbook
+from k8s_mgmt.kubespray import remote_checks
 from k8s_mgmt.params import accepted
+from k8s_mgmt.params import ansible_checks
+from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh.command import Command
 from k8s_mgmt.ssh.target import SSHTarget
 
@@ -36,7 +43,9 @@ PLUGIN_FILE = playbook.CALLBACK_NAME + '.py'
 _INSTANCE_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$')
 _PUBLIC_KEY = re.compile(r'^ssh-ed25519 [A-Za-z0-9+/]+={0,2}( [^\n]*)?$')
 _KNOWN_HOSTS_LINE = re.compile(r'^\S+ [a-z0-9@.-]+ [A-Za-z0-9+/]+={0,2}$')
-_SSH_PORT = 22
+SSH_PORT = 22
+SECTION = 'k8s_cluster_installation_param.ansible'
+INVENTORY_FIELD = SECTION + '.transferring_inventory_path'
 
 
 class NodeNotPinned(exceptions.MgmtDriverError):
@@ -44,6 +53,10 @@ class NodeNotPinned(exceptions.MgmtDriverError):
                '%(pin_file)s, so Ansible could not check it: connect to the '
                'node over SSH first (its key is pinned then), or pin it with '
                '"k8s-mgmt hostkeys add"')
+
+
+class UnsafeOnServer(exceptions.MgmtDriverError):
+    message = '%(node)s: %(reason)s'
 
 
 def _refuse_placeholders(params):
@@ -54,15 +67,25 @@ def _refuse_placeholders(params):
              for where in params.placeholders])
 
 
+def check_address(params):
+    """Refuse an address that cannot be a remote Ansible server (loopback,
+    link-local, multicast, broadcast, unspecified), placeholders first."""
+    _refuse_placeholders(params)
+    reason = ansible_checks.address_problem(params.ip_address)
+    if reason is not None:
+        raise exceptions.ValidationError([(
+            SECTION + '.ip_address', '%s: %r' % (reason, params.ip_address))])
+
+
 def target_for(ansible_params):
     """The SSH target of the Ansible server (no server id: pinned by
     address)."""
-    _refuse_placeholders(ansible_params)
+    check_address(ansible_params)
     return SSHTarget(NAME, ansible_params.ip_address,
                      ansible_params.username,
                      password=ansible_params.password,
                      private_key=ansible_params.ssh_private_key,
-                     port=_SSH_PORT)
+                     port=SSH_PORT)
 
 
 def plugin_source():
@@ -89,6 +112,11 @@ class AnsibleServer(object):
                 else 'missing'
             if reason:
                 problems.append(('ansible.' + field, reason))
+        shared = isinstance(ansible_params.transferring_inventory_path, str) \
+            and ansible_checks.shared_dir_problem(posixpath.normpath(
+                ansible_params.transferring_inventory_path))
+        if shared:
+            problems.append((INVENTORY_FIELD, shared))
         if problems:
             raise exceptions.ValidationError(problems)
         self.session = session
@@ -110,11 +138,33 @@ class AnsibleServer(object):
     def _run(self, cmd, step):
         return self.session.run(cmd, step=step)
 
+    def _refuse_unsafe(self, check, path, step):
+        """Run a check of :mod:`remote_checks` on the server; its refusal
+        is one line naming the field and the path."""
+        cmd = Command('python3', '-c', remote_checks_source(), check, path)
+        result = self.session.run(cmd, step=step, check=False)
+        if result.status == 0:
+            return
+        try:
+            found = json.loads(result.stdout)
+        except ValueError:
+            found = None
+        if result.status != remote_checks.REFUSED or \
+                not isinstance(found, dict):
+            raise exceptions.RemoteCommandError(
+                node=self.session.node, step=step, status=result.status,
+                stderr=client.stderr_tail(result.stderr))
+        raise UnsafeOnServer(node=self.session.node, reason=explain(found))
+
     def prepare(self):
-        """Make the directory (0700) and upload the callback plugin."""
+        """Check the directories on the way, make the directory (0700) and
+        upload the callback plugin."""
         plugins = posixpath.join(self.inventory_dir, playbook.CALLBACK_DIR)
-        self._run(Command('mkdir', '-p', '-m', '700', '--', self.inventory_dir,
-                          plugins)
+        self._refuse_unsafe('dirs', plugins, 'inventory directory')
+        # umask: the parents mkdir -p makes get no permission for others.
+        self._run(Command('umask', '077')
+                  .and_then(Command('mkdir', '-p', '-m', '700', '--',
+                                    self.inventory_dir, plugins))
                   .and_then(Command('chmod', '700', '--', self.inventory_dir,
                                     plugins)), 'inventory directory')
         self.session.put(plugin_source(), posixpath.join(plugins, PLUGIN_FILE),
@@ -122,7 +172,10 @@ class AnsibleServer(object):
 
     def ensure_key_pair(self):
         """Make the cluster's ed25519 key pair on the server unless it
-        exists; return its public key line. The private key stays there."""
+        exists; return its public key line. The private key stays there.
+        An existing key file that is not the connecting user's alone is
+        refused."""
+        self._refuse_unsafe('key', self.key_path, 'cluster key pair')
         make = Command('test', '-f', self.key_path).or_else(Command(
             'ssh-keygen', '-q', '-t', 'ed25519', '-N', '',
             '-C', DIR_PREFIX + self.instance_id, '-f', self.key_path))
@@ -175,6 +228,46 @@ class AnsibleServer(object):
                  'pair)', {'node': self.session.node, 'path': path})
 
 
+def remote_checks_source():
+    """The source of :mod:`remote_checks`, as sent to the server."""
+    return resources.files('k8s_mgmt.kubespray').joinpath(
+        'remote_checks.py').read_text(encoding='utf-8')
+
+
+def explain(found):
+    """One line for a refusal of :mod:`remote_checks` (a dict)."""
+    kind, path = found.get('kind'), found.get('path')
+    if kind == 'world-writable':
+        return ('%s: %s on the Ansible server is writable by every user '
+                '(mode %s): another user could swap the cluster\'s directory '
+                'or key pair; choose a path whose every directory only its '
+                'owner can write' % (INVENTORY_FIELD, path, found.get('mode')))
+    if kind == 'not-a-directory':
+        return '%s: %s on the Ansible server is not a directory' % (
+            INVENTORY_FIELD, path)
+    if kind == 'owner':
+        return ('the cluster key %s on the Ansible server belongs to uid %s, '
+                'not to the connecting user (uid %s), who may not be the '
+                'only one holding it; refusing to use it: remove it (a new '
+                'pair is made at the next run) or choose another %s'
+                % (path, found.get('uid'), found.get('user_uid'),
+                   INVENTORY_FIELD))
+    if kind == 'mode':
+        return ('the cluster key %s on the Ansible server has mode %s, so '
+                'others may have read it; refusing to use it: if nobody '
+                'could have, chmod 600 it; else remove it (a new pair is '
+                'made at the next run) and the old public key from the '
+                'nodes\' authorized_keys' % (path, found.get('mode')))
+    if kind == 'link-loop':
+        return '%s: too many symbolic links on the way to %s' % (
+            INVENTORY_FIELD, path)
+    if kind == 'not-a-file':
+        return ('the cluster key %s on the Ansible server is not a regular '
+                'file; refusing to use it: remove it' % path)
+    return '%s: refused by the Ansible server\'s check of %s (%s)' % (
+        INVENTORY_FIELD, path, kind)
+
+
 def known_hosts_lines(nodes, store):
     """known_hosts lines for ``nodes`` from their pinned keys (pins keyed by
     ``node.server_id``). A node without a pin is an error naming it."""
@@ -185,8 +278,8 @@ def known_hosts_lines(nodes, store):
         if entry is None:
             missing.append(node)
             continue
-        port = getattr(node, 'ssh_port', _SSH_PORT)
-        host = node.ssh_ip if port == _SSH_PORT else '[%s]:%d' % (
+        port = getattr(node, 'ssh_port', SSH_PORT)
+        host = node.ssh_ip if port == SSH_PORT else '[%s]:%d' % (
             node.ssh_ip, port)
         lines.append('%s %s %s' % (host, entry['key_type'], entry['key']))
     if missing:

@@ -11,6 +11,7 @@ state.
 from k8s_mgmt import driver
 from k8s_mgmt import exceptions
 from k8s_mgmt.kubespray import catalog
+from k8s_mgmt.kubespray import server_trust
 from k8s_mgmt.operations import catalog as operations_catalog
 
 
@@ -36,3 +37,6 @@ class KubesprayMgmtDriver(driver.KubernetesMgmtDriver):
             raise exceptions.ValidationError([
                 (path, 'a placeholder (empty or 0.0.0.0): set the Ansible '
                        'server\'s real value') for path in held])
+        # Before anything runs (instantiate_start: before Heat makes a VM).
+        server_trust.check_before_any_vm(
+            ctx.params.ansible, server_trust.store_for(ctx.vnf_instance_id))

@@ -4,9 +4,11 @@ The phases, in order::
 
     Read the topology from Heat       (masters, workers, the LB VM)
     Connect to the Ansible server, the nodes and the load balancer
-                                      (all at once: bad credentials fail
-                                       fast; new VMs' host keys checked
-                                       against their console)
+                                      (the server first, its host key
+                                       checked against the request's
+                                       fingerprint; then the VMs all at
+                                       once, new ones checked against
+                                       their console)
     Prepare the inventory directory on the Ansible server
     Create the cluster's key pair on the Ansible server
     Authorize the Ansible server's key on the nodes

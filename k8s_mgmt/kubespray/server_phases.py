@@ -16,6 +16,7 @@ import ipaddress
 from k8s_mgmt.kubespray import ansible_server as server_mod
 from k8s_mgmt.kubespray import inventory as inventory_mod
 from k8s_mgmt.kubespray import playbook as playbook_mod
+from k8s_mgmt.kubespray import server_trust
 from k8s_mgmt.operations import node_work
 from k8s_mgmt.operations import nodes as nodes_mod
 from k8s_mgmt.operations import phases
@@ -33,6 +34,7 @@ PLANNED_PUBLIC_KEY = 'ssh-ed25519 AAAAplanned k8s-mgmt-made-at-the-first-run'
 def server_node(params):
     """The Ansible server as a node of the operation (not of the stack:
     it has no server id; its host key is pinned by address)."""
+    server_mod.check_address(params.ansible)
     address = params.ansible.ip_address
     return model.Node(role='ansible', name=SERVER_NAME, server_id=None,
                       vnfc_id=None, resource_name=None, stack_id=None,
@@ -41,13 +43,19 @@ def server_node(params):
 
 
 def connect_phase(op, title, nodes):
-    """A session to the Ansible server and to ``nodes``, all at once; the
-    server's phases use the returned AnsibleServer."""
+    """A session to the Ansible server, then to ``nodes`` all at once;
+    the server's phases use the returned AnsibleServer."""
     server = server_node(op.params)
     everyone = [server] + list(nodes)
     done = node_work.connect_phase(op, title, everyone)
 
     def connect():
+        if not op.connected(SERVER_NAME):
+            # A session of its own: its first contact is checked against
+            # the request's fingerprint, where the nodes' use the console.
+            op.sessions.adopt({SERVER_NAME: server_trust.open_session(
+                nodes_mod.target_for(server, op.params), op.params.ansible,
+                op.store)})
         done.action()
         return server_mod.AnsibleServer(op.session(SERVER_NAME),
                                         op.params.ansible,

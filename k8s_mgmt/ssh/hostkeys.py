@@ -39,6 +39,7 @@ POLICIES = (POLICY_CONSOLE, POLICY_TOFU, POLICY_STRICT)
 VERIFIED_CONSOLE = 'console'    # matched the console's fingerprints
 VERIFIED_TOFU = 'tofu'          # accepted on first use
 VERIFIED_MANUAL = 'manual'      # added by an operator (k8s-mgmt hostkeys)
+VERIFIED_FINGERPRINT = 'fingerprint'  # matched one the request gave
 
 _FORMAT_VERSION = 1
 _REQUIRED_FIELDS = ('key_type', 'key')
@@ -256,6 +257,10 @@ class HostKeyStore(object):
         if verified == VERIFIED_CONSOLE:
             LOG.info('%(node)s: pinned host key %(fp)s of server %(id)s, '
                      'verified against its console output',
+                     {'node': node, 'fp': offered, 'id': key_id})
+        elif verified == VERIFIED_FINGERPRINT:
+            LOG.info('%(node)s: pinned host key %(fp)s of server %(id)s, '
+                     'verified against the fingerprint given for it',
                      {'node': node, 'fp': offered, 'id': key_id})
         else:
             LOG.warning('%(node)s: pinned host key %(fp)s of server %(id)s '

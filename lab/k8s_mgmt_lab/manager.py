@@ -224,6 +224,7 @@ class Lab(object):
         }
         if server is not None:
             record['ansible_server'] = server
+            ansible_server.give_host_key(request, server)
         write_record(s.lab_file, record)
         return record
 

@@ -11,11 +11,18 @@ real root's home. The fake kubespray directory holds an ansible.cfg as
 hostile as kubespray's own (host_key_checking = False, ssh_args with
 UserKnownHostsFile=/dev/null and StrictHostKeyChecking=no) and tiny
 playbooks written by the tests.
+
+The driver refuses a loopback Ansible server and an inventory directory
+with a world-writable directory on its path, so the site's target is built
+by hand (not by ansible_server.target_for) and the inventory lives in a
+private directory under the home (tests/helpers/private_dirs.py), not in
+the test's tmp_path under /tmp. The first contact with the "server" checks
+its key against the fingerprint ssh-keygen -lf prints for it.
 """
 
-import dataclasses
 import functools
 import os
+import subprocess
 import sys
 import types
 
@@ -26,10 +33,12 @@ from k8s_mgmt import conf
 from k8s_mgmt import secrets
 from k8s_mgmt.kubespray import ansible_server
 from k8s_mgmt.kubespray import inventory
+from k8s_mgmt.kubespray import server_trust
 from k8s_mgmt.params import model
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh import hostkeys
 from tests.helpers import openssh
+from tests.helpers.private_dirs import private_dir
 
 if not openssh.available():
     pytest.skip(openssh.SKIP_REASON, allow_module_level=True)
@@ -56,6 +65,14 @@ def write_playbook(site, name, tasks, hosts='all'):
     text += ''.join('    %s\n' % line for line in tasks.strip().splitlines())
     (site.root / name).write_text(text)
     return name
+
+
+def keygen_fingerprint(pub_path):
+    """The SHA256:... word of what ``ssh-keygen -lf`` prints for a key."""
+    done = subprocess.run(['ssh-keygen', '-lf', str(pub_path)],
+                          capture_output=True, text=True, check=True,
+                          timeout=30)
+    return done.stdout.split()[1]
 
 
 def new_cluster(site, instance_id):
@@ -90,15 +107,17 @@ def site(tmp_path_factory):
     with openssh.running_sshd(
             tmp, extra_config=[setenv],
             extra_authorized_files=[home / '.ssh' / 'authorized_keys']) \
-            as sshd:
+            as sshd, private_dir('ks-') as private:
         store = hostkeys.HostKeyStore(str(tmp / 'pins' / 'host_keys.json'))
         params = model.AnsibleParams(
             ip_address='127.0.0.1', username='root',
             ssh_private_key=secrets.Secret(sshd.client_private),
             kubespray_root_path=str(root),
-            transferring_inventory_path=str(tmp / 'inv'))
-        target = dataclasses.replace(ansible_server.target_for(params),
-                                     port=sshd.port)
+            transferring_inventory_path=str(private / 'inv'),
+            host_key_fingerprint=keygen_fingerprint(sshd.dir / 'host_key.pub'))
+        target = client.SSHTarget(
+            ansible_server.NAME, '127.0.0.1', 'root', port=sshd.port,
+            private_key=secrets.Secret(sshd.client_private))
         nodes = [types.SimpleNamespace(name=name, server_id=server_id,
                                        ssh_ip='127.0.0.1',
                                        nic_ip='127.0.0.1',
@@ -114,12 +133,13 @@ def site(tmp_path_factory):
                                    policy=hostkeys.POLICY_TOFU):
                 pass
         try:
-            with client.SSHSession(target, store=store,
-                                   policy=hostkeys.POLICY_TOFU) as session:
+            with server_trust.open_session(
+                    target, params, store,
+                    policy=hostkeys.POLICY_CONSOLE) as session:
                 result = types.SimpleNamespace(
                     tmp=tmp, home=home, root=root, sshd=sshd, store=store,
                     params=params, target=target, nodes=nodes,
-                    session=session)
+                    session=session, inv=private / 'inv')
                 result.write_playbook = functools.partial(write_playbook,
                                                           result)
                 result.new_cluster = functools.partial(new_cluster, result)
@@ -128,6 +148,6 @@ def site(tmp_path_factory):
         finally:
             # Ansible's master connections (ControlPersist) and anything a
             # test left running: their command lines name the test's dirs.
-            openssh.kill_groups_of(str(tmp / 'inv'))
+            openssh.kill_groups_of(str(private / 'inv'))
             openssh.kill_groups_of('k8s-mgmt-hang-marker')
             settings.cleanUp()

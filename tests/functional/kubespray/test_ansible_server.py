@@ -5,7 +5,9 @@ and every node; the cluster's key pair is made on the server and
 authorized on the nodes, and host keys come from the driver's pins.
 """
 
+import dataclasses
 import stat
+import subprocess
 import time
 
 import pytest
@@ -15,7 +17,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.kubespray import ansible_server
 from k8s_mgmt.kubespray import inventory
 from k8s_mgmt.kubespray import playbook
-from k8s_mgmt.ssh import client
+from k8s_mgmt.kubespray import server_trust
 from k8s_mgmt.ssh import hostkeys
 from k8s_mgmt.ssh.command import Command
 from tests.helpers import openssh
@@ -120,13 +122,13 @@ def test_d_limit_touches_only_the_named_host(site):
 
 def test_e_remove_deletes_the_directory_and_refuses_other_paths(site):
     cluster = site.new_cluster('to-remove')
-    path = site.tmp / 'inv' / 'k8s-mgmt-to-remove'
+    path = site.inv / 'k8s-mgmt-to-remove'
     assert stat.S_IMODE(path.stat().st_mode) == 0o700
     for name in ('hosts.yaml', 'known_hosts', 'id_ed25519'):
         assert stat.S_IMODE((path / name).stat().st_mode) == 0o600, name
     plugin = path / 'callback_plugins' / 'k8s_mgmt_events.py'
     assert stat.S_IMODE(plugin.stat().st_mode) == 0o600
-    cluster.inventory_dir = str(site.tmp / 'inv')
+    cluster.inventory_dir = str(site.inv)
     with pytest.raises(exceptions.MgmtDriverError) as info:
         cluster.remove()
     assert 'refusing to delete' in str(info.value)
@@ -134,7 +136,7 @@ def test_e_remove_deletes_the_directory_and_refuses_other_paths(site):
     cluster.inventory_dir = str(path)
     cluster.remove()
     assert not path.exists()
-    assert (site.tmp / 'inv' / 'k8s-mgmt-test-instance').exists()
+    assert (site.inv / 'k8s-mgmt-test-instance').exists()
 
 
 def test_f_the_deadline_stops_a_hanging_playbook(site):
@@ -171,25 +173,35 @@ def test_g_authorize_key_command_is_idempotent(site):
     assert stat.S_IMODE(keys.parent.stat().st_mode) == 0o700
 
 
-def test_the_ansible_servers_key_is_pinned_by_address(site, caplog):
+def test_the_ansible_servers_key_is_verified_then_pinned_by_address(site):
     store = hostkeys.HostKeyStore(str(site.tmp / 'pins2' / 'keys.json'))
+    unverified = dataclasses.replace(site.params, host_key_fingerprint=None)
     with pytest.raises(hostkeys.HostKeyNotPinned):
-        with client.SSHSession(site.target, store=store,
-                               policy=hostkeys.POLICY_STRICT):
-            pass
-    with client.SSHSession(site.target, store=store,
-                           policy=hostkeys.POLICY_CONSOLE) as session:
+        server_trust.open_session(site.target, site.params, store,
+                                  policy=hostkeys.POLICY_STRICT)
+    with pytest.raises(server_trust.NothingToVerify):
+        server_trust.open_session(site.target, unverified, store,
+                                  policy=hostkeys.POLICY_CONSOLE)
+    # What the refusal tells the operator to run gives the same print.
+    scan = subprocess.run(
+        'ssh-keyscan -p %d -t ed25519 127.0.0.1 | ssh-keygen -lf -'
+        % site.sshd.port, shell=True, capture_output=True, text=True,
+        timeout=30)
+    assert scan.stdout.split()[1] == site.params.host_key_fingerprint
+    with server_trust.open_session(site.target, site.params, store,
+                                   policy=hostkeys.POLICY_CONSOLE) as session:
         assert session.run(Command('true')).ok
     pin = store.get('127.0.0.1:%d' % site.sshd.port)
-    assert pin['verified'] == hostkeys.VERIFIED_TOFU
+    assert pin['verified'] == hostkeys.VERIFIED_FINGERPRINT
     assert pin['node'] == 'ansible-server'
-    assert 'no compute API to read the console of server 127.0.0.1' in \
-        caplog.text
+    # Pinned: the pin decides from now on, fingerprint or not.
+    with server_trust.open_session(site.target, unverified, store,
+                                   policy=hostkeys.POLICY_CONSOLE) as session:
+        assert session.run(Command('true')).ok
 
 
 def test_inventory_on_the_server_is_the_yaml_we_built(site):
-    text = (site.tmp / 'inv' / 'k8s-mgmt-test-instance' /
-            'hosts.yaml').read_text()
+    text = (site.inv / 'k8s-mgmt-test-instance' / 'hosts.yaml').read_text()
     assert text.startswith('# kubespray inventory written by k8s-mgmt')
     assert inventory.host_names(yaml.safe_load(text)) == [
         'master1', 'worker1', 'worker2']

@@ -21,6 +21,8 @@ import op_helpers  # noqa: E402
 PASSWORD = 'N0de-Secret-pw'
 SERVER_PASSWORD = 'Ansible-Secret-pw'
 LB_PASSWORD = 'Lb-Secret-pw'
+# As ssh-keygen -lf prints it (of an empty blob: any well-formed one does).
+FINGERPRINT = 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'
 
 
 def kubespray_body():
@@ -31,7 +33,8 @@ def kubespray_body():
     install['ansible'].update(
         ip_address='10.254.0.250', password=SERVER_PASSWORD,
         kubespray_root_path='/opt/kubespray',
-        transferring_inventory_path='/var/lib/inventories')
+        transferring_inventory_path='/var/lib/inventories',
+        host_key_fingerprint=FINGERPRINT)
     install['external_lb_param']['ssh_password'] = LB_PASSWORD
     return body
 
@@ -245,7 +248,7 @@ def test_whole_vnf_heal_and_terminate_remove_the_inventory_and_key():
         op_helpers.titles(gone)
 
 
-def test_drivers_refuse_the_other_modes_requests_and_placeholders():
+def test_drivers_refuse_the_other_modes_requests_and_placeholders(config):
     from k8s_mgmt import driver as kubeadm_driver
     kubespray = kubespray_driver.KubesprayMgmtDriver()
     kubeadm = kubeadm_driver.KubernetesMgmtDriver()
