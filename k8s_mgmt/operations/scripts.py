@@ -371,8 +371,9 @@ def join_call(node, params, ends, join, prepared=False):
 
 def storage_server_call(node, params, volumes):
     """setup_storage.sh server on the storage node: each Cinder volume
-    (its id, the device Cinder reports, where to mount it) and each
-    export. ``volumes``: {volume_resource_id: topology Volume}."""
+    (its id, the device Cinder reports, where to mount it), each export
+    with its squash, and whether wide exports are allowed. ``volumes``:
+    {volume_resource_id: topology Volume}."""
     storage = params.storage_server
     argv = ['server']
     for setup in storage.cinder_volume_setup_params:
@@ -381,7 +382,11 @@ def storage_server_call(node, params, volumes):
                                            volume.device or '',
                                            setup.mount_to)]
     for export in storage.nfs_server_setup_params:
-        argv += ['--export', '%s,%s' % (export.export_dir, export.export_to)]
+        squash = 'no_root_squash' if export.no_root_squash else 'root_squash'
+        argv += ['--export', '%s,%s,%s' % (export.export_dir,
+                                           export.export_to, squash)]
+    if storage.allow_wide_export:
+        argv.append('--allow-wide-export')
     return ScriptCall(node.name, STORAGE, tuple(argv),
                       tuple(_proxy_secrets(params)))
 

@@ -73,6 +73,8 @@ class CinderVolumeSetup:
 class NfsExport:
     export_dir: str
     export_to: str  # an IP address or a network, normalised
+    # Root on a client stays root on the share (see doc/source/storage.rst).
+    no_root_squash: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +85,8 @@ class StorageServerParams:
     ssh_private_key: Optional[Secret] = None
     cinder_volume_setup_params: Tuple[CinderVolumeSetup, ...] = ()
     nfs_server_setup_params: Tuple[NfsExport, ...] = ()
+    # export_to may be wider than /16 (IPv4) or /48 (IPv6).
+    allow_wide_export: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,7 +187,8 @@ def _plain(value, skip=frozenset()):
             if field.name in skip or field.name == 'placeholders':
                 continue
             item = getattr(value, field.name)
-            if item is None or item == ():
+            # False is every boolean's default: left out, as None is.
+            if item is None or item == () or item is False:
                 continue
             out[field.name] = _plain(item)
         return out

@@ -72,10 +72,6 @@ def check_storage(report, params):
                     '%s is on no Cinder volume mount (%s); its data would '
                     'live on the VM\'s root disk and be lost with the VM' % (
                         export.export_dir, ', '.join(mounts)))
-            if export.export_to and export.export_to.endswith('/0'):
-                report.problem(where + '.export_to',
-                               '%s would export to every address; give the '
-                               'cluster network' % export.export_to)
     registrations = params.pv_registration_params
     if registrations and storage is None:
         report.problem(child(ROOT, 'pv_registration_params'),

@@ -29,6 +29,7 @@ from k8s_mgmt import tacker_settings
 from k8s_mgmt.params import ansible_checks
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
+from k8s_mgmt.params import nfs_exports
 from k8s_mgmt.params import overlap
 from k8s_mgmt.params import package_checks
 from k8s_mgmt.params import pv_manifests
@@ -77,11 +78,14 @@ _PROXY_SPEC = {
 _STORAGE_SPEC = {
     'ssh_cp_name': fields.name, 'username': fields.username,
     'password': fields.secret, 'ssh_private_key': fields.private_key,
+    'allow_wide_export': fields.boolean,
 }
 _STORAGE_LISTS = ('cinder_volume_setup_params', 'nfs_server_setup_params')
-_VOLUME_SPEC = {'volume_resource_id': fields.name, 'mount_to': fields.vm_path}
-_EXPORT_SPEC = {'export_dir': fields.vm_path,
-                'export_to': fields.ip_or_network}
+_VOLUME_SPEC = {'volume_resource_id': fields.name,
+                'mount_to': nfs_exports.data_path}
+_EXPORT_SPEC = {'export_dir': nfs_exports.data_path,
+                'export_to': nfs_exports.export_to,
+                'no_root_squash': fields.boolean}
 _CONNECT_FIELDS = ('ssh_cp_name', 'nic_cp_name', 'username')
 
 
@@ -280,17 +284,21 @@ class ClusterValidator(SectionReader):
             return None
         self.require(section, ('ssh_cp_name', 'username'))
         self.credentials(section)
+        exports = dict(_EXPORT_SPEC, export_to=functools.partial(
+            nfs_exports.export_to,
+            allow_wide=section.get('allow_wide_export', False)))
         lists = {}
         for name, spec, cls in (
                 ('cinder_volume_setup_params', _VOLUME_SPEC,
                  model.CinderVolumeSetup),
-                ('nfs_server_setup_params', _EXPORT_SPEC, model.NfsExport)):
+                ('nfs_server_setup_params', exports, model.NfsExport)):
             found, value = self.lookup(path, raw, name)
             if not found:
                 self.report.problem(child(path, name), 'required')
                 continue
             items = self.section_list(child(path, name), value, spec, 1)
-            lists[name] = tuple(self._complete(item, spec, cls)
+            lists[name] = tuple(self._complete(item, spec, cls,
+                                               ('no_root_squash',))
                                 for item in items)
         return model.StorageServerParams(
             **section.values,
@@ -306,10 +314,12 @@ class ClusterValidator(SectionReader):
                  for item in items)
         return tuple(item for item in built if item)
 
-    def _complete(self, section, spec, cls):
-        """Build ``cls`` from a list item whose fields are all required."""
-        if self.require(section, tuple(spec)) and len(section.values) == len(
-                spec):
+    def _complete(self, section, spec, cls, optional=()):
+        """Build ``cls`` from a list item whose fields are all required
+        but ``optional``, and all valid."""
+        required = tuple(name for name in spec if name not in optional)
+        if self.require(section, required) and set(
+                section.values) == section.present:
             return cls(**section.values)
         return None
 

@@ -116,8 +116,8 @@ def test_instantiate_sets_up_storage_and_clients_during_the_init(package):
     assert server.script == 'setup_storage.sh'
     assert server.argv == (
         'server', '--volume', '%s,/dev/vdb,/volume' % VOLUME_ID,
-        '--export', '/volume/nfs/pv1,10.254.0.0/24',
-        '--export', '/volume/nfs/pv2,10.254.0.0/24')
+        '--export', '/volume/nfs/pv1,10.254.0.0/24,root_squash',
+        '--export', '/volume/nfs/pv2,10.254.0.0/24,root_squash')
     # The workers join; their NFS client is already there.
     assert {c.mode for c in op_helpers.calls(
         op_helpers.phase(walked, 'Join workers'))} == {'join-worker'}

@@ -294,7 +294,7 @@ def test_storage_server_good():
     ({'export_dir': '/srv/nfs', 'export_to': '10.254.0.0/24'},
      '.export_dir', 'on no Cinder volume mount (/volume)'),
     ({'export_dir': '/volume/nfs', 'export_to': '0.0.0.0/0'},
-     '.export_to', 'would export to every address'),
+     '.export_to', 'includes unspecified addresses (0.0.0.0/8)'),
 ])
 def test_storage_export_rules(export, where, message):
     path, got = only_problem(_with_storage(nfs_server_setup_params=[
