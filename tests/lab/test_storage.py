@@ -122,13 +122,23 @@ def test_instantiate_registers_pvs_on_a_serving_nfs_server(storage_lab):
     listed = core().list_persistent_volume(
         label_selector=pv_manifests.INSTANCE_LABEL)
     assert len(listed.items) == 3
-    # The volume: ext4 mounted at /volume, by UUID in fstab with nofail.
-    mounts = run_in(server, 'findmnt', '-n', '-o', 'SOURCE,FSTYPE',
+    # The volume: ext4 mounted nosuid,nodev at /volume, by UUID in fstab
+    # with nofail.
+    mounts = run_in(server, 'findmnt', '-n', '-o', 'SOURCE,FSTYPE,OPTIONS',
                     '/volume').stdout.split()
     assert mounts[1] == 'ext4'
+    assert {'nosuid', 'nodev'} <= set(mounts[2].split(',')), mounts
     fstab = run_in(server, 'cat', '/etc/fstab').stdout
-    assert ' /volume ext4 defaults,nofail 0 2' in fstab
+    assert ' /volume ext4 defaults,nofail,nosuid,nodev 0 2' in fstab
     assert 'UUID=' in fstab
+    # Every export squashes root; the directories the script made belong
+    # to the user root becomes.
+    exports = [line for line in run_in(server, 'cat', '/etc/exports')
+               .stdout.splitlines() if line.startswith('/volume/')]
+    assert len(exports) == 3
+    assert all(line.endswith(',root_squash)') for line in exports), exports
+    owners = run_in(server, 'stat', '-c', '%u:%g', *EXPORTS).stdout.split()
+    assert owners == ['65534:65534'] * 3
     assert installed(server, 'nfs-kernel-server')
     # Every master and worker got the NFS client; the server is the
     # only one with the NFS server.
@@ -147,8 +157,10 @@ def test_a_file_written_from_one_worker_is_read_from_another(storage_lab):
     read = run_in(second, 'nfs-cat',
                   nfs_url(server['ip'], EXPORTS[0] + '/marker.txt'))
     assert read.stdout == MARKER
-    # And it is on the volume itself.
+    # And it is on the volume itself, written by root squashed to nobody.
     assert run_in(server, 'cat', EXPORTS[0] + '/marker.txt').stdout == MARKER
+    assert run_in(server, 'stat', '-c', '%u', EXPORTS[0] + '/marker.txt'
+                  ).stdout.strip() == '65534'
 
 
 def test_storage_heal_refused_while_a_claim_is_bound(storage_lab):
