@@ -15,6 +15,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import params as params_mod
+from k8s_mgmt import state as state_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -133,6 +134,11 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
     """
     if vnf_instance is None:
         raise exceptions.ValidationError([('vnf_instance', 'missing')])
+    # The id names the state directory and the VIM, and prefixes log lines.
+    reason = state_mod.instance_id_problem(field(vnf_instance, 'id'))
+    if reason is not None:
+        raise exceptions.ValidationError([('vnf_instance.id', '%s: %.80r' % (
+            reason, field(vnf_instance, 'id')))])
     flavour = (field(request, 'flavour_id') or
                path(vnf_instance, 'instantiated_vnf_info', 'flavour_id'))
     package_dir = package_dir_of(tacker_context, vnf_instance, kwargs)

@@ -100,13 +100,24 @@ def own_state_dir(base_dir):
                     base_dir, mode, PRIVATE_DIR_MODE)
 
 
+def instance_id_problem(value):
+    """Why ``value`` cannot name an instance's state directory, or None.
+
+    It becomes a directory name, a VIM name and part of log lines: ASCII
+    letters, digits, ".", "_" and "-", at most 128, no leading "." or
+    "-"."""
+    if not isinstance(value, str) or not _SAFE_ID.fullmatch(value):
+        return ('not usable as a directory name (ASCII letters, digits, '
+                '".", "_", "-", at most 128, starting with a letter or '
+                'digit)')
+    return None
+
+
 class InstanceState(object):
     """The state directory of one VNF instance."""
 
     def __init__(self, vnf_instance_id, base_dir=None):
-        if not isinstance(vnf_instance_id, str) or \
-                not _SAFE_ID.fullmatch(vnf_instance_id):
-            # It becomes a directory name: no '/', no '..'.
+        if instance_id_problem(vnf_instance_id) is not None:
             raise ValueError('unusable VNF instance id for a state dir: %r'
                              % (vnf_instance_id,))
         self.vnf_instance_id = vnf_instance_id

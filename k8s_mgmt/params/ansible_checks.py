@@ -122,9 +122,9 @@ def server_address(report, path, value):
 
 def host_key_fingerprint(report, path, value):
     """``SHA256:...`` of the Ansible server's host key (not a secret)."""
-    if not isinstance(value, str):
-        report.problem(path, 'expected a string %s, got %s'
-                       % (FINGERPRINT_FORM, fields.describe(value)))
+    value = fields.string(report, path, value,
+                          what='a string %s' % FINGERPRINT_FORM)
+    if value is None:
         return None
     reason = fingerprint_problem(value)
     if reason is not None:

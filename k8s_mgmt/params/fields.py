@@ -4,22 +4,39 @@ Each checker takes the :class:`Report` collecting problems, the snake_case
 path of the value and the raw JSON value; it returns the normalised value, or
 ``None`` after recording a problem. No checker raises, whatever the value,
 and no message ever contains a secret: secrets are described, not shown.
+
+Every string a request gives goes through :func:`text_problem` (via
+:func:`string` or :func:`secret`): a length cap, and no character that
+could end a log line, reorder or hide what is shown (Unicode controls,
+format characters, line and paragraph separators, lone surrogates).
+Values shown in messages are escaped by :func:`show`.
 """
 
 import os
 import posixpath
 import re
+import unicodedata
 
 from k8s_mgmt.params import accepted
 from k8s_mgmt.secrets import Secret
 
 _SHOWN_CHARS = 60
-_CONTROL = re.compile(r'[\x00-\x1f\x7f]')
+# The longest value of each kind; messages state the limit.
+MAX_TEXT = 255          # names, ids, versions, addresses
+MAX_PACKAGE_PATH = 1024
+MAX_NO_PROXY = 4096
+MAX_PASSWORD = 1024
+MAX_PROXY_URL = 2048
+MAX_PRIVATE_KEY = 16384  # a 16384-bit RSA key in PEM is about 12.5 KB
+# Unicode categories no value may hold, and what a message calls them.
+_REFUSED = {'Cc': 'a control character', 'Cf': 'a format character',
+            'Zl': 'a line separator', 'Zp': 'a paragraph separator',
+            'Cs': 'a lone surrogate'}
 # Login names as useradd and LDAP/AD accept them; no shell metacharacters,
 # no whitespace, no leading '-' (it would read as an option).
-_USERNAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$')
+_USERNAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}')
 # Tacker VIM names end up in file names and log lines; keep them plain.
-_VIM_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$')
+_VIM_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,254}')
 _PEM_KEY = re.compile(r'-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.+'
                       r'-----END ([A-Z0-9]+ )*PRIVATE KEY-----', re.S)
 # What the install script's -x list takes (no IPv6 brackets, no quoting).
@@ -65,16 +82,33 @@ def show(text):
     return repr(text)
 
 
-def string(report, path, value, what='a string'):
-    """A non-empty string without control characters."""
+def text_problem(text, limit, allowed=''):
+    """Why ``text`` cannot be a value, or None: longer than ``limit``, or
+    holding a character of :data:`_REFUSED` other than those in
+    ``allowed``. The reason names the character's code point only."""
+    if len(text) > limit:
+        return 'longer than %d characters' % limit
+    if text.isprintable():
+        return None   # the common case: none of the refused categories
+    for char in text:
+        kind = _REFUSED.get(unicodedata.category(char))
+        if kind is not None and char not in allowed:
+            return 'holds %s (U+%04X)' % (kind, ord(char))
+    return None
+
+
+def string(report, path, value, what='a string', limit=MAX_TEXT):
+    """A non-empty string of at most ``limit`` characters that passes
+    :func:`text_problem`."""
     if not isinstance(value, str):
         report.problem(path, 'expected %s, got %s' % (what, describe(value)))
         return None
     if not value.strip():
         report.problem(path, 'empty')
         return None
-    if _CONTROL.search(value):
-        report.problem(path, 'contains control characters: %s' % show(value))
+    reason = text_problem(value, limit)
+    if reason is not None:
+        report.problem(path, '%s: %s' % (reason, show(value)))
         return None
     return value
 
@@ -82,7 +116,7 @@ def string(report, path, value, what='a string'):
 def name(report, path, value):
     """A resource name (CP, aspect, volume): no whitespace inside."""
     value = string(report, path, value)
-    if value is not None and (value != value.strip() or ' ' in value):
+    if value is not None and any(char.isspace() for char in value):
         report.problem(path, 'a resource name has no whitespace: %s'
                        % show(value))
         return None
@@ -91,7 +125,7 @@ def name(report, path, value):
 
 def username(report, path, value):
     value = string(report, path, value)
-    if value is not None and not _USERNAME.match(value):
+    if value is not None and not _USERNAME.fullmatch(value):
         report.problem(path, 'cannot be a login name (whitespace, shell '
                              'metacharacters or a leading "-"): %s'
                        % show(value))
@@ -99,8 +133,10 @@ def username(report, path, value):
     return value
 
 
-def secret(report, path, value, what='password'):
-    """A secret string, returned as a Secret; never shown in a message."""
+def secret(report, path, value, what='password', limit=MAX_PASSWORD,
+           allowed=''):
+    """A secret string, returned as a Secret; never shown in a message,
+    and refused by the rule of :func:`text_problem` like any other."""
     if isinstance(value, Secret):
         value = value.reveal()
     if not isinstance(value, str):
@@ -110,11 +146,18 @@ def secret(report, path, value, what='password'):
     if not value:
         report.problem(path, 'empty %s' % what)
         return None
+    reason = text_problem(value, limit, allowed)
+    if reason is not None:
+        # The code point would tell a reader part of the secret.
+        report.problem(path, 'the %s %s (not shown)'
+                       % (what, reason.split(' (U+')[0]))
+        return None
     return Secret(value)
 
 
 def private_key(report, path, value):
-    key = secret(report, path, value, what='private key')
+    key = secret(report, path, value, what='private key',
+                 limit=MAX_PRIVATE_KEY, allowed='\r\n')
     if key is not None and not _PEM_KEY.search(key.reveal()):
         report.problem(path, 'not a PEM private key (want the text from '
                              '"-----BEGIN ... PRIVATE KEY-----" to '
@@ -173,7 +216,8 @@ def package_path(report, path, value, package_dir=None):
     Absolute paths and paths that climb out of the package are refused;
     with ``package_dir`` the file must exist inside it (symlinks resolved).
     """
-    value = string(report, path, value, what='a path string')
+    value = string(report, path, value, what='a path string',
+                   limit=MAX_PACKAGE_PATH)
     if value is None:
         return None
     if value.startswith('/') or '\\' in value:
@@ -200,7 +244,8 @@ def package_path(report, path, value, package_dir=None):
 
 def vm_path(report, path, value):
     """An absolute path on a VM (see :func:`accepted.vm_path`)."""
-    value = string(report, path, value, what='a path string')
+    value = string(report, path, value, what='a path string',
+                   limit=accepted.PATH_MAX)
     if value is None:
         return None
     reason = accepted.vm_path(value)
@@ -215,7 +260,7 @@ def proxy_url(report, path, value):
     Secret: it may carry a password, so messages name the rule only. The
     placeholder port of Tacker's sample requests (``host1:port1``) is an
     error: the VMs would fail on it."""
-    url = secret(report, path, value, what='proxy URL')
+    url = secret(report, path, value, what='proxy URL', limit=MAX_PROXY_URL)
     if url is None:
         return None
     reason = accepted.proxy_url(url.reveal())
@@ -227,7 +272,7 @@ def proxy_url(report, path, value):
 
 def no_proxy(report, path, value):
     """Comma-separated hosts, domains, addresses or networks."""
-    value = string(report, path, value)
+    value = string(report, path, value, limit=MAX_NO_PROXY)
     if value is None:
         return None
     entries = [entry.strip() for entry in value.split(',')]
@@ -253,7 +298,7 @@ def kubernetes_version(report, path, value):
 
 def vim_name(report, path, value):
     value = string(report, path, value)
-    if value is not None and not _VIM_NAME.match(value):
+    if value is not None and not _VIM_NAME.fullmatch(value):
         report.problem(path, 'cannot be a VIM name (letters, digits, "_", '
                              '"-", "." only, at most 255): %s' % show(value))
         return None

@@ -9,6 +9,7 @@ from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
+from k8s_mgmt.params.reader import key_for_path
 
 # What a scale or heal request may change in the stored parameters: how to
 # log in (credentials are rotated) and the proxy. Everything else was fixed
@@ -143,7 +144,7 @@ def merge_overrides(stored, request_additional, operation):
 
 def _merge_subset(report, merged, subset):
     for section, value in subset.items():
-        path = '%s.%s' % (validate.ROOT, section)
+        path = '%s.%s' % (validate.ROOT, key_for_path(section))
         allowed = _OVERRIDABLE.get(section, ())
         if not isinstance(value, dict) or not allowed:
             if merged.get(section) != value:
@@ -155,8 +156,8 @@ def _merge_subset(report, merged, subset):
         for key, item in value.items():
             if key not in allowed:
                 if target.get(key) != item:
-                    report.problem('%s.%s' % (path, key), 'cannot be changed '
-                                   'after instantiate')
+                    report.problem('%s.%s' % (path, key_for_path(key)),
+                                   'cannot be changed after instantiate')
                 continue
             for pair in _CREDENTIAL_PAIRS:
                 if key in pair:

@@ -43,7 +43,7 @@ _CP_FIELDS = (
 _ROOT = 'k8s_cluster_installation_param'
 _VOLUME_TYPE = 'OS::Cinder::Volume'
 # A flavour id is used as a directory name under BaseHOT/.
-_FLAVOUR_DIR = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$')
+_FLAVOUR_DIR = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
 _SHOWN = 80
 _YAML_SUFFIXES = ('.yaml', '.yml')
 
@@ -66,7 +66,7 @@ def check(report, package_dir, flavour, user_data=None, params=None,
         report.problem('flavourId', 'expected a string, got %s'
                        % fields.describe(flavour))
         return
-    if not _FLAVOUR_DIR.match(flavour):
+    if not _FLAVOUR_DIR.fullmatch(flavour):
         report.problem('flavourId', 'cannot name a BaseHOT directory: %s'
                        % fields.show(flavour))
         return
@@ -248,7 +248,7 @@ def _load(report, package_dir, relative):
     except OSError as err:
         report.problem('flavourId', 'cannot read %s in the VNF package: %s'
                        % (relative, err.strerror or err))
-    except (yaml.YAMLError, RecursionError) as err:
+    except (yaml.YAMLError, RecursionError, ValueError) as err:
         mark = getattr(err, 'problem_mark', None)
         where = ' (line %d)' % (mark.line + 1) if mark is not None else ''
         report.problem('flavourId', '%s in the VNF package is not valid '

@@ -35,6 +35,7 @@ from k8s_mgmt.params import package_checks
 from k8s_mgmt.params import pv_manifests
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params.reader import child
+from k8s_mgmt.params.reader import key_for_path
 from k8s_mgmt.params.reader import SectionReader
 
 LOG = logging.getLogger(__name__)
@@ -107,6 +108,10 @@ class ClusterValidator(SectionReader):
     def run(self, additional_params, default_version, ext_cps=()):
         """``ext_cps``: the request's ExtCps, checked against the VNFD
         with the package (see :mod:`k8s_mgmt.params.package_checks`)."""
+        # Tacker's flavour_id reaches log lines and a directory name.
+        if self.flavour is not None and fields.string(
+                self.report, 'flavourId', self.flavour) is None:
+            self.flavour = None
         top = self._top_level(additional_params)
         params = (self._params(top, default_version) if top is not None
                   else None)
@@ -164,7 +169,8 @@ class ClusterValidator(SectionReader):
             self.report.warn(ROOT, 'absent: no cluster parameters, nothing '
                                    'cluster-specific to clean up')
         else:
-            given = ', '.join(sorted(str(k) for k in params)[:10]) or 'none'
+            given = ', '.join(sorted(key_for_path(k)
+                                     for k in params)[:10]) or 'none'
             self.report.problem(ROOT, 'required for %s: additionalParams '
                                 'holds no Kubernetes cluster parameters '
                                 '(keys given: %s)' % (self.operation, given))

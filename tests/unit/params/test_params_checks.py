@@ -80,7 +80,7 @@ def test_base_params_are_valid_and_typed():
      'no_proxy', 'not a host, domain'),
     ('proxy.http_proxy', 'http://p:3128/\ntoken=abcdef.0123456789abcdef',
      'k8s_cluster_installation_param.proxy.http_proxy',
-     'holds whitespace, a control character'),
+     'the proxy URL holds a control character (not shown)'),
     ('proxy.http_proxy', 'http://u:p w@p:3128', 'k8s_cluster_installation_'
      'param.proxy.http_proxy', 'holds whitespace'),
     ('proxy.https_proxy', 'http://p:3128/"x', 'k8s_cluster_installation_'

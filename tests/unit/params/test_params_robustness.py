@@ -30,10 +30,13 @@ def _deep_dict(depth):
 
 ODD_VALUES = [None, True, 0, -1.5, float('nan'), '', '   ', 'x' * 5000,
               '\x00', '../../etc/passwd', [], [None, 1], {}, {'a': {}},
-              {1: 'non-string key'}, _deep_list(5000), _deep_dict(5000)]
+              {1: 'non-string key'}, _deep_list(5000), _deep_dict(5000),
+              'a\u2028ERROR forged', '\ud800', 'a\u202eb', '\ufeffx',
+              'x\x85y', {'\u2029key': 'v'}]
 ODD_IDS = ['null', 'true', 'zero', 'float', 'nan', 'empty', 'blank', 'long',
            'nul', 'escape', 'list', 'list2', 'obj', 'obj2', 'intkey',
-           'deeplist', 'deepdict']
+           'deeplist', 'deepdict', 'linesep', 'surrogate', 'bidi', 'bom',
+           'nel', 'parakey']
 SEED_BODIES = [h.load_json(p) for p in
                sorted(glob.glob(os.path.join(h.FIXTURES, 'seed_*.json')))]
 
@@ -75,6 +78,9 @@ def _only_validation_errors(call, *args, **kwargs):
         for path, message in err.problems:
             assert isinstance(path, str) and isinstance(message, str)
             assert len(message) < 2000
+            # One line, nothing that hides or reorders it in a log.
+            line = '%s: %s' % (path, message)
+            assert line.isprintable(), line
         return None
 
 
@@ -186,16 +192,20 @@ _ODD_FILES = [b'', b'\xff\xfe\x00garbage', b'- just\n- a list\n',
               b'[x]}}}\n',
               b'key: [unclosed\n', b'&a [*a]\n', b'!!python/object:os.system '
               b'{}\n', b'[' * 5000 + b']' * 5000, b'{a: ' * 3000 + b'1' +
-              b'}' * 3000]
+              b'}' * 3000, b'resources: ' + b'1' * 5000 + b'\n',
+              b'kind: PersistentVolume\nmetadata: {name: "a\\u2028b"}\n',
+              b'a: &x [1]\nb: [*x, *x]\n', b'#' * (70 * 1024)]
+_MANIFEST = 'Files/kubernetes/nfs-pv2.yaml'
 _PACKAGE_FILES = ['BaseHOT/complex/complex_hot_top.yaml',
                   'BaseHOT/complex/nested/complex_nested_master.yaml',
                   'Definitions/sample_kubernetes_df_complex.yaml',
-                  'UserData/k8s_cluster_user_data.py']
+                  'UserData/k8s_cluster_user_data.py', _MANIFEST]
 
 
 @pytest.mark.parametrize('relative', _PACKAGE_FILES)
 def test_odd_package_files(relative, package_copy):
-    body = next(b for b in SAMPLE_BODIES if b['flavourId'] == 'complex')
+    flavour = 'storage' if relative == _MANIFEST else 'complex'
+    body = next(b for b in SAMPLE_BODIES if b['flavourId'] == flavour)
     target = os.path.join(package_copy, relative)
     for content in _ODD_FILES:
         with open(target, 'wb') as handle:
