@@ -245,3 +245,37 @@ def test_odd_value_at_every_path_of_the_ansible_section(camel):
                                     flavour='kubespray')
             calls += 1
     assert calls > 100
+
+
+# -- the storage server's section, with its export and mount rules ---------
+
+_STORAGE_VALUES = [
+    '0.0.0.0/0', '0.0.0.0/32', '::/0', '::1', '127.0.0.1/8',
+    '169.254.169.254', '224.0.0.1', '255.255.255.255', '10.0.0.0/8',
+    '10.0.0.0/15', 'fe80::1', '::ffff:10.0.0.1', '10.254.0.0/24\n',
+    '/', '/etc', '//etc/exports', '/var', '/var/lib/x', '/lib64', '/tmp/./v',
+    '/srv/.ssh', '/srv/./data/', '/volume/../etc', 'true', 'false', 1]
+
+
+@pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
+def test_odd_value_at_every_path_of_the_storage_section(camel):
+    body = h.sample('storage')
+    section = body['additionalParams'][h.ROOT]['storage_server']
+    section['allow_wide_export'] = True
+    section['nfs_server_setup_params'][0]['no_root_squash'] = True
+    additional = body['additionalParams']
+    root = h.ROOT
+    if camel:
+        additional, root = _camel(additional), casing.snake_to_camel(root)
+    key = casing.snake_to_camel('storage_server') if camel else \
+        'storage_server'
+    # The generic odd values once; camelCase keys with the storage ones.
+    odd_values = _STORAGE_VALUES + ([] if camel else ODD_VALUES)
+    calls = 0
+    for path in [(root, key) + p for p in _paths(additional[root][key])]:
+        for odd in odd_values:
+            _only_validation_errors(params.load_cluster_params,
+                                    _replaced(additional, path, odd),
+                                    flavour='storage')
+            calls += 1
+    assert calls > 400
