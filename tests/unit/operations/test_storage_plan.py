@@ -223,9 +223,15 @@ def test_heal_of_the_storage_server(package):
 
 @pytest.mark.parametrize('additional', [
     {}, {'tacker_extension_heal_include_block_storage': True}])
-def test_a_heal_that_would_empty_the_volume_is_refused(package, additional):
+def test_a_heal_that_would_empty_the_volume_is_refused(package, additional,
+                                                      monkeypatch):
     """Tacker recreates the volume when the key is true or absent (its
     default): refused, naming the server, the PVs and both ways on."""
+    from k8s_mgmt import tacker_settings
+    # Outside tacker-conductor (a test that imported Tacker's options
+    # into this process would otherwise make them count).
+    monkeypatch.setattr(tacker_settings, 'heal_block_storage',
+                        lambda conf=None: tacker_settings.HealBlockStorage())
     topo = storage_topology()
     with pytest.raises(heal_plan.HealRefused) as err:
         _heal(package, topo, 'heal_start', topo.storage, additional)
