@@ -834,6 +834,21 @@ render_exports_block() {
     printf '%s\n' "$BLOCK_END"
 }
 
+# A directory set up before root_squash was the default (or by hand) may be
+# root's alone: say so, since clients' root can no longer write there.
+warn_unwritable_when_squashed() {
+    local dir=$1 i owner mode
+    for i in "${!EXPORT_DIRS[@]}"; do
+        [[ ${EXPORT_DIRS[$i]} == "$dir" && ${EXPORT_SQUASH[$i]} == root_squash ]] || continue
+        read -r owner mode < <(stat -c '%u %a' -- "$dir") || return 0
+        if [[ $owner == 0 && $((8#$mode & 8#002)) == 0 ]]; then
+            log "warning: $dir belongs to root and is exported with root_squash: root on a client becomes $SQUASHED_OWNER and cannot write there; give the directory to the pods' user (chown $SQUASHED_OWNER $dir for pods running as root) or set no_root_squash for this export"
+            echo "export directory: $dir kept as it is (root's; see the warning)"
+        fi
+        return 0
+    done
+}
+
 # exports: each directory made on its mounted volume, one managed block.
 # A directory made here belongs to the user root_squash maps root to;
 # existing ones, and what they hold, keep their owner.
@@ -852,6 +867,8 @@ configure_exports() {
         if "$made"; then
             chown -h -- "$SQUASHED_OWNER" "$dir" || die "cannot give $dir to $SQUASHED_OWNER"
             echo "export directory: made $dir, owned by $SQUASHED_OWNER"
+        else
+            warn_unwritable_when_squashed "$dir"
         fi
     done
     exports=$(path_of /etc/exports)

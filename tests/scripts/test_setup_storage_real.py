@@ -118,6 +118,11 @@ def test_a_volume_with_ext4_is_mounted_as_it_is(vm, tmp_path):
     # what it holds: nothing is chowned after the fact.
     assert vm.owner('/srv/data/pv1').startswith('0:0 ')
     assert vm.owner('/srv/data/pv1/marker').startswith('0:0 ')
+    # But root_squash leaves clients' root unable to write there: said.
+    assert ('export directory: /srv/data/pv1 kept as it is (root\'s; see '
+            'the warning)') in result.stdout.splitlines()
+    assert ('warning: /srv/data/pv1 belongs to root and is exported with '
+            'root_squash') in result.stderr
     assert 'export directory: made' not in result.stdout
 
 
