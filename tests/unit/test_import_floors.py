@@ -1,0 +1,36 @@
+"""benchmarks.import_floors on a small package written for the test."""
+
+from benchmarks import import_floors
+
+
+def _package(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_floors_rooms_and_arrows_back_up(tmp_path):
+    root = _package(tmp_path, {
+        'pkg/__init__.py': '',
+        'pkg/base.py': '',
+        'pkg/conf.py': 'from pkg.a import one\n',
+        'pkg/a/__init__.py': '',
+        'pkg/a/one.py': 'from pkg import base\n',
+        'pkg/a/two.py': 'from . import one\n'
+                        'def f():\n    import pkg.conf\n',
+        'pkg/b/__init__.py': '',
+        'pkg/b/three.py': 'from ..a.two import f\nimport os\n',
+    })
+    figures = import_floors.measure(root, 'pkg')
+    assert figures['module_floors']['pkg.b.three'] == 5
+    assert figures['depth_per_folder']['pkg.a'] == 2
+    assert figures['depth_per_folder']['pkg.b'] == 1
+    assert figures['room_cycles'] == [['pkg.a', 'pkg.conf']]
+    assert figures['arrows_back_up'] == [('pkg.a.two', 'pkg.conf'),
+                                         ('pkg.conf', 'pkg.a.one')]
+    # pkg.a and pkg.conf share a floor above pkg.base; pkg.b stands on them.
+    assert figures['rooms_depth'] == 3
+    assert figures['cycles'] == []
+    assert 'arrows that run back up: 2' in import_floors.report(figures)
