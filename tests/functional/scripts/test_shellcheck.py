@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.scripts.script_helpers import (CONFIGURE_EXTERNAL_LB, CONFIGURE_LB,
+from tests.functional.scripts.script_helpers import (CONFIGURE_EXTERNAL_LB, CONFIGURE_LB,
                                           INSTALL, LIBRARY, needs)
 
 SCRIPTS = [INSTALL, CONFIGURE_LB, CONFIGURE_EXTERNAL_LB]

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from tests.scripts.script_helpers import REPO, write_tool
+from tests.functional.scripts.script_helpers import REPO, write_tool
 
 SCRIPT = REPO / 'k8s_mgmt' / 'scripts' / 'setup_storage.sh'
 TOOLS = ['losetup', 'unshare', 'nsenter', 'mknod', 'blkid', 'mkfs.ext4',

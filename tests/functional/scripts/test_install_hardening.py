@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from tests.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
+from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
                                           PROXY_URL, TOKEN, run_script,
                                           write_tool)
-from tests.scripts.test_install_master_modes import make_master
+from tests.functional.scripts.test_install_master_modes import make_master
 
 
 @pytest.fixture

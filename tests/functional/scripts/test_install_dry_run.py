@@ -8,7 +8,7 @@ re-runs safe: kept packages, skipped or resumed kubeadm steps.
 
 import pytest
 
-from tests.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
+from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
                                           run_script)
 
 SECRETS = 'token=%s\ncertificate_key=%s\n' % (TOKEN, CERT_KEY)

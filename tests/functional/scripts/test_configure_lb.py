@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from k8s_mgmt.operations import scripts
-from tests.scripts import lb_backends
-from tests.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
+from tests.functional.scripts import lb_backends
+from tests.functional.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
                                           secret_file)
 
 AUTH = 'Vr7p_x'

@@ -2,12 +2,12 @@
 # them. Sourcing a script defines its functions without running it.
 bats_require_minimum_version 1.5.0
 
-SCRIPTS_DIR=$(cd "$BATS_TEST_DIRNAME/../../../k8s_mgmt/scripts" && pwd)
+SCRIPTS_DIR=$(cd "$BATS_TEST_DIRNAME/../../../../k8s_mgmt/scripts" && pwd)
 LIBRARY=$SCRIPTS_DIR/k8s_mgmt_lib.sh
 
 load_library() {
     PROG=test-prog
-    # shellcheck source=../../../k8s_mgmt/scripts/k8s_mgmt_lib.sh
+    # shellcheck source=../../../../k8s_mgmt/scripts/k8s_mgmt_lib.sh
     source "$LIBRARY"
 }
 

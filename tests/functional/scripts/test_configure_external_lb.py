@@ -22,9 +22,9 @@ import subprocess
 import pytest
 
 from k8s_mgmt.polling import Poll
-from tests.scripts import lb_backends as lb
-from tests.scripts.script_helpers import CONFIGURE_EXTERNAL_LB as SCRIPT
-from tests.scripts.script_helpers import run_script
+from tests.functional.scripts import lb_backends as lb
+from tests.functional.scripts.script_helpers import CONFIGURE_EXTERNAL_LB as SCRIPT
+from tests.functional.scripts.script_helpers import run_script
 
 MASTER_IPS = {'m1': '127.77.0.11', 'm2': '127.77.0.12', 'm3': '127.77.0.13'}
 WORKER_IPS = {'w1': '127.77.0.21', 'w2': '127.77.0.22', 'w3': '127.77.0.23',

@@ -14,7 +14,7 @@ import subprocess
 
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import nfs_exports
-from tests.scripts.script_helpers import REPO
+from tests.functional.scripts.script_helpers import REPO
 
 SCRIPT = REPO / 'k8s_mgmt' / 'scripts' / 'setup_storage.sh'
 # Reads "clients VALUE ALLOW_WIDE" and "path VALUE" lines (tab-separated:

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tests.scripts.script_helpers import write_tool
+from tests.functional.scripts.script_helpers import write_tool
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@ in strict mode and never traces, like the other node scripts."""
 
 import re
 
-from tests.scripts.script_helpers import LIBRARY, REPO, needs
-from tests.scripts.test_shellcheck import shellcheck
+from tests.functional.scripts.script_helpers import LIBRARY, REPO, needs
+from tests.functional.scripts.test_shellcheck import shellcheck
 
 SCRIPT = REPO / 'k8s_mgmt' / 'scripts' / 'setup_storage.sh'
 

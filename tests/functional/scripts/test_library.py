@@ -8,7 +8,7 @@ import pytest
 
 from k8s_mgmt import shipped
 from k8s_mgmt.operations import uploads
-from tests.scripts.script_helpers import (CONFIGURE_LB, INSTALL, LIBRARY,
+from tests.functional.scripts.script_helpers import (CONFIGURE_LB, INSTALL, LIBRARY,
                                           run_script)
 
 

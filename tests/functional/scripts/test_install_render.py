@@ -6,7 +6,7 @@ import stat
 import pytest
 import yaml
 
-from tests.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
+from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
                                           PROXY_PASSWORD, PROXY_URL, TOKEN,
                                           run_script)
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.scripts.script_helpers import needs
+from tests.functional.scripts.script_helpers import needs
 
 BATS_DIR = pathlib.Path(__file__).resolve().parent / 'bats'
 BATS_FILES = sorted(BATS_DIR.glob('*.bats'))

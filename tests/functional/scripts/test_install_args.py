@@ -6,7 +6,7 @@ secret value.
 
 import pytest
 
-from tests.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
+from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
                                           run_script, secret_file)
 
 INIT = ['init', '-a', '10.0.0.11']

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 INSTALL = REPO / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh'
 CONFIGURE_LB = REPO / 'k8s_mgmt' / 'scripts' / 'configure_lb.sh'
 CONFIGURE_EXTERNAL_LB = (REPO / 'k8s_mgmt' / 'scripts' /
