@@ -23,8 +23,8 @@ from k8s_mgmt import package
 from k8s_mgmt import shipped
 from tests.helpers import tacker_csar_check
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 SAMPLES = os.path.join(REPO, 'k8s_mgmt', 'samples', 'requests')
 REPO_SAMPLE = os.path.join(REPO, 'k8s_mgmt', 'samples', 'vnf_package')
 FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage')

@@ -54,8 +54,8 @@ if importlib.util.find_spec('build') is None:
                 'extra: pip install -e ".[tacker,test]")',
                 allow_module_level=True)
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples',
                 'k8s_mgmt/kubespray/callback_plugins')
 FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')

@@ -14,8 +14,8 @@ import os
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 ROOTS = {'k8s_mgmt': REPO, 'k8s_mgmt_lab': os.path.join(REPO, 'lab')}
 # Data of the driver package, not its code (the sample VNF package).
 NOT_MODULES = ('k8s_mgmt.samples',)
