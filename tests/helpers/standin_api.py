@@ -1,6 +1,7 @@
 """A real etcd on loopback and the lab's API server stand-in in-process
 over it, for tests that reach it with the official ``kubernetes`` client
-(tests/unit/kube/test_drain.py, tests/unit/standins)."""
+(tests/functional/kube/test_drain.py,
+ tests/functional/standins)."""
 
 import contextlib
 import shutil
