@@ -2,19 +2,19 @@
 
 Thin on purpose: each hook validates its input, builds a per-call
 :class:`~k8s_mgmt.context.OperationContext` and runs the operation's phases
-(:func:`k8s_mgmt.operations.catalog.run`). The instance holds no
+(:func:`k8s_mgmt.modes.catalog.run`). The instance holds no
 per-operation state, because Tacker shares one instance between
 concurrent operations on different VNFs.
 """
 
 from oslo_log import log as logging
 
-from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import abstract
 from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import exceptions
 from k8s_mgmt import preload
-from k8s_mgmt.operations import catalog
+from k8s_mgmt.modes import catalog
 
 LOG = logging.getLogger(__name__)
 

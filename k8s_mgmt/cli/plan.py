@@ -3,7 +3,7 @@
 Prints per phase the nodes and the commands that would run, in order,
 parallel groups marked and secrets masked (``--json`` for machines). The
 phases come from the driver's own operation code walked without
-connecting (:func:`k8s_mgmt.operations.catalog.plan`): their titles and
+connecting (:func:`k8s_mgmt.modes.catalog.plan`): their titles and
 order are the ``==> <title>`` lines a real run logs.
 
 The topology comes from a JSON file (``--topology``, the shape of
@@ -18,7 +18,7 @@ import sys
 from k8s_mgmt.cli.errors import UserError
 
 # The operations' command-line names, sorted: the keys of
-# k8s_mgmt.operations.planning.OPERATIONS, which the parser cannot import
+# k8s_mgmt.planning.OPERATIONS, which the parser cannot import
 # without loading the whole driver (kubernetes, keystoneauth1, oslo.*) at
 # every start-up; tests/unit/test_cli_importtime.py checks they agree.
 OPERATIONS = ('heal-end', 'heal-start', 'instantiate', 'scale-in',
@@ -95,7 +95,7 @@ def _names(text):
 
 def plan_for(args, instantiate_body, topology):
     """The phases of ``args.operation`` on ``topology``."""
-    from k8s_mgmt.operations import planning
+    from k8s_mgmt import planning
     request_body = None
     if args.operation != 'instantiate':
         request_body = (read_json(args.request, 'request')
@@ -118,7 +118,7 @@ def plan_for(args, instantiate_body, topology):
 
 
 def show(walked, as_json, out=None):
-    from k8s_mgmt.operations import phases
+    from k8s_mgmt.engine import phases
     out = out or sys.stdout
     if as_json:
         json.dump([p.to_dict() for p in walked], out, indent=1)
@@ -129,7 +129,7 @@ def show(walked, as_json, out=None):
 
 def _topology(args, instantiate_body):
     if args.topology:
-        from k8s_mgmt.operations import planning
+        from k8s_mgmt import planning
         return planning.topology_from_dict(read_json(args.topology,
                                                      'topology'))
     if not (args.vim and args.stack_id):

@@ -1,2 +1,3 @@
-"""The kubespray mode: clusters built by kubespray's playbooks, run on a
-pre-built Ansible server, behind an external load-balancer VM."""
+"""The kubespray driver Tacker loads (``driver``) and the callback plugin
+its playbook runs print events with (``callback_plugins``, package data).
+The mode's operations are in :mod:`k8s_mgmt.modes.kubespray`."""

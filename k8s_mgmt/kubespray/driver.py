@@ -4,23 +4,22 @@ The same thin router as :class:`k8s_mgmt.driver.KubernetesMgmtDriver`:
 each hook validates its input, builds a per-call context and runs the
 operation's phases; here the phases write an Ansible inventory and run
 kubespray's playbooks on the operator's Ansible server
-(:mod:`k8s_mgmt.kubespray.catalog`). The instance holds no per-operation
-state.
+(:mod:`k8s_mgmt.modes.kubespray`, picked by :mod:`k8s_mgmt.modes.catalog`).
+The instance holds no per-operation state.
 """
 
 from k8s_mgmt import driver
 from k8s_mgmt import exceptions
-from k8s_mgmt.kubespray import catalog
-from k8s_mgmt.kubespray import server_trust
-from k8s_mgmt.operations import catalog as operations_catalog
+from k8s_mgmt.ansible import server_trust
+from k8s_mgmt.modes import catalog
 
 
 class KubesprayMgmtDriver(driver.KubernetesMgmtDriver):
     """Builds and runs a Kubernetes cluster with kubespray, from an Ansible
     server, behind an external load balancer."""
 
-    MODE = operations_catalog.MODE_KUBESPRAY
-    TYPE = catalog.DRIVER_TYPE
+    MODE = catalog.MODE_KUBESPRAY
+    TYPE = catalog.KUBESPRAY_DRIVER_TYPE
 
     def get_description(self):
         return ('Kubernetes cluster management driver: kubespray clusters '

@@ -12,7 +12,7 @@ come from the request. Validation refuses, before any VM exists:
 * a ``transferring_inventory_path`` in a directory every user can write.
 
 The driver applies the same rules again where it uses the values
-(:mod:`k8s_mgmt.kubespray.ansible_server`).
+(:mod:`k8s_mgmt.ansible.ansible_server`).
 """
 
 import base64

@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from k8s_mgmt.kubespray import remote_checks
+from k8s_mgmt.ansible import remote_checks
 
 
 @contextlib.contextmanager

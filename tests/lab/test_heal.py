@@ -28,8 +28,8 @@ from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as lab_status
-from k8s_mgmt.operations import heal_plan
-from k8s_mgmt.operations import labels
+from k8s_mgmt.shared_phases import heal_plan
+from k8s_mgmt.shared_phases import labels
 
 COMPLEX = manager.LabSettings(
     state_dir='/var/lib/k8s-mgmt-lab-test-heal', subnet='10.254.205.0/24',

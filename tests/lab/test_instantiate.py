@@ -23,7 +23,7 @@ from k8s_mgmt import kube
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as lab_status
-from k8s_mgmt.operations import labels
+from k8s_mgmt.shared_phases import labels
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-instantiate'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.203.0/24',

@@ -31,9 +31,9 @@ from oslo_config import fixture as config_fixture
 
 from k8s_mgmt import conf
 from k8s_mgmt import secrets
-from k8s_mgmt.kubespray import ansible_server
-from k8s_mgmt.kubespray import inventory
-from k8s_mgmt.kubespray import server_trust
+from k8s_mgmt.ansible import ansible_server
+from k8s_mgmt.ansible import inventory
+from k8s_mgmt.ansible import server_trust
 from k8s_mgmt.params import model
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh import hostkeys

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from k8s_mgmt import exceptions
-from k8s_mgmt.kubespray import ansible_server
-from k8s_mgmt.kubespray import inventory
-from k8s_mgmt.kubespray import playbook
-from k8s_mgmt.kubespray import server_trust
+from k8s_mgmt.ansible import ansible_server
+from k8s_mgmt.ansible import inventory
+from k8s_mgmt.ansible import playbook
+from k8s_mgmt.ansible import server_trust
 from k8s_mgmt.ssh import hostkeys
 from k8s_mgmt.ssh.command import Command
 from tests.helpers import openssh

@@ -12,7 +12,7 @@ from oslo_config import fixture as config_fixture
 import pytest
 
 from k8s_mgmt import conf
-from k8s_mgmt.operations import run as run_mod
+from k8s_mgmt.engine import run as run_mod
 
 import op_helpers
 

@@ -245,7 +245,7 @@ def dist(request, tmp_path_factory):
                  'import from the venv', 120, env=env, cwd=str(outside))
     result['imported_from'] = where.stdout.split()
     result['plugin'] = _run(
-        [python, '-c', 'import sys; from k8s_mgmt.kubespray import '
+        [python, '-c', 'import sys; from k8s_mgmt.ansible import '
          'ansible_server as a; sys.stdout.write(a.plugin_source().decode())'],
         'the callback plugin from the venv', 120, env=env,
         cwd=str(outside)).stdout

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from k8s_mgmt.operations import scripts
+from k8s_mgmt.engine import scripts
 from tests.functional.scripts import lb_backends
 from tests.functional.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
                                           secret_file)

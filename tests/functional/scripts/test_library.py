@@ -7,7 +7,7 @@ import types
 import pytest
 
 from k8s_mgmt import shipped
-from k8s_mgmt.operations import uploads
+from k8s_mgmt.engine import uploads
 from tests.functional.scripts.script_helpers import (CONFIGURE_LB, INSTALL, LIBRARY,
                                           run_script)
 

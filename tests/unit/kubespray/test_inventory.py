@@ -9,7 +9,7 @@ import yaml
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
-from k8s_mgmt.kubespray import inventory
+from k8s_mgmt.ansible import inventory
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))

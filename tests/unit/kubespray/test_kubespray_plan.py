@@ -11,7 +11,7 @@ import yaml
 from k8s_mgmt import exceptions
 from k8s_mgmt import params as params_mod
 from k8s_mgmt.kubespray import driver as kubespray_driver
-from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.topology import model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -138,7 +138,7 @@ def test_scale_out_gathers_facts_then_limits_scale_yml_to_the_new():
 
 
 def _with_new(topo, count):
-    from k8s_mgmt.operations import planning
+    from k8s_mgmt import planning
     return planning.with_new_workers(topo, count)
 
 

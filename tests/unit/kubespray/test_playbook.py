@@ -19,8 +19,8 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.kubespray import events
-from k8s_mgmt.kubespray import playbook
+from k8s_mgmt.ansible import events
+from k8s_mgmt.ansible import playbook
 from k8s_mgmt.ssh.target import Result
 
 HOSTILE = ['$(reboot)', "it's", 'a b', '{{ lookup("pipe", "id") }}',

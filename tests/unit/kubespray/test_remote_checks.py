@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from k8s_mgmt.kubespray import ansible_server
-from k8s_mgmt.kubespray import remote_checks
+from k8s_mgmt.ansible import ansible_server
+from k8s_mgmt.ansible import remote_checks
 from k8s_mgmt.ssh.command import Command
 from tests.helpers.private_dirs import private_dir
 

@@ -17,8 +17,8 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.kubespray import ansible_server
-from k8s_mgmt.kubespray import server_trust
+from k8s_mgmt.ansible import ansible_server
+from k8s_mgmt.ansible import server_trust
 from k8s_mgmt.params import model
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh import hostkeys

@@ -10,10 +10,10 @@ import paramiko
 import pytest
 
 from k8s_mgmt import exceptions
-from k8s_mgmt.kubespray import ansible_server
+from k8s_mgmt.ansible import ansible_server
 from k8s_mgmt.kubespray import driver as kubespray_driver
-from k8s_mgmt.kubespray import server_phases
-from k8s_mgmt.kubespray import server_trust
+from k8s_mgmt.modes.kubespray import server_phases
+from k8s_mgmt.ansible import server_trust
 from k8s_mgmt.ssh import hostkeys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

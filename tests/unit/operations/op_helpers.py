@@ -91,8 +91,8 @@ def plan(params, topo, operation='instantiate', hook='instantiate_end',
          ready=(), unreachable=(), etcd_members=None, vip_prefix=None,
          **ctx_kwargs):
     """The phases the real operation yields, walked without connecting."""
-    from k8s_mgmt.operations import catalog
-    from k8s_mgmt.operations import run as run_mod
+    from k8s_mgmt.modes import catalog
+    from k8s_mgmt.engine import run as run_mod
     facts = run_mod.Facts(topology=topo, ready=frozenset(ready),
                           unreachable=frozenset(unreachable),
                           etcd_members=etcd_members, vip_prefix=vip_prefix)

@@ -6,7 +6,7 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import parallel
-from k8s_mgmt.operations import early_join
+from k8s_mgmt.shared_phases import early_join
 
 TOKEN = 'abcdef.0123456789abcdef'
 HASH = 'sha256:' + 'ab' * 32

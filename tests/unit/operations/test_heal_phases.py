@@ -2,7 +2,7 @@
 
 import pytest
 
-from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.shared_phases import heal_plan
 
 import op_helpers
 

@@ -7,7 +7,7 @@ import pytest
 
 from k8s_mgmt import secrets
 from k8s_mgmt.kube import etcd
-from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.shared_phases import heal_plan
 
 import op_helpers
 

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from k8s_mgmt import ssh
-from k8s_mgmt.operations import held
-from k8s_mgmt.operations import run as run_mod
+from k8s_mgmt.engine import held
+from k8s_mgmt.engine import run as run_mod
 
 import op_helpers
 

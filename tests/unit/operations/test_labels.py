@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from k8s_mgmt.operations import labels
+from k8s_mgmt.shared_phases import labels
 from k8s_mgmt.kube import NodeState
 
 import op_helpers

@@ -4,8 +4,8 @@ import logging
 
 import pytest
 
-from k8s_mgmt.operations import phases
-from k8s_mgmt.operations import run as run_mod
+from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import run as run_mod
 
 import op_helpers
 

@@ -6,10 +6,10 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.operations import node_work
-from k8s_mgmt.operations import run as run_mod
-from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import uploads
+from k8s_mgmt.shared_phases import node_work
+from k8s_mgmt.engine import run as run_mod
+from k8s_mgmt.engine import scripts
+from k8s_mgmt.engine import uploads
 
 import op_helpers
 

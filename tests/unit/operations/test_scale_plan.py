@@ -14,9 +14,9 @@ from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim
-from k8s_mgmt.operations import scale_plan
-from k8s_mgmt.operations import scripts
-from k8s_mgmt.operations import catalog
+from k8s_mgmt.shared_phases import scale_plan
+from k8s_mgmt.engine import scripts
+from k8s_mgmt.modes import catalog
 
 import op_helpers
 

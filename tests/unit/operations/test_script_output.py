@@ -8,7 +8,7 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.operations import scripts
+from k8s_mgmt.engine import scripts
 
 TOKEN = 'q1w2e3.r4t5y6u7i8o9p0a1'
 KEY = '7a' * 32
@@ -91,12 +91,12 @@ def test_vim_credentials_are_parsed_and_checked():
 
 
 def test_ip_json_of_an_unexpected_shape_falls_back():
-    from k8s_mgmt.operations import instantiate
+    from k8s_mgmt.shared_phases import cluster
     good = json.dumps([{'addr_info': [{'local': '10.0.0.5',
                                        'prefixlen': 24}]}])
-    assert instantiate.prefix_of(good, '10.0.0.5') == 24
-    assert instantiate.prefix_of(good, '10.0.0.6') is None
+    assert cluster.prefix_of(good, '10.0.0.5') == 24
+    assert cluster.prefix_of(good, '10.0.0.6') is None
     for odd in ('', 'not json', '{"addr_info": []}', '[1, "x"]',
                 '[{"addr_info": {"local": "10.0.0.5"}}]',
                 '[{"addr_info": [{"local": "10.0.0.5", "prefixlen": "x"}]}]'):
-        assert instantiate.prefix_of(odd, '10.0.0.5') is None
+        assert cluster.prefix_of(odd, '10.0.0.5') is None

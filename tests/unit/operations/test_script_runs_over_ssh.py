@@ -13,8 +13,8 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt.operations import nodes as nodes_mod
-from k8s_mgmt.operations import scripts
+from k8s_mgmt.engine import nodes as nodes_mod
+from k8s_mgmt.engine import scripts
 
 import op_helpers
 

@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from k8s_mgmt import secrets
-from k8s_mgmt.operations import steps
+from k8s_mgmt.engine import steps
 
 PASSWORD = secrets.Secret('s3cret-Passw0rd')
 

@@ -8,7 +8,7 @@ import yaml
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.operations import heal_plan
+from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.params import pv_manifests
 from k8s_mgmt.topology import model
 

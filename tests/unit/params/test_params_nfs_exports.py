@@ -12,7 +12,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.cli import main as cli_main
-from k8s_mgmt.operations import scripts
+from k8s_mgmt.engine import scripts
 from k8s_mgmt.params import nfs_exports
 from k8s_mgmt.topology import model as topology
 

@@ -1,0 +1,429 @@
+"""The node scripts' invocations as data: argv, stdin secrets, order.
+
+Nothing here touches the network. Each function turns the topology and the
+cluster parameters into :class:`ScriptCall` values; the operation runs them
+over SSH, the unit tests compare them. Secrets (join token, certificate key,
+proxy URLs, VRRP password) are never in ``argv``: they travel as
+``KEY=VALUE`` lines on the script's stdin (``-s -``, doc/source/scripts.rst).
+"""
+
+import dataclasses
+import ipaddress
+import json
+import posixpath
+import re
+import typing
+
+from k8s_mgmt import conf
+from k8s_mgmt import exceptions
+from k8s_mgmt import secrets
+from k8s_mgmt import ssh
+from k8s_mgmt.engine import uploads
+
+INSTALL = uploads.INSTALL
+CONFIGURE_LB = uploads.CONFIGURE_LB
+STORAGE = uploads.STORAGE
+EXTERNAL_LB = uploads.EXTERNAL_LB
+REMOTE_DIR = uploads.REMOTE_DIR
+HAPROXY_PORT = 16443
+APISERVER_PORT = 6443
+# First master gets the highest VRRP priority, each next one STEP less. A
+# backup takes the VIP over (256 - priority) / 256 s after the holder gives
+# it up; 10 apart, those timers are 39 ms apart, so one backup clearly wins
+# rather than two claiming the VIP for an advert (1 apart: 4 ms).
+TOP_VRRP_PRIORITY = 250
+VRRP_PRIORITY_STEP = 10
+# Priorities stay in 1-254 and distinct up to this many masters.
+MAX_VRRP_MASTERS = 25
+# Bounded by the script's own wait deadline (-w): a node that needs longer
+# for one wait is broken, not slow.
+SCRIPT_WAIT_SECONDS = 600
+
+
+_BOOTSTRAP_TOKEN = re.compile(r'[a-z0-9]{6}\.[a-z0-9]{16}')
+_CA_CERT_HASH = re.compile(r'sha256:[0-9a-f]{64}')
+_CERTIFICATE_KEY = re.compile(r'[0-9a-f]{64}')
+_PEM_CERT = '-----BEGIN CERTIFICATE-----'
+
+
+def vrrp_priority(index):
+    """The VRRP priority of the master at ``index`` in the topology."""
+    if not 0 <= index < MAX_VRRP_MASTERS:
+        raise ValueError('VRRP priorities cover %d masters, not index %d'
+                         % (MAX_VRRP_MASTERS, index))
+    return TOP_VRRP_PRIORITY - VRRP_PRIORITY_STEP * index
+
+
+def output_error(node, step, reason):
+    """The driver's error for script output it cannot use; ``reason`` names
+    what is wrong, never a value (the output holds secrets)."""
+    return exceptions.SSHError(node=node, step=step,
+                               reason='unexpected script output: %s'
+                                      % reason)
+
+
+def json_object(node, step, stdout):
+    """The JSON object a script printed on stdout."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        raise output_error(node, step, 'no JSON (%d characters on stdout)'
+                           % len(stdout)) from None
+    if not isinstance(data, dict):
+        raise output_error(node, step, 'JSON %s instead of an object'
+                           % type(data).__name__)
+    return data
+
+
+def _field(data, key, shape, what, problems, required=True):
+    """data[key] if it is a string of ``shape``; else a problem noted."""
+    value = data.get(key)
+    if value is None:
+        if required:
+            problems.append('%r is missing' % key)
+        return None
+    if not isinstance(value, str) or not shape(value):
+        problems.append('%r is not %s' % (key, what))
+        return None
+    return value
+
+
+def _raise_problems(node, step, problems, within=''):
+    if problems:
+        raise output_error(node, step, '%s%s' % (
+            'in %r: ' % within if within else '', '; '.join(problems)))
+
+
+@dataclasses.dataclass(frozen=True)
+class JoinData:
+    """What ``print-join`` printed: the secrets a join needs."""
+
+    token: secrets.Secret
+    ca_cert_hash: str
+    certificate_key: typing.Optional[secrets.Secret] = None
+
+    @classmethod
+    def from_output(cls, node, step, stdout, need_key=False):
+        """Parse print-join's stdout straight into Secrets; anything missing
+        or misshapen is the driver's error naming node, step and field."""
+        return cls.from_data(node, step, json_object(node, step, stdout),
+                             need_key)
+
+    @classmethod
+    def from_data(cls, node, step, data, need_key=False, within=''):
+        problems = []
+        token = _field(data, 'token', _BOOTSTRAP_TOKEN.fullmatch,
+                       'a bootstrap token', problems)
+        ca_hash = _field(data, 'ca_cert_hash', _CA_CERT_HASH.fullmatch,
+                         'sha256:<64 hex digits>', problems)
+        key = _field(data, 'certificate_key', _CERTIFICATE_KEY.fullmatch,
+                     '64 hex digits', problems, required=need_key)
+        _raise_problems(node, step, problems, within)
+        return cls(token=secrets.Secret(token), ca_cert_hash=ca_hash,
+                   certificate_key=secrets.Secret(key) if key else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class VimCredentials:
+    """What ``token-secret`` printed: the VIM's bearer token and CA."""
+
+    token: secrets.Secret
+    ca_cert: str
+
+    @classmethod
+    def from_output(cls, node, step, stdout):
+        return cls.from_data(node, step, json_object(node, step, stdout))
+
+    @classmethod
+    def from_data(cls, node, step, data, within=''):
+        problems = []
+        token = _field(data, 'token',
+                       lambda v: v and not re.search(r'[\s\x00-\x1f]', v),
+                       'a bearer token', problems)
+        ca_cert = _field(data, 'ca_cert', lambda v: _PEM_CERT in v,
+                         'a PEM certificate', problems)
+        _raise_problems(node, step, problems, within)
+        return cls(token=secrets.Secret(token), ca_cert=ca_cert)
+
+
+@dataclasses.dataclass(frozen=True)
+class InitReport:
+    """What ``init -R`` printed: print-join's and token-secret's objects
+    as ``{"join": ..., "vim": ...}``, read from the run that made the
+    cluster instead of two more runs."""
+
+    join: JoinData
+    credentials: VimCredentials
+
+    @classmethod
+    def from_output(cls, node, step, stdout, need_key=False):
+        data = json_object(node, step, stdout)
+        parts = {}
+        for key in ('join', 'vim'):
+            parts[key] = data.get(key)
+            if not isinstance(parts[key], dict):
+                raise output_error(node, step, '%r is not a JSON object'
+                                   % key)
+        return cls(JoinData.from_data(node, step, parts['join'], need_key,
+                                      within='join'),
+                   VimCredentials.from_data(node, step, parts['vim'],
+                                            within='vim'))
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptCall:
+    """One run of a node script on one node."""
+
+    node: str                 # topology node name
+    script: str               # INSTALL, CONFIGURE_LB or STORAGE
+    argv: tuple               # mode and options; never a secret
+    stdin_secrets: tuple = ()  # ((key, Secret), ...) sent as KEY=VALUE
+
+    @property
+    def mode(self):
+        if self.script == INSTALL:
+            return self.argv[0]
+        if self.script == STORAGE:
+            return 'storage-%s' % self.argv[0]
+        if self.script == EXTERNAL_LB:
+            return 'external-lb'
+        return 'configure-lb'
+
+    def command(self, remote_dir=REMOTE_DIR):
+        argv = list(self.argv)
+        if self.stdin_secrets:
+            argv += ['-s', '-']
+        return ssh.Command('bash', posixpath.join(remote_dir, self.script),
+                           *argv)
+
+    def stdin(self):
+        """The secrets as one Secret of KEY=VALUE lines, or None.
+
+        A key that is not a plain name, or a value holding a newline or
+        any other control character, is refused whatever the caller
+        checked: one such character would add a line, and so a key, of the
+        sender's choosing. The error names the key, never the value.
+        """
+        if not self.stdin_secrets:
+            return None
+        lines = []
+        for key, value in self.stdin_secrets:
+            text = secrets.reveal(value)
+            if not _STDIN_KEY.fullmatch(key) or _CONTROL.search(text):
+                raise exceptions.ValidationError(problems=[(
+                    '%s stdin of %s' % (self.script, self.node),
+                    'secret %r is not a plain name or holds a control '
+                    'character (newline, tab, ...)' % key)])
+            lines.append('%s=%s\n' % (key, text))
+        return secrets.Secret(''.join(lines))
+
+
+def run_call(session, call, remote_dir=REMOTE_DIR, on_line=None):
+    """Run ``call`` over its node's open session; secrets go on stdin.
+    ``on_line``: called with each stdout line as it arrives."""
+    return session.run(call.command(remote_dir), step=call.mode,
+                       stdin=call.stdin(), on_line=on_line)
+
+
+_STDIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+_CONTROL = re.compile(r'[\x00-\x1f\x7f]')
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoints:
+    """Where the cluster's API answers.
+
+    ``join`` is what nodes use (``-e``): the VIP and HAProxy port for HA,
+    else the first master's cluster-network address. ``api_url`` is what
+    the driver and the VIM use: the floating IP when there is one.
+    """
+
+    join: str
+    api_host: str
+    api_port: int
+    extra_sans: tuple = ()
+
+    @property
+    def api_url(self):
+        return 'https://%s:%d' % (self.api_host, self.api_port)
+
+
+def endpoints(topology, params, first_master):
+    if params.uses_ansible:
+        return lb_endpoints(topology)
+    if params.is_ha:
+        if not topology.vip:
+            raise ValueError('HA flavour %s needs a VIP (cluster_cp_name)'
+                             % params.flavour)
+        host = topology.vip_fip or topology.vip
+        sans = (host,) if host != topology.vip else ()
+        return Endpoints('%s:%d' % (topology.vip, HAPROXY_PORT), host,
+                         HAPROXY_PORT, sans)
+    host = topology.vip_fip or first_master.ssh_ip
+    sans = (host,) if host != first_master.nic_ip else ()
+    return Endpoints('%s:%d' % (first_master.nic_ip, APISERVER_PORT), host,
+                     APISERVER_PORT, sans)
+
+
+def lb_endpoints(topology):
+    """The kubespray mode: the API answers on the external load balancer
+    VM (its cluster-network address for the nodes, its SSH address,
+    a floating IP when there is one, for the driver and the VIM)."""
+    if not topology.lbs:
+        raise ValueError('the kubespray mode needs the external load '
+                         'balancer VM (external_lb_param.ssh_cp_name)')
+    lb = topology.lbs[0]
+    port = conf.CONF.k8s_mgmt.external_lb_api_port
+    sans = (lb.ssh_ip,) if lb.ssh_ip != lb.nic_ip else ()
+    return Endpoints('%s:%d' % (lb.nic_ip, port), lb.ssh_ip, port, sans)
+
+
+def _install_options(params):
+    """Options every install mode that prepares a node takes."""
+    opts = ['-k', _minor(params), '-P', params.effective_pod_cidr,
+            '-S', params.effective_service_cidr,
+            '-w', str(SCRIPT_WAIT_SECONDS)]
+    proxy = params.proxy
+    if proxy is not None and proxy.k8s_node_cidr:
+        opts += ['-C', proxy.k8s_node_cidr]
+    if proxy is not None and proxy.no_proxy:
+        opts += ['-x', proxy.no_proxy]
+    cni = conf.CONF.k8s_mgmt.cni_manifest
+    if cni:
+        opts += ['-c', cni]
+        if conf.CONF.k8s_mgmt.cni_manifest_sha256:
+            opts += ['-d', conf.CONF.k8s_mgmt.cni_manifest_sha256]
+    return opts
+
+
+def _proxy_secrets(params):
+    proxy = params.proxy
+    found = []
+    if proxy is not None:
+        for key in ('http_proxy', 'https_proxy'):
+            if getattr(proxy, key):
+                found.append((key, getattr(proxy, key)))
+    return found
+
+
+def _ha_flag(params):
+    return ['-A'] if params.is_ha else []
+
+
+def _prepared_flag(prepared):
+    return ['-p'] if prepared else []
+
+
+def init_call(node, params, ends, report=False, prepared=False):
+    """``report``: the init also prints the join data and the VIM's
+    credentials (-R; InitReport). ``prepared``: the node's prepare ran in
+    this operation (-p: its checks are skipped)."""
+    argv = (['init', '-a', node.nic_ip, '-H', node.name, '-e', ends.join] +
+            _ha_flag(params) + (['-R'] if report else []) +
+            _prepared_flag(prepared) + _install_options(params))
+    if ends.extra_sans:
+        argv += ['-F', ','.join(ends.extra_sans)]
+    return ScriptCall(node.name, INSTALL, tuple(argv),
+                      tuple(_proxy_secrets(params)))
+
+
+def prepare_call(node, params, ends):
+    """The install script's prepare mode on a node about to join: what the
+    join would do first (containerd, kernel settings, packages), with the
+    same options, so the join finds it done. ``-e``: the endpoint goes
+    into no_proxy, as the join's would."""
+    return ScriptCall(node.name, INSTALL,
+                      tuple(['prepare', '-e', ends.join] +
+                            _install_options(params)),
+                      tuple(_proxy_secrets(params)))
+
+
+def print_join_call(node, params, certificate_key=True):
+    """``certificate_key``: HA, a master is to join (-A: the certificates
+    are uploaded under a fresh key)."""
+    return ScriptCall(node.name, INSTALL,
+                      tuple(['print-join', '-k', _minor(params)] +
+                            (_ha_flag(params) if certificate_key else [])))
+
+
+def token_secret_call(node, params):
+    return ScriptCall(node.name, INSTALL,
+                      ('token-secret', '-k', _minor(params)))
+
+
+def join_call(node, params, ends, join, prepared=False):
+    """``prepared``: as for init_call."""
+    role = 'join-master' if node.role == 'master' else 'join-worker'
+    argv = ([role, '-a', node.nic_ip, '-H', node.name, '-e', ends.join,
+             '-t', join.ca_cert_hash] + _prepared_flag(prepared) +
+            _install_options(params))
+    stdin = [('token', join.token)]
+    if node.role == 'master':
+        if join.certificate_key is None:
+            raise ValueError('joining master %s needs a certificate key'
+                             % node.name)
+        stdin.append(('certificate_key', join.certificate_key))
+        if ends.extra_sans:
+            argv += ['-F', ','.join(ends.extra_sans)]
+    return ScriptCall(node.name, INSTALL, tuple(argv),
+                      tuple(stdin + _proxy_secrets(params)))
+
+
+def storage_server_call(node, params, volumes):
+    """setup_storage.sh server on the storage node: each Cinder volume
+    (its id, the device Cinder reports, where to mount it), each export
+    with its squash, and whether wide exports are allowed. ``volumes``:
+    {volume_resource_id: topology Volume}."""
+    storage = params.storage_server
+    argv = ['server']
+    for setup in storage.cinder_volume_setup_params:
+        volume = volumes[setup.volume_resource_id]
+        argv += ['--volume', '%s,%s,%s' % (volume.volume_id,
+                                           volume.device or '',
+                                           setup.mount_to)]
+    for export in storage.nfs_server_setup_params:
+        squash = 'no_root_squash' if export.no_root_squash else 'root_squash'
+        argv += ['--export', '%s,%s,%s' % (export.export_dir,
+                                           export.export_to, squash)]
+    if storage.allow_wide_export:
+        argv.append('--allow-wide-export')
+    return ScriptCall(node.name, STORAGE, tuple(argv),
+                      tuple(_proxy_secrets(params)))
+
+
+def nfs_client_call(node, params):
+    """setup_storage.sh client: the NFS client packages on ``node``."""
+    return ScriptCall(node.name, STORAGE, ('client',),
+                      tuple(_proxy_secrets(params)))
+
+
+def vip_prefix_from(params, vip, interface_prefix=None):
+    """The VIP's prefix length: the master NIC's, else the node CIDR's."""
+    if interface_prefix:
+        return int(interface_prefix)
+    proxy = params.proxy
+    if proxy is not None and proxy.k8s_node_cidr:
+        network = ipaddress.ip_network(proxy.k8s_node_cidr, strict=False)
+        if ipaddress.ip_address(vip) in network:
+            return network.prefixlen
+    return 32
+
+
+def _minor(params):
+    """'1.35' from '1.35', 'v1.35' or '1.35.2': the script pins a minor."""
+    return '.'.join(params.kubernetes_version.lstrip('v').split('.')[:2])
+
+
+# Step titles, shared by the plan and the operation's log.
+TITLE_LB = 'Configure the load balancer on every master'
+TITLE_TOKEN = 'Create the VIM token'
+TITLE_JOIN_DATA = 'Read join data'
+TITLE_JOIN_WORKERS = 'Join workers'
+
+
+def title_init(node):
+    return 'Initialise the first master (%s)' % node.name
+
+
+def title_join_master(node):
+    return 'Join master %s' % node.name

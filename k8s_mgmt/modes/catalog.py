@@ -1,0 +1,88 @@
+"""Which phase list each hook call runs, in either mode, and the two ways
+to go through it.
+
+:func:`run` executes the operation of a hook call; :func:`plan` walks the
+same phase list without connecting anywhere and returns the phases (a dry
+run). Both pick the operation from the context's ``operation`` and
+``hook`` and the mode from the request, so the drivers and ``k8s-mgmt
+plan`` cannot disagree on it.
+"""
+
+from k8s_mgmt import DRIVER_TYPE
+from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import run as run_mod
+from k8s_mgmt.modes.kubeadm import heal as kubeadm_heal
+from k8s_mgmt.modes.kubeadm import instantiate as kubeadm_instantiate
+from k8s_mgmt.modes.kubeadm import scale as kubeadm_scale
+from k8s_mgmt.modes.kubeadm import terminate as kubeadm_terminate
+from k8s_mgmt.modes.kubespray import heal as kubespray_heal
+from k8s_mgmt.modes.kubespray import instantiate as kubespray_instantiate
+from k8s_mgmt.modes.kubespray import scale as kubespray_scale
+from k8s_mgmt.modes.kubespray import terminate as kubespray_terminate
+
+MODE_KUBEADM = 'kubeadm'
+MODE_KUBESPRAY = 'kubespray'
+KUBESPRAY_DRIVER_TYPE = 'mgmt-drivers-kubespray'
+# Which driver (Tacker's name for it) builds clusters of each mode.
+DRIVER_OF_MODE = {MODE_KUBEADM: DRIVER_TYPE,
+                  MODE_KUBESPRAY: KUBESPRAY_DRIVER_TYPE}
+
+
+def _builders(instantiate, scale, heal, terminate):
+    """(operation, hook) -> the generator of its phases, for the mode
+    whose operation modules are given."""
+    return {
+        ('instantiate', 'instantiate_end'): instantiate.build,
+        ('scale_out', 'scale_end'): scale.build_scale_out,
+        ('scale_in', 'scale_start'): scale.build_scale_in,
+        ('scale_out_rollback', 'scale_start'): scale.build_rollback,
+        ('heal_vnfc', 'heal_start'): heal.build_vnfcs_start,
+        ('heal_vnfc', 'heal_end'): heal.build_vnfcs_end,
+        ('heal_vnf', 'heal_start'): heal.build_vnf_start,
+        # The whole VNF's heal_end builds the cluster on the new VMs.
+        ('heal_vnf', 'heal_end'): instantiate.build,
+        ('terminate', 'terminate_end'): terminate.build,
+    }
+
+
+BUILDERS = {
+    MODE_KUBEADM: _builders(kubeadm_instantiate, kubeadm_scale,
+                            kubeadm_heal, kubeadm_terminate),
+    MODE_KUBESPRAY: _builders(kubespray_instantiate, kubespray_scale,
+                              kubespray_heal, kubespray_terminate),
+}
+
+
+def label(ctx):
+    """The log prefix's words: ``instantiate <id>``, ``scale_out <id>``,
+    ``heal_start <id>``, ..."""
+    word = ctx.hook if ctx.operation.startswith('heal') else ctx.operation
+    return '%s %s' % (word, ctx.vnf_instance_id)
+
+
+def mode_of(params):
+    """'kubespray' when the request names an Ansible server, else
+    'kubeadm'."""
+    return MODE_KUBESPRAY if params.uses_ansible else MODE_KUBEADM
+
+
+def builder(ctx):
+    try:
+        return BUILDERS[mode_of(ctx.params)][(ctx.operation, ctx.hook)]
+    except KeyError:
+        raise ValueError('no operation %s for hook %s'
+                         % (ctx.operation, ctx.hook)) from None
+
+
+def run(ctx):
+    """Run the hook call's operation; return what the operation returns."""
+    build = builder(ctx)
+    with run_mod.OperationRun(ctx, label(ctx)) as op:
+        return phases.run(build(op), op.prefix)
+
+
+def plan(ctx, facts):
+    """The phases the hook call would run, given ``facts`` (run.Facts)."""
+    build = builder(ctx)
+    with run_mod.OperationRun(ctx, label(ctx), facts=facts) as op:
+        return phases.walk(build(op))

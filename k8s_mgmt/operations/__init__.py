@@ -1,1 +1,0 @@
-"""One module per LCM operation; each takes an OperationContext."""

@@ -1,0 +1,133 @@
+"""Forget an instance: unregister its VIM, drop its host keys and its
+state directory. Terminate is these phases; a whole-VNF heal needs them
+before it rebuilds the cluster. Each reads what is there and removes it,
+so a second run finds nothing and succeeds.
+"""
+
+import os
+import shutil
+
+from oslo_log import log as logging
+
+from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import exceptions
+from k8s_mgmt import ssh
+from k8s_mgmt import state as state_mod
+from k8s_mgmt import vim as vim_mod
+from k8s_mgmt.engine import phases
+
+Phase = phases.Phase
+
+LOG = logging.getLogger(__name__)
+
+
+def forget_phases(op):
+    """Forget the servers' host keys and remove the instance's state."""
+    ids = server_ids_of(op.ctx.vnf_instance, op.state)
+    forgotten = yield Phase(
+        'Forget the servers\' host keys',
+        work=(phases.Work(None, 'local', 'drop the pinned host keys of '
+                          'servers %s' % (', '.join(ids) or '(none)')),),
+        action=lambda: forget_host_keys(op.state, ids))
+    removed = yield Phase(
+        'Remove the instance\'s state',
+        work=(phases.Work(None, 'local', 'remove %s' % op.state.path),),
+        action=lambda: remove_state_dir(op.state))
+    return {'host_keys_forgotten': forgotten, 'state_removed': removed}
+
+
+def unregister_phase(op):
+    tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
+    where = ('Tacker (NFVO plugin)' if tacker
+             else 'the files in the instance\'s state directory')
+    return Phase('Unregister the VIM', work=(phases.api_work(
+        'delete VIM %s from %s' % (vim_mod.instance_vim_name(op.ctx), where),
+        kind='tacker' if tacker else 'local'),),
+        action=lambda: unregister_vim(op.ctx, op.state))
+
+
+def forget_state_phase(op):
+    return Phase('Forget the old cluster\'s state', work=(phases.Work(
+        None, 'local', 'drop the host keys and remove %s' % op.state.path),),
+        action=lambda: forget_state(op.ctx, op.state))
+
+
+def unregister_vim(ctx, state):
+    """Remove the VIM registered at instantiate; what was removed."""
+    if vim_mod.is_tacker_context(ctx.tacker_context):
+        deleted = _delete_tacker_vim(ctx.tacker_context,
+                                     vim_mod.instance_vim_name(ctx))
+        vim_mod.drop_connections(ctx.vnf_instance, deleted['vims_deleted'])
+        return deleted
+    removed = []
+    for name in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
+        path = state.file(name)
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    LOG.info('VIM %s: removed %s', vim_mod.instance_vim_name(ctx),
+             ', '.join(removed) or 'nothing (no files left)')
+    return {'files_removed': removed}
+
+
+def _delete_tacker_vim(tacker_context, name):
+    from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+    plugin = nfvo_plugin.NfvoPlugin()
+    try:
+        vims = vim_mod.vims_named(plugin, tacker_context, name)
+        for vim in vims:
+            plugin.delete_vim(tacker_context, vim['id'])
+            LOG.info('Deleted VIM %s (%s)', name, vim['id'])
+    except Exception as err:
+        raise exceptions.MgmtDriverError(
+            error_message='deleting VIM %s failed: %s: %s'
+                          % (name, type(err).__name__, err))
+    if not vims:
+        LOG.info('VIM %s is not registered; nothing to delete', name)
+    return {'vims_deleted': [v['id'] for v in vims]}
+
+
+def server_ids_of(vnf_instance, state):
+    """Server ids Tacker still lists for the instance, plus the recorded
+    first master's: the pins a shared pin file holds for it."""
+    ids = []
+    info = ctx_mod.field(vnf_instance, 'instantiated_vnf_info')
+    for vnfc in ctx_mod.field(info, 'vnfc_resource_info') or ():
+        sid = ctx_mod.path(vnfc, 'compute_resource', 'resource_id')
+        if sid and sid not in ids:
+            ids.append(sid)
+    recorded = state.cluster_record().get('init_master_server_id')
+    if recorded and recorded not in ids:
+        ids.append(recorded)
+    return ids
+
+
+def forget_host_keys(state, server_ids):
+    """Drop the instance's pins from a shared pin file (its own pin file
+    goes with the state dir)."""
+    path = state.host_key_file()
+    inside = os.path.dirname(os.path.abspath(path)) == \
+        os.path.abspath(state.path)
+    if inside or not server_ids or not os.path.exists(path):
+        return []
+    store = ssh.HostKeyStore(path)
+    store.forget_many(server_ids)
+    return list(server_ids)
+
+
+def remove_state_dir(state):
+    """Remove ``<state_dir>/<id>/``; False when it was already gone."""
+    if not os.path.isdir(state.path):
+        return False
+    shutil.rmtree(state.path)
+    LOG.info('Removed the state of VNF instance %s (%s)',
+             state.vnf_instance_id, state.path)
+    return True
+
+
+def forget_state(ctx, state):
+    """Whole-VNF heal: the old cluster's pins and state are meaningless."""
+    forget_host_keys(state, server_ids_of(ctx.vnf_instance, state))
+    return remove_state_dir(state)

@@ -1,0 +1,478 @@
+"""The phases every operation shares, written once.
+
+Reading the topology, connecting, uploading the scripts, getting an API
+client from a master, reading join data, joining workers, waiting for
+Ready nodes and labelling workers: each is a function of the operation
+(:class:`~k8s_mgmt.engine.run.OperationRun`) and the facts it has,
+returning a :class:`~k8s_mgmt.engine.phases.Phase` with its work as
+data, what a dry run assumes it returns, and the action that does it.
+"""
+
+import dataclasses
+import typing
+
+from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import kube
+from k8s_mgmt import secrets
+from k8s_mgmt import vim as vim_mod
+from k8s_mgmt.engine import nodes as nodes_mod
+from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import scripts
+from k8s_mgmt.engine import uploads
+from k8s_mgmt.kube import client as kube_client
+from k8s_mgmt.shared_phases import labels as labels_mod
+from k8s_mgmt.topology import from_params
+from k8s_mgmt.topology import heat
+
+Phase = phases.Phase
+
+LOG = logging.getLogger(__name__)
+
+TITLE_TOPOLOGY = 'Read the topology from Heat'
+TITLE_UPLOAD = 'Upload the scripts'
+TITLE_NODES = 'Read the cluster\'s nodes'
+
+# What a dry run shows for the output of print-join and token-secret.
+PLANNED_CREDENTIALS = scripts.VimCredentials(
+    token=secrets.Secret('<token from token-secret>'),
+    ca_cert='<CA certificate from token-secret>')
+PLANNED_JOIN = scripts.JoinData(
+    token=secrets.Secret('<token from print-join>'),
+    ca_cert_hash='sha256:<CA hash from print-join>',
+    certificate_key=secrets.Secret('<certificate key from print-join>'))
+PLANNED_TOKEN = dataclasses.replace(PLANNED_JOIN, certificate_key=None)
+
+
+def names(nodes):
+    return tuple(n.name for n in nodes)
+
+
+def read_topology(ctx):
+    """The instance's topology, read from Heat; checked for a master (and
+    a VIP for an HA flavour)."""
+    spec = from_params.spec_from_params(ctx.params)
+    vim_info = ctx.vim_info
+    if vim_info is None:
+        try:
+            vim_info = heat.vim_info_for_instance(ctx.tacker_context,
+                                                  ctx.vnf_instance)
+        except Exception as err:  # no Tacker, no DB, no VIM: say which stack
+            raise exceptions.TopologyError(
+                reason='cannot resolve the VIM holding stack %s: %s: %s'
+                       % (ctx.stack_id, type(err).__name__, err))
+    topology = heat.read_instance_topology(ctx.tacker_context,
+                                           ctx.vnf_instance, spec,
+                                           vim_info=vim_info)
+    check_topology(ctx, topology)
+    return topology
+
+
+def check_topology(ctx, topology):
+    if not topology.masters:
+        raise exceptions.TopologyError(
+            reason='stack %s has no master node' % ctx.stack_id)
+    if ctx.params.is_ha and not topology.vip:
+        raise exceptions.TopologyError(
+            reason='stack %s has no VIP for the HA flavour %s (port %s)'
+                   % (ctx.stack_id, ctx.params.flavour,
+                      ctx.params.master_node.cluster_cp_name))
+
+
+def topology_phase(op):
+    def assumed():
+        check_topology(op.ctx, op.facts.topology)
+        return op.facts.topology
+    return Phase(TITLE_TOPOLOGY, action=lambda: read_topology(op.ctx),
+                 work=(phases.api_work('list the resources of stack %s and '
+                                       'its nested stacks' % op.ctx.stack_id,
+                                       kind='heat'),),
+                 assume=op.assume(assumed))
+
+
+def local_phase(op, title, fn, *args):
+    """A phase that only decides from what is known (no remote work)."""
+    return Phase(title, action=lambda: fn(*args),
+                 assume=op.assume(lambda: fn(*args)))
+
+
+def connect_phase(op, title, nodes):
+    def work(node):
+        group = nodes_mod.group_params(op.params, node)
+        return phases.Work(node.name, 'ssh', 'connect as %s@%s'
+                           % (group.username, node.ssh_ip))
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(work(n) for n in nodes),
+                 action=lambda: op.connect(nodes))
+
+
+def probe_phase(op, title, nodes):
+    """Which nodes answer SSH within a short deadline (a dead VM must not
+    cost the full connect deadline)."""
+    unreachable = op.facts.unreachable if op.dry else ()
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(phases.Work(n.name, 'ssh', 'connect (probe)')
+                            for n in nodes),
+                 action=lambda: op.probe(nodes),
+                 assume={n.name for n in nodes if n.name not in unreachable})
+
+
+def upload_phase(op, nodes, title=TITLE_UPLOAD):
+    work = []
+    for node in nodes:
+        work.append(phases.command_work(node.name, uploads.mkdir_command()))
+        for script in op.scripts.for_node(node):
+            work.append(phases.Work(node.name, 'sftp', 'put %s (mode 0700)'
+                                    % script.remote_path))
+
+    def upload():
+        op.on_nodes('upload scripts', nodes,
+                    lambda node, session: uploads.upload_to(session, node,
+                                                            op.scripts))
+    return Phase(title, nodes=names(nodes), parallel=True, work=tuple(work),
+                 action=upload)
+
+
+def script_phase(op, title, node, call, assume=None):
+    """One script run on one node; its result is the command's result."""
+    return Phase(title, nodes=(node.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=lambda: op.run_script(node, call), assume=assume)
+
+
+def _call_list(calls):
+    return list(calls) if isinstance(calls, (list, tuple)) else [calls]
+
+
+def scripts_phase(op, title, nodes, calls, step, after=None):
+    """Script runs on every node at once; ``calls`` by node name, each a
+    ScriptCall or a list of them (run in order on that node). ``after``
+    runs once every node is done. The result: by node name, the list of
+    its calls' results."""
+    ordered = {n.name: _call_list(calls[n.name]) for n in nodes}
+
+    def one(node, _session):
+        return [op.run_script(node, call) for call in ordered[node.name]]
+
+    def action():
+        results = op.on_nodes(step, nodes, one)
+        if after is not None:
+            after()
+        return results
+    return Phase(title, nodes=names(nodes), parallel=True,
+                 work=tuple(phases.script_work(c, uploads.REMOTE_DIR)
+                            for n in nodes for c in ordered[n.name]),
+                 action=action)
+
+
+def nfs_clients(op, nodes):
+    """{name: [the NFS client install]} with a storage server, else
+    {name: []}: what a node runs after its join."""
+    if op.params.storage_server is None:
+        return {n.name: [] for n in nodes}
+    return {n.name: [scripts.nfs_client_call(n, op.params)] for n in nodes}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterAccess:
+    """The cluster's API as the driver reaches it: where, with what."""
+
+    api: typing.Any                      # kube.ClusterAPI (None: dry run)
+    credentials: typing.Optional[scripts.VimCredentials]
+    ends: scripts.Endpoints
+
+
+TITLE_REGISTERED = 'Check the registered VIM\'s credentials'
+
+
+def _registered_work(ends, then=''):
+    return phases.api_work(
+        'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token and '
+        'CA (when there is one)%s' % (ends.api_url, then))
+
+
+def registered_phase(op, topology, first):
+    """ClusterAccess from the VIM registered for the instance, or None
+    (then the operation reads them on a master): an operation that needs
+    no script on a master then opens no SSH connection to one. The dry
+    run assumes None, so the plan shows the way through a master.
+
+    Its users (scale-in, a worker heal's heal_start) reload no load
+    balancer and move no VIP: the check's client, and its connection,
+    serve the operation."""
+    ends = scripts.endpoints(topology, op.params, first)
+    return Phase(TITLE_REGISTERED, work=(_registered_work(ends),),
+                 action=lambda: registered_access(op, ends, keep_check=True),
+                 assume=None)
+
+
+def api_phase(op, title, topology, master, first, registered=True):
+    """The VIM's token and CA, and an API client for the endpoint the
+    cluster answers on (``first``'s): those of the VIM registered for the
+    instance when the API accepts them (``registered``: not checked yet),
+    else token-secret on ``master``."""
+    ends = scripts.endpoints(topology, op.params, first)
+    call = scripts.token_secret_call(master, op.params)
+
+    def access():
+        known = registered_access(op, ends) if registered else None
+        if known is not None:
+            return known
+        result = op.run_script(master, call)
+        return access_with(op, ends, scripts.VimCredentials.from_output(
+            master.name, call.mode, result.stdout))
+    return Phase(title, nodes=(master.name,),
+                 work=((_registered_work(ends, '; if refused:'),)
+                       if registered else ()) + (
+                     phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=access, assume=ClusterAccess(None, None, ends))
+
+
+def access_with(op, ends, credentials):
+    """ClusterAccess from credentials the operation has read (a dry run:
+    no client)."""
+    api = None if op.dry else op.keep(kube.ClusterAPI(
+        ends.api_url, credentials.token, credentials.ca_cert))
+    return ClusterAccess(api, credentials, ends)
+
+
+def registered_access(op, ends, keep_check=False):
+    """ClusterAccess from the VIM registered for the instance (Tacker's, or
+    the VIM config file outside Tacker), checked with one request; None
+    when there is none, it names another endpoint, or the API refuses it
+    (a rebuilt cluster has a new CA, a revoked token fails).
+
+    ``keep_check``: the checking client becomes the operation's. Without
+    it the check's client is closed at once: the operation's own client
+    must not start with a pooled connection that a later phase (a VIP
+    hand-over, an HAProxy reload) may cut."""
+    registrar = vim_mod.registrar_for(op.ctx.tacker_context,
+                                      op.ctx.vnf_instance, op.state)
+    record = registrar.registered(vim_mod.instance_vim_name(op.ctx))
+    if record is None or record.endpoint != ends.api_url:
+        return None
+    check = kube.ClusterAPI(ends.api_url, record.bearer_token,
+                            record.ssl_ca_cert)
+    try:
+        check.call('check the registered VIM\'s token',
+                   check.core.list_node, limit=1)
+    except exceptions.KubernetesAPIError as err:
+        check.close()
+        LOG.info('%s the registered VIM\'s credentials were refused '
+                 '(%s); reading them again from a master', op.prefix,
+                 err.kwargs.get('reason'))
+        return None
+    except BaseException:
+        check.close()
+        raise
+    LOG.info('%s using the registered VIM\'s credentials', op.prefix)
+    if keep_check:
+        api = op.keep(check)
+    else:
+        check.close()
+        api = op.keep(kube.ClusterAPI(ends.api_url, record.bearer_token,
+                                      record.ssl_ca_cert))
+    return ClusterAccess(api, scripts.VimCredentials(
+        token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
+
+
+def planned_states(op, names_):
+    return {name: kube_client.NodeState(name, name in op.facts.ready, {})
+            for name in names_}
+
+
+def nodes_phase(op, access, title=TITLE_NODES, wait=True):
+    """The nodes the API lists (Ready or not); ``wait``: poll until the
+    API answers (it may still be settling), else one read."""
+    def assumed():
+        return planned_states(op, (n.name for n in
+                                   op.facts.topology.all_nodes()
+                                   if n.name in op.facts.ready))
+    if wait:
+        return Phase(title, work=(phases.api_work(
+            'GET %s/api/v1/nodes until the API answers'
+            % access.ends.api_url),),
+            action=lambda: access.api.wait_answering(),
+            assume=op.assume(assumed))
+    return Phase(title, work=(phases.api_work(
+        'GET %s/api/v1/nodes' % access.ends.api_url),),
+        action=lambda: access.api.nodes(), assume=op.assume(assumed))
+
+
+def ready_phase(op, title, access, nodes):
+    wanted = names(nodes)
+
+    def assumed():
+        states = planned_states(op, (n.name for n in
+                                     op.facts.topology.all_nodes()))
+        states.update({n: kube_client.NodeState(n, True, {})
+                       for n in wanted})
+        return states
+    return Phase(title, nodes=wanted, work=(phases.api_work(
+        'GET %s/api/v1/nodes until %s Ready'
+        % (access.ends.api_url, ', '.join(wanted) or 'it answers')),),
+        action=lambda: access.api.wait_ready(wanted, prefix=op.prefix),
+        assume=op.assume(assumed))
+
+
+def join_data_phase(op, master, for_masters=False):
+    """print-join on ``master``: a fresh token, and when masters are to
+    join (``for_masters``, HA) a fresh certificate key: the certificates
+    are uploaded again. Workers need no key, so none is made for them."""
+    key = for_masters and op.params.is_ha
+    call = scripts.print_join_call(master, op.params, certificate_key=key)
+
+    def read():
+        result = op.run_script(master, call)
+        return scripts.JoinData.from_output(master.name, call.mode,
+                                            result.stdout, need_key=key)
+    return Phase(scripts.TITLE_JOIN_DATA, nodes=(master.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=read, assume=PLANNED_JOIN if key else PLANNED_TOKEN)
+
+
+def join_master_phase(op, master, ends, join, nfs_client=True):
+    """Join ``master`` (then, with a storage server and ``nfs_client``,
+    its NFS client)."""
+    join_call = scripts.join_call(master, op.params, ends, join,
+                                  prepared=prepared(op, master))
+    clients = nfs_clients(op, [master])[master.name] if nfs_client else []
+    if not clients:
+        return script_phase(op, scripts.title_join_master(master), master,
+                            join_call)
+    return scripts_phase(op, scripts.title_join_master(master), [master],
+                         {master.name: [join_call] + clients},
+                         'join-master')
+
+
+def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
+    """Join every worker at once (each then installs the NFS client when
+    there is a storage server and ``nfs_client``)."""
+    clients = nfs_clients(op, workers if nfs_client else [])
+    clients = {w.name: clients.get(w.name, []) for w in workers}
+    calls = {w.name: [scripts.join_call(w, op.params, ends, join,
+                                        prepared=prepared(op, w))] +
+             clients[w.name] for w in workers}
+    return scripts_phase(op, title, workers, calls, 'join-worker')
+
+
+def prepare_phase(op, title, nodes, ends, connect=False, upload=True):
+    """Each of ``nodes`` gets its scripts and runs the install script's
+    prepare mode, each node on its own (``connect``: connects first;
+    ``upload=False``: the scripts are there already). As a background
+    phase while a master is busy, it takes that work off the joins (which
+    skip what it did). Every node is prepared: a re-run's already-joined
+    one only re-checks."""
+    calls = {n.name: scripts.prepare_call(n, op.params, ends) for n in nodes}
+    op.prepared.update(calls)
+    work = connect_phase(op, title, nodes).work if connect else ()
+    if upload:
+        work += upload_phase(op, nodes).work
+    work += tuple(phases.script_work(calls[n.name], uploads.REMOTE_DIR)
+                  for n in nodes)
+
+    def one(node, session):
+        if upload:
+            uploads.upload_to(session, node, op.scripts)
+        return op.run_script(node, calls[node.name])
+
+    def action():
+        if connect:
+            op.connect(nodes)
+        return op.on_nodes('prepare', nodes, one)
+    return Phase(title, nodes=names(nodes), parallel=True, work=work,
+                 action=action)
+
+
+def prepared(op, node):
+    """Whether this operation prepares ``node`` before its init or join
+    (op.prepared) and the install script can then skip the checks (-p)."""
+    return node.name in op.prepared and offers(op, scripts.INSTALL,
+                                               'prepared')
+
+
+def offers(op, script, feature):
+    """Whether the copy of ``script`` this operation uploads (the VNF
+    package's, else ours) has ``feature`` (uploads.LocalScript.features)."""
+    return feature in op.scripts.get(script).features
+
+
+def prepare_in_background(op, title, wait_title, nodes, ends,
+                          connect=False, upload=True):
+    """Phases: prepare_phase on ``nodes`` in the background, when the
+    install script has the prepare mode. Returns the phase that waits for
+    it (join_workers' ``prepared``), or None when it did not start."""
+    if not (nodes and offers(op, scripts.INSTALL, 'prepare')):
+        return None
+    started = dataclasses.replace(
+        prepare_phase(op, title, nodes, ends, connect=connect,
+                      upload=upload),
+        background=True)
+    running = yield started
+    return phases.wait_for(wait_title, started, running)
+
+
+def join_workers(op, title, workers, master, ends, skip_reason,
+                 prepared=None):
+    """Phases: the scripts to ``workers``, fresh join data from
+    ``master``, every worker joined at once; skipped when none.
+    ``prepared``: the phase that waits for a prepare_phase running in the
+    background (it gave the workers their scripts), which goes after
+    print-join, just before the joins."""
+    if not workers:
+        yield phases.skipped(title, skip_reason)
+        return
+    if prepared is None:
+        yield upload_phase(op, workers)
+    join = yield join_data_phase(op, master)
+    if prepared is not None:
+        yield prepared
+    yield join_workers_phase(op, title, workers, ends, join)
+
+
+def label_phase(op, title, access, topology, workers, states):
+    """Labels derived from the workers' placement (CIS-node, zone) that
+    the nodes do not carry yet; a re-run patches nothing."""
+    only = {w.name for w in workers}
+    wanted = {name: labels for name, labels in
+              labels_mod.worker_labels(topology, op.ctx.grant).items()
+              if name in only}
+    todo = labels_mod.missing_labels(wanted, states)
+    work = tuple(phases.api_work('PATCH node %s labels %s' % (
+        name, ', '.join('%s=%s' % kv for kv in sorted(labels.items()))))
+        for name, labels in sorted(todo.items()))
+    return Phase(title, nodes=tuple(sorted(todo)), work=work,
+                 action=lambda: labels_mod.apply_missing(
+                     access.api, wanted, states, op.prefix),
+                 assume=todo)
+
+
+def hold_phase(op, nodes, next_hook):
+    """Keep this hook's open sessions to ``nodes`` (not healed) for
+    ``next_hook``, if this hook succeeds (held.py): they would otherwise
+    be closed now and opened again in a few minutes. The result: the
+    names kept (a dry run assumes every one)."""
+    def hold():
+        kept = tuple(n.name for n in nodes if op.connected(n.name))
+        op.hold_for_next_hook(kept)
+        return kept
+    return Phase('Keep the sessions to %s for %s'
+                 % (', '.join(names(nodes)), next_hook),
+                 nodes=names(nodes),
+                 work=(phases.Work(None, 'local', 'hold the open SSH '
+                                   'sessions up to [k8s_mgmt] '
+                                   'held_session_limit seconds'),),
+                 action=hold, assume=names(nodes))
+
+
+def take_held_phase(op, nodes, previous_hook):
+    """Reuse the sessions ``previous_hook`` kept to ``nodes`` (the same
+    VMs, still connected); the others are connected as usual. The
+    result: the names reused (a dry run assumes none)."""
+    return Phase('Reuse the sessions %s kept' % previous_hook,
+                 nodes=names(nodes),
+                 work=(phases.Work(None, 'local', 'take the held SSH '
+                                   'sessions to %s' % ', '.join(names(nodes))
+                                   ),),
+                 action=lambda: op.take_held(nodes), assume=())

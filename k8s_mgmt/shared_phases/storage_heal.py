@@ -1,0 +1,87 @@
+"""Whether a heal would empty the storage server's volume, and the refusal.
+
+Tacker, not the driver, decides what Heat replaces. For a VNFC heal (v1)
+it marks the VNFC's Cinder volumes unhealthy too, so that Heat creates them
+again empty, when ``additionalParams[<key>]`` is truthy, or is absent and
+``[vnf_lcm] heal_vnfc_block_storage`` is true (its default); the key is
+``[vnf_lcm] heal_include_block_storage_key``. A whole-VNF heal deletes the
+stack and creates a new one, volumes included. Either way every file on the
+NFS shares is gone, so ``heal_start`` refuses such a heal of the storage
+server unless the request says ``storage_volume_recreate: true``.
+"""
+
+from k8s_mgmt import context as ctx_mod
+from k8s_mgmt import tacker_settings
+from k8s_mgmt.engine import phases
+from k8s_mgmt.params import pv_manifests
+from k8s_mgmt.shared_phases import heal_plan
+
+TITLE = 'Check that the heal keeps the storage server\'s volume'
+ACKNOWLEDGE = 'storage_volume_recreate'
+
+
+def recreates_volume(request, setting=None):
+    """True when Tacker will give a healed VNFC new, empty volumes."""
+    setting = setting or tacker_settings.heal_block_storage()
+    additional = ctx_mod.field(request, 'additional_params') or {}
+    return bool(additional.get(setting.key, setting.default))
+
+
+def _pv_names(op):
+    """The PVs the request registers, named for the refusal (the files'
+    paths when the package cannot be read)."""
+    found, problems = pv_manifests.load_all(op.ctx.package_dir, op.params)
+    names = ([p.pv_manifest_file_path
+              for p in op.params.pv_registration_params] if problems
+             else [m.name for m in found])
+    return ', '.join(names) if names else 'none registered'
+
+
+def _vnfc_reason(op, node, setting):
+    additional = ctx_mod.field(op.ctx.request, 'additional_params') or {}
+    if setting.key in additional:
+        why = 'the request sets %s: true' % setting.key
+    else:
+        why = 'the request does not set %s, and %s' % (setting.key,
+                                                       setting.origin())
+    return (
+        'healing the storage server %s (server %s) would give it a new, '
+        'empty Cinder volume: %s, so Tacker marks its volumes for '
+        'replacement too, and every file on the NFS exports behind the '
+        'PersistentVolumes (%s) would be lost. To keep the data '
+        '(recommended), send the heal again with additionalParams '
+        '{"%s": false}: the new server mounts the same volume. To accept '
+        'losing the data, send it with additionalParams {"%s": true}'
+        % (node.name, node.server_id, why, _pv_names(op), setting.key,
+           ACKNOWLEDGE))
+
+
+def _whole_reason(op, node):
+    return (
+        'a whole-VNF heal deletes the stack and creates it again, so the '
+        'storage server %s gets a new, empty Cinder volume and every file '
+        'on the NFS exports behind the PersistentVolumes (%s) would be '
+        'lost. To keep the data (recommended), heal only the VNFCs that '
+        'need it (vnfcInstanceId) with additionalParams {"%s": false}. '
+        'To accept losing the data, send the whole-VNF heal with '
+        'additionalParams {"%s": true}'
+        % (node.name, _pv_names(op),
+           tacker_settings.heal_block_storage().key, ACKNOWLEDGE))
+
+
+def check_phase(op, node, whole=False):
+    """Refuse (HealRefused, nothing changed yet) a heal that would empty
+    the storage server ``node``'s volume without the request's consent.
+
+    Decided from the request and Tacker's settings alone, so the dry run
+    (``k8s-mgmt plan``) refuses exactly as the heal does."""
+    setting = tacker_settings.heal_block_storage()
+    if not whole and not recreates_volume(op.ctx.request, setting):
+        outcome = 'kept: the new server mounts the same volume'
+    elif op.params.storage_volume_recreate:
+        outcome = 'recreated empty (%s: true)' % ACKNOWLEDGE
+    else:
+        raise heal_plan.HealRefused(
+            reason=_whole_reason(op, node) if whole else
+            _vnfc_reason(op, node, setting))
+    return phases.Phase(TITLE, action=lambda: outcome, assume=outcome)
