@@ -1,30 +1,21 @@
 """Lets the parameter tests import their helper modules (importlib mode);
-the built sample package for the tests that read a VNF package."""
+the built sample package for the tests that read a VNF package; how many
+odd values the fuzz tests try at each path in this lane."""
 
 import os
-import shutil
 import sys
 
 import pytest
 
+from tests.helpers.package_fixtures import built_package  # noqa: F401
+from tests.helpers.package_fixtures import package_copy  # noqa: F401
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(scope='session')
-def built_package(tmp_path_factory):
-    """The sample VNF package as ``k8s-mgmt package build`` unpacks it.
-
-    Shared by every test: do not change it (use ``package_copy``).
-    """
-    from k8s_mgmt import package
-    path = str(tmp_path_factory.mktemp('built') / 'vnf_package')
-    package.build(output_dir=path)
-    return path
-
-
 @pytest.fixture
-def package_copy(built_package, tmp_path):
-    """A copy of the built sample package this test may change."""
-    path = str(tmp_path / 'vnf_package')
-    shutil.copytree(built_package, path, symlinks=True)
-    return path
+def odd_values_per_path():
+    """How many odd values the fuzz tests (test_params_robustness.py) try
+    at each path in the unit lane: a fixed sample, every value still tried
+    somewhere; tests/functional/params tries every one at every path."""
+    return 3

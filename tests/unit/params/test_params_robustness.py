@@ -1,4 +1,11 @@
-"""Any JSON value anywhere gives problems, never another exception."""
+"""Any JSON value anywhere gives problems, never another exception.
+
+The sweeps of a body's every path by every odd value are long: the unit
+lane tries a fixed sample of them (``odd_values_per_path`` from
+tests/unit/params/conftest.py: a few values per path, rotating so that
+every value is tried too), and tests/functional/params runs these same
+tests over every pair.
+"""
 
 import copy
 import glob
@@ -63,6 +70,24 @@ def _replaced(value, path, new):
     return value
 
 
+def _pairs(paths, values, per_path, least=100):
+    """(path, value) pairs to try: every pair when ``per_path`` is None,
+    else ``per_path`` values for each path (more when there are too few
+    paths for every value to be tried), the choice rotating along the
+    paths so that every value is tried at some path. ``least``: the full
+    sweep is bigger than that, else the body gave too few paths."""
+    paths, count = list(paths), len(values)
+    assert len(paths) * count > least, (len(paths), count)
+    if per_path is None or per_path >= count:
+        return [(path, value) for path in paths for value in values]
+    per_path = max(per_path, -(-count // len(paths)))
+    pairs = [(path, values[(index * per_path + shift) % count])
+             for index, path in enumerate(paths)
+             for shift in range(per_path)]
+    assert len({id(value) for _path, value in pairs}) == count
+    return pairs
+
+
 def _camel(value):
     if isinstance(value, dict):
         return {casing.snake_to_camel(k): _camel(v) for k, v in value.items()}
@@ -92,20 +117,17 @@ def _quiet_logs(caplog):
 @pytest.mark.parametrize('body', SEED_BODIES,
                          ids=lambda b: b['flavourId'])
 @pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
-def test_odd_value_at_every_path(body, camel):
+def test_odd_value_at_every_path(body, camel, odd_values_per_path):
     additional = body['additionalParams']
     if camel:
         additional = _camel(additional)
-    calls = 0
-    for path in list(_paths(additional)):
-        for odd in ODD_VALUES:
-            mutated = _replaced(additional, path, odd)
-            for operation in ('instantiate', 'terminate'):
-                _only_validation_errors(
-                    params.load_cluster_params, mutated,
-                    operation=operation, flavour=body['flavourId'])
-                calls += 1
-    assert calls > 100
+    for path, odd in _pairs(_paths(additional), ODD_VALUES,
+                            odd_values_per_path, least=50):
+        mutated = _replaced(additional, path, odd)
+        for operation in ('instantiate', 'terminate'):
+            _only_validation_errors(
+                params.load_cluster_params, mutated,
+                operation=operation, flavour=body['flavourId'])
 
 
 @pytest.mark.parametrize('odd', ODD_VALUES, ids=ODD_IDS)
@@ -148,26 +170,21 @@ def _body_paths(body):
 
 
 @pytest.mark.parametrize('body', SEED_BODIES, ids=lambda b: b['flavourId'])
-def test_odd_value_at_every_body_path(body):
-    calls = 0
-    for path in list(_body_paths(body)):
-        for odd in ODD_VALUES:
-            _only_validation_errors(params.load_request,
-                                    _replaced(body, path, odd))
-            calls += 1
-    assert calls > 100
+def test_odd_value_at_every_body_path(body, odd_values_per_path):
+    for path, odd in _pairs(_body_paths(body), ODD_VALUES,
+                            odd_values_per_path):
+        _only_validation_errors(params.load_request,
+                                _replaced(body, path, odd))
 
 
 @pytest.mark.parametrize('body', SAMPLE_BODIES, ids=lambda b: b['flavourId'])
-def test_odd_value_at_every_body_path_with_the_package(body, built_package):
-    calls = 0
-    for path in list(_body_paths(body)):
-        for odd in ODD_VALUES:
-            _only_validation_errors(params.load_request,
-                                    _replaced(body, path, odd),
-                                    package_dir=built_package)
-            calls += 1
-    assert calls > 100
+def test_odd_value_at_every_body_path_with_the_package(body, built_package,
+                                                       odd_values_per_path):
+    for path, odd in _pairs(_body_paths(body), ODD_VALUES,
+                            odd_values_per_path):
+        _only_validation_errors(params.load_request,
+                                _replaced(body, path, odd),
+                                package_dir=built_package)
 
 
 @pytest.mark.parametrize('odd', ODD_VALUES, ids=ODD_IDS)
@@ -203,11 +220,13 @@ _PACKAGE_FILES = ['BaseHOT/complex/complex_hot_top.yaml',
 
 
 @pytest.mark.parametrize('relative', _PACKAGE_FILES)
-def test_odd_package_files(relative, package_copy):
+def test_odd_package_files(relative, package_copy, odd_values_per_path):
     flavour = 'storage' if relative == _MANIFEST else 'complex'
     body = next(b for b in SAMPLE_BODIES if b['flavourId'] == flavour)
     target = os.path.join(package_copy, relative)
-    for content in _ODD_FILES:
+    for content in [content for path, content in _pairs(
+            _PACKAGE_FILES, _ODD_FILES, odd_values_per_path, least=50)
+            if path == relative]:
         with open(target, 'wb') as handle:
             handle.write(content)
         _only_validation_errors(params.load_request, body,
@@ -227,7 +246,8 @@ _ODD_ANSIBLE = ODD_VALUES + [
 
 
 @pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
-def test_odd_value_at_every_path_of_the_ansible_section(camel):
+def test_odd_value_at_every_path_of_the_ansible_section(camel,
+                                                       odd_values_per_path):
     body = h.sample('kubespray')
     section = body['additionalParams'][h.ROOT]['ansible']
     section['host_key_fingerprint'] = \
@@ -236,15 +256,12 @@ def test_odd_value_at_every_path_of_the_ansible_section(camel):
     root = h.ROOT
     if camel:
         additional, root = _camel(additional), casing.snake_to_camel(root)
-    calls = 0
-    for path in [(root, 'ansible') + p
-                 for p in _paths(additional[root]['ansible'])]:
-        for odd in _ODD_ANSIBLE:
-            _only_validation_errors(params.load_cluster_params,
-                                    _replaced(additional, path, odd),
-                                    flavour='kubespray')
-            calls += 1
-    assert calls > 100
+    paths = [(root, 'ansible') + p
+             for p in _paths(additional[root]['ansible'])]
+    for path, odd in _pairs(paths, _ODD_ANSIBLE, odd_values_per_path):
+        _only_validation_errors(params.load_cluster_params,
+                                _replaced(additional, path, odd),
+                                flavour='kubespray')
 
 
 # -- the storage server's section, with its export and mount rules ---------
@@ -258,7 +275,8 @@ _STORAGE_VALUES = [
 
 
 @pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
-def test_odd_value_at_every_path_of_the_storage_section(camel):
+def test_odd_value_at_every_path_of_the_storage_section(camel,
+                                                       odd_values_per_path):
     body = h.sample('storage')
     section = body['additionalParams'][h.ROOT]['storage_server']
     section['allow_wide_export'] = True
@@ -271,11 +289,9 @@ def test_odd_value_at_every_path_of_the_storage_section(camel):
         'storage_server'
     # The generic odd values once; camelCase keys with the storage ones.
     odd_values = _STORAGE_VALUES + ([] if camel else ODD_VALUES)
-    calls = 0
-    for path in [(root, key) + p for p in _paths(additional[root][key])]:
-        for odd in odd_values:
-            _only_validation_errors(params.load_cluster_params,
-                                    _replaced(additional, path, odd),
-                                    flavour='storage')
-            calls += 1
-    assert calls > 400
+    paths = [(root, key) + p for p in _paths(additional[root][key])]
+    for path, odd in _pairs(paths, odd_values, odd_values_per_path,
+                            least=400):
+        _only_validation_errors(params.load_cluster_params,
+                                _replaced(additional, path, odd),
+                                flavour='storage')
