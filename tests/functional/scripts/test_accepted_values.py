@@ -23,7 +23,8 @@ from k8s_mgmt import params
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.params import accepted
 from k8s_mgmt.params import fields
-from tests.functional.scripts.script_helpers import CONFIGURE_LB, INSTALL, run_script
+from tests.functional.scripts.script_helpers import (
+    CONFIGURE_LB, INSTALL, run_script)
 
 NODE = types.SimpleNamespace(name='master-1', nic_ip='10.254.0.11')
 ENDS = scripts.Endpoints('10.254.0.11:6443', '10.254.0.11', 6443)

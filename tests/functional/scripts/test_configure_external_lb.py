@@ -23,7 +23,8 @@ import pytest
 
 from k8s_mgmt.polling import Poll
 from tests.functional.scripts import lb_backends as lb
-from tests.functional.scripts.script_helpers import CONFIGURE_EXTERNAL_LB as SCRIPT
+from tests.functional.scripts.script_helpers import (
+    CONFIGURE_EXTERNAL_LB as SCRIPT)
 from tests.functional.scripts.script_helpers import run_script
 
 MASTER_IPS = {'m1': '127.77.0.11', 'm2': '127.77.0.12', 'm3': '127.77.0.13'}

@@ -11,8 +11,8 @@ import pytest
 
 from k8s_mgmt.engine import scripts
 from tests.functional.scripts import lb_backends
-from tests.functional.scripts.script_helpers import (CONFIGURE_LB, needs, run_script,
-                                          secret_file)
+from tests.functional.scripts.script_helpers import (
+    CONFIGURE_LB, needs, run_script, secret_file)
 
 AUTH = 'Vr7p_x'
 MASTERS = 'm1=10.0.0.11,m2=10.0.0.12,10.0.0.13'

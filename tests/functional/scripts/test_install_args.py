@@ -6,8 +6,8 @@ secret value.
 
 import pytest
 
-from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
-                                          run_script, secret_file)
+from tests.functional.scripts.script_helpers import (
+    CA_HASH, CERT_KEY, INSTALL, TOKEN, run_script, secret_file)
 
 INIT = ['init', '-a', '10.0.0.11']
 

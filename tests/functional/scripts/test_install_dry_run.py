@@ -8,8 +8,8 @@ re-runs safe: kept packages, skipped or resumed kubeadm steps.
 
 import pytest
 
-from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL, TOKEN,
-                                          run_script)
+from tests.functional.scripts.script_helpers import (
+    CA_HASH, CERT_KEY, INSTALL, TOKEN, run_script)
 
 SECRETS = 'token=%s\ncertificate_key=%s\n' % (TOKEN, CERT_KEY)
 

@@ -14,9 +14,8 @@ import time
 
 import pytest
 
-from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
-                                          PROXY_URL, TOKEN, run_script,
-                                          write_tool)
+from tests.functional.scripts.script_helpers import (
+    CA_HASH, CERT_KEY, INSTALL, PROXY_URL, TOKEN, run_script, write_tool)
 from tests.functional.scripts.test_install_master_modes import make_master
 
 

@@ -15,7 +15,8 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from tests.functional.scripts.script_helpers import INSTALL, run_script, write_tool
+from tests.functional.scripts.script_helpers import (
+    INSTALL, run_script, write_tool)
 
 TOKEN = 'k3ymgm.t0k3nfr0mkubeadm'
 CERT_KEY = '5e' * 32

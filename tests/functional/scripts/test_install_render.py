@@ -6,9 +6,9 @@ import stat
 import pytest
 import yaml
 
-from tests.functional.scripts.script_helpers import (CA_HASH, CERT_KEY, INSTALL,
-                                          PROXY_PASSWORD, PROXY_URL, TOKEN,
-                                          run_script)
+from tests.functional.scripts.script_helpers import (
+    CA_HASH, CERT_KEY, INSTALL, PROXY_PASSWORD, PROXY_URL, TOKEN,
+    run_script)
 
 VIP = '10.0.0.100'
 ENDPOINT = VIP + ':16443'

@@ -8,8 +8,8 @@ import pytest
 
 from k8s_mgmt import shipped
 from k8s_mgmt.engine import uploads
-from tests.functional.scripts.script_helpers import (CONFIGURE_LB, INSTALL, LIBRARY,
-                                          run_script)
+from tests.functional.scripts.script_helpers import (
+    CONFIGURE_LB, INSTALL, LIBRARY, run_script)
 
 
 @pytest.mark.parametrize('script', [INSTALL, CONFIGURE_LB],

@@ -12,7 +12,8 @@ import shutil
 import pytest
 
 from tests.functional.scripts import storage_vm
-from tests.functional.scripts.storage_vm import FOREIGN_FSTAB, MIB, probe, run, sha256
+from tests.functional.scripts.storage_vm import (
+    FOREIGN_FSTAB, MIB, probe, run, sha256)
 
 pytestmark = storage_vm.needs_loop_devices
 

@@ -5,8 +5,8 @@ test_setup_storage_format.py covers when it formats."""
 import pytest
 
 from tests.functional.scripts import storage_vm
-from tests.functional.scripts.storage_vm import FOREIGN_FSTAB, managed_block, probe, \
-    run, sha256
+from tests.functional.scripts.storage_vm import (
+    FOREIGN_FSTAB, managed_block, probe, run, sha256)
 
 pytestmark = storage_vm.needs_loop_devices
 

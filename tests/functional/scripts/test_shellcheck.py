@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.functional.scripts.script_helpers import (CONFIGURE_EXTERNAL_LB, CONFIGURE_LB,
-                                          INSTALL, LIBRARY, needs)
+from tests.functional.scripts.script_helpers import (
+    CONFIGURE_EXTERNAL_LB, CONFIGURE_LB, INSTALL, LIBRARY, needs)
 
 SCRIPTS = [INSTALL, CONFIGURE_LB, CONFIGURE_EXTERNAL_LB]
 

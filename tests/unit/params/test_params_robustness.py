@@ -246,8 +246,8 @@ _ODD_ANSIBLE = ODD_VALUES + [
 
 
 @pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
-def test_odd_value_at_every_path_of_the_ansible_section(camel,
-                                                       odd_values_per_path):
+def test_odd_value_at_every_path_of_the_ansible_section(
+        camel, odd_values_per_path):
     body = h.sample('kubespray')
     section = body['additionalParams'][h.ROOT]['ansible']
     section['host_key_fingerprint'] = \
@@ -275,8 +275,8 @@ _STORAGE_VALUES = [
 
 
 @pytest.mark.parametrize('camel', [False, True], ids=['snake', 'camel'])
-def test_odd_value_at_every_path_of_the_storage_section(camel,
-                                                       odd_values_per_path):
+def test_odd_value_at_every_path_of_the_storage_section(
+        camel, odd_values_per_path):
     body = h.sample('storage')
     section = body['additionalParams'][h.ROOT]['storage_server']
     section['allow_wide_export'] = True
