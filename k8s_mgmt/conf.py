@@ -7,7 +7,7 @@ writes the sample file.
 
 from oslo_config import cfg
 
-from k8s_mgmt.params import accepted
+from k8s_mgmt import accepted
 
 GROUP = 'k8s_mgmt'
 

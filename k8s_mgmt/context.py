@@ -16,39 +16,9 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt import params as params_mod
 from k8s_mgmt import state as state_mod
+from k8s_mgmt import tacker_objects
 
 LOG = logging.getLogger(__name__)
-
-_MISSING = object()
-
-
-def field(obj, name, default=None):
-    """Read ``name`` from a Tacker object or a dict (unset: ``default``)."""
-    if obj is None:
-        return default
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    is_set = getattr(obj, 'obj_attr_is_set', None)
-    if is_set is not None:
-        try:
-            if not is_set(name):
-                return default
-        except AttributeError:  # not a field of this object type
-            return default
-    value = getattr(obj, name, _MISSING)
-    return default if value is _MISSING else value
-
-
-def path(obj, *names, default=None):
-    """``field`` along a path of names.
-
-    ``path(inst, 'instantiated_vnf_info', 'instance_id')``
-    """
-    for name in names:
-        obj = field(obj, name)
-        if obj is None:
-            return default
-    return obj
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +55,7 @@ def package_dir_of(tacker_context, vnf_instance, kwargs):
     explicit = kwargs.get('vnf_package_path')
     if explicit:
         return explicit
-    vnfd_id = field(vnf_instance, 'vnfd_id')
+    vnfd_id = tacker_objects.field(vnf_instance, 'vnfd_id')
     if tacker_context is None or not vnfd_id:
         return None
     try:
@@ -100,7 +70,7 @@ def package_dir_of(tacker_context, vnf_instance, kwargs):
 def ext_virtual_links(request):
     """The request's extVirtualLinks as dicts (Tacker objects or dicts), so
     that validation can check their cpdIds against the VNFD."""
-    links = field(request, 'ext_virtual_links')
+    links = tacker_objects.field(request, 'ext_virtual_links')
     if not isinstance(links, (list, tuple)):
         return links
     return [_plain_link(link) for link in links]
@@ -109,17 +79,20 @@ def ext_virtual_links(request):
 def _plain_link(link):
     if isinstance(link, dict):
         return link
-    cps = field(link, 'ext_cps')
+    cps = tacker_objects.field(link, 'ext_cps')
     if isinstance(cps, (list, tuple)):
-        cps = [cp if isinstance(cp, dict) else {'cpd_id': field(cp, 'cpd_id')}
+        cps = [cp if isinstance(cp, dict)
+               else {'cpd_id': tacker_objects.field(cp, 'cpd_id')}
                for cp in cps]
-    return {'id': field(link, 'id'), 'resource_id': field(link, 'resource_id'),
+    return {'id': tacker_objects.field(link, 'id'),
+            'resource_id': tacker_objects.field(link, 'resource_id'),
             'ext_cps': cps}
 
 
 def stored_additional_params(vnf_instance):
     """additionalParams Tacker stored at instantiation (camelCase keys)."""
-    stored = path(vnf_instance, 'instantiated_vnf_info', 'additional_params')
+    stored = tacker_objects.path(vnf_instance, 'instantiated_vnf_info',
+                                 'additional_params')
     return stored or {}
 
 
@@ -135,12 +108,14 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
     if vnf_instance is None:
         raise exceptions.ValidationError([('vnf_instance', 'missing')])
     # The id names the state directory and the VIM, and prefixes log lines.
-    reason = state_mod.instance_id_problem(field(vnf_instance, 'id'))
+    reason = state_mod.instance_id_problem(
+        tacker_objects.field(vnf_instance, 'id'))
     if reason is not None:
         raise exceptions.ValidationError([('vnf_instance.id', '%s: %.80r' % (
-            reason, field(vnf_instance, 'id')))])
-    flavour = (field(request, 'flavour_id') or
-               path(vnf_instance, 'instantiated_vnf_info', 'flavour_id'))
+            reason, tacker_objects.field(vnf_instance, 'id')))])
+    flavour = (tacker_objects.field(request, 'flavour_id') or
+               tacker_objects.path(vnf_instance, 'instantiated_vnf_info',
+                                   'flavour_id'))
     package_dir = package_dir_of(tacker_context, vnf_instance, kwargs)
     # The parameter model knows the LCM operations, not our sub-cases
     # (scale_in, heal_vnfc, ...).
@@ -159,9 +134,10 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
                                                  lcm_operation)
     return OperationContext(
         operation=operation, hook=hook,
-        vnf_instance_id=field(vnf_instance, 'id'),
+        vnf_instance_id=tacker_objects.field(vnf_instance, 'id'),
         flavour=flavour,
-        stack_id=path(vnf_instance, 'instantiated_vnf_info', 'instance_id'),
+        stack_id=tacker_objects.path(vnf_instance, 'instantiated_vnf_info',
+                                     'instance_id'),
         params=cluster, request=request, vnf_instance=vnf_instance,
         tacker_context=tacker_context, grant=grant, package_dir=package_dir,
         vim_info=kwargs.get('vim_info'),

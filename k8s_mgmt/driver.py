@@ -15,6 +15,7 @@ from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import exceptions
 from k8s_mgmt import preload
 from k8s_mgmt.modes import catalog
+from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ SCALE_IN = 'SCALE_IN'
 
 def _unused_hook(hook, vnf_instance):
     LOG.debug('%s: nothing to do for VNF instance %s', hook,
-              ctx_mod.field(vnf_instance, 'id'))
+              field(vnf_instance, 'id'))
 
 
 class KubernetesMgmtDriver(abstract.BaseDriver):
@@ -97,7 +98,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                     grant_request, **kwargs):
         # Tacker calls scale_start for SCALE_IN, and with the original
         # SCALE_OUT request when it rolls a failed scale-out back.
-        kind = ctx_mod.field(scale_vnf_request, 'type')
+        kind = field(scale_vnf_request, 'type')
         operation = 'scale_in' if kind == SCALE_IN else 'scale_out_rollback'
         ctx = self._stored_context(operation, 'scale_start', context,
                                    vnf_instance, scale_vnf_request, grant,
@@ -109,7 +110,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                   grant_request, **kwargs):
         # Tacker calls scale_end only for SCALE_OUT; a SCALE_IN has nothing
         # left to do once Heat removed the (already drained) VMs.
-        if ctx_mod.field(scale_vnf_request, 'type') != SCALE_OUT:
+        if field(scale_vnf_request, 'type') != SCALE_OUT:
             _unused_hook('scale_end', vnf_instance)
             return
         ctx = self._stored_context('scale_out', 'scale_end', context,
@@ -122,7 +123,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
     def heal_start(self, context, vnf_instance,
                    heal_vnf_request, grant,
                    grant_request, **kwargs):
-        whole = not ctx_mod.field(heal_vnf_request, 'vnfc_instance_id')
+        whole = not field(heal_vnf_request, 'vnfc_instance_id')
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_start', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
@@ -131,7 +132,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
     def heal_end(self, context, vnf_instance,
                  heal_vnf_request, grant,
                  grant_request, **kwargs):
-        whole = not ctx_mod.field(heal_vnf_request, 'vnfc_instance_id')
+        whole = not field(heal_vnf_request, 'vnfc_instance_id')
         ctx = self._stored_context('heal_vnf' if whole else 'heal_vnfc',
                                    'heal_end', context, vnf_instance,
                                    heal_vnf_request, grant, kwargs)
@@ -177,11 +178,11 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
 
     @staticmethod
     def _request_params(request):
-        return ctx_mod.field(request, 'additional_params') or {}
+        return field(request, 'additional_params') or {}
 
     @staticmethod
     def _stored_context(operation, hook, context, vnf_instance, request,
                         grant, kwargs):
         return ctx_mod.build(
             operation, hook, context, vnf_instance, request, grant, kwargs,
-            overrides=ctx_mod.field(request, 'additional_params'))
+            overrides=field(request, 'additional_params'))

@@ -6,7 +6,6 @@ eventlet) a thread pool is used. This module never patches anything itself.
 """
 
 import concurrent.futures
-import sys
 import threading
 import time
 
@@ -14,18 +13,10 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import green
 from k8s_mgmt import secrets
 
 LOG = logging.getLogger(__name__)
-
-
-def eventlet_is_active(module='thread'):
-    """True when eventlet has monkey-patched ``module`` (threading by
-    default) in this process."""
-    if 'eventlet' not in sys.modules:
-        return False  # nobody imported it, so nobody patched with it
-    from eventlet import patcher
-    return patcher.is_monkey_patched(module)
 
 
 def _name_of_node(node):
@@ -88,7 +79,7 @@ def run_on_nodes(operation, step, nodes, fn, concurrency=None,
 
     LOG.info('[%s] %s: starting on %d node(s), %d at a time', operation,
              step, len(nodes), min(limit, len(nodes)))
-    if eventlet_is_active():
+    if green.eventlet_is_active():
         _run_green(run_one, nodes, names, limit)
     else:
         _run_threads(run_one, nodes, names, limit)
@@ -137,7 +128,7 @@ class Background(object):
 
     def __init__(self, fn):
         self._outcome = None
-        if eventlet_is_active():
+        if green.eventlet_is_active():
             import eventlet
             self._green = eventlet.spawn(self._run, fn)
             self._thread = None

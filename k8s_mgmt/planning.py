@@ -16,6 +16,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.engine import run as run_mod
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.params import casing
+from k8s_mgmt.tacker_objects import field
 from k8s_mgmt.topology import model
 
 # Command-line name -> (context operation, hook); heal picks whole-VNF or
@@ -159,7 +160,7 @@ def default_facts(ctx, topology, ready=None, unreachable=(),
                              for i in ctx.scale_out_ids
                              if topology.by_stack_id(i) is not None}
         elif ctx.operation == 'heal_vnfc' and ctx.hook == 'heal_end':
-            ids = set(ctx_mod.field(ctx.request, 'vnfc_instance_id') or ())
+            ids = set(field(ctx.request, 'vnfc_instance_id') or ())
             ready = {n.name for n in topology.all_nodes()
                      if n.vnfc_id not in ids}
         else:

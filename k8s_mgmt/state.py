@@ -21,6 +21,7 @@ import tempfile
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
+from k8s_mgmt import private_dirs
 from k8s_mgmt import secrets
 
 LOG = logging.getLogger(__name__)
@@ -35,29 +36,10 @@ VIM_CONFIG = 'vim_config.yaml'
 VRRP_PASSWORD_LENGTH = 8
 _VRRP_ALPHABET = string.ascii_letters + string.digits
 _SAFE_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]{0,127}')
-PRIVATE_DIR_MODE = 0o700
 # The shared pin file (ssh.hostkeys.default_path) and its lock.
 _PIN_FILES = (HOST_KEYS, HOST_KEYS + '.lock')
 # State directories already warned about, so the warning comes once.
 _LEFT_OPEN = set()
-
-
-def make_private_dirs(path):
-    """Create ``path`` and every missing directory above it, mode 0700;
-    directories that exist are left as they are."""
-    path = os.path.abspath(path)
-    missing = []
-    while not os.path.isdir(path):
-        missing.append(path)
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, PRIVATE_DIR_MODE)
-        except FileExistsError:
-            pass   # made by a concurrent operation meanwhile
 
 
 def _made_by_the_driver(base_dir):
@@ -82,22 +64,22 @@ def own_state_dir(base_dir):
     warning, when this user owns it and it holds only what the driver
     makes; otherwise (a shared directory such as /tmp) it is left as it
     is, with a warning."""
-    make_private_dirs(base_dir)
+    private_dirs.make_private_dirs(base_dir)
     info = os.stat(base_dir)
     mode = stat.S_IMODE(info.st_mode)
     if not mode & 0o077:
         return
     if info.st_uid == os.geteuid() and _made_by_the_driver(base_dir):
-        os.chmod(base_dir, PRIVATE_DIR_MODE)
+        os.chmod(base_dir, private_dirs.PRIVATE_DIR_MODE)
         LOG.warning('State directory %s was mode %04o; set to %04o: it '
                     'holds pinned host keys and cluster credentials',
-                    base_dir, mode, PRIVATE_DIR_MODE)
+                    base_dir, mode, private_dirs.PRIVATE_DIR_MODE)
     elif base_dir not in _LEFT_OPEN:
         _LEFT_OPEN.add(base_dir)
         LOG.warning('State directory %s is mode %04o and holds files the '
                     'driver did not make, or belongs to another user: left '
                     'as it is; each instance\'s directory in it is %04o',
-                    base_dir, mode, PRIVATE_DIR_MODE)
+                    base_dir, mode, private_dirs.PRIVATE_DIR_MODE)
 
 
 def instance_id_problem(value):
@@ -133,8 +115,8 @@ class InstanceState(object):
 
     def ensure_dir(self):
         own_state_dir(self.base_dir)
-        make_private_dirs(self.path)
-        os.chmod(self.path, PRIVATE_DIR_MODE)
+        private_dirs.make_private_dirs(self.path)
+        os.chmod(self.path, private_dirs.PRIVATE_DIR_MODE)
 
     def write(self, name, text):
         """Write ``text`` (str or Secret) atomically, mode 0600."""

@@ -21,10 +21,10 @@ import uuid
 import yaml
 from oslo_log import log as logging
 
-from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import state as state_mod
+from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class TackerVimRegistrar(object):
         return {'vim': {
             'name': record.name, 'type': VIM_TYPE,
             'description': ('Kubernetes cluster of VNF instance %s'
-                            % ctx_mod.field(self.vnf_instance, 'id')),
+                            % field(self.vnf_instance, 'id')),
             'auth_url': record.endpoint,
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
@@ -168,9 +168,9 @@ class TackerVimRegistrar(object):
     def registered(self, name):
         """The record of the instance's Kubernetes VIM, read through
         Tacker's VIM client (which decrypts its token and CA), or None."""
-        vim_ids = [ctx_mod.field(c, 'vim_id') for c in
-                   ctx_mod.field(self.vnf_instance, 'vim_connection_info')
-                   or () if ctx_mod.field(c, 'vim_type') == VIM_TYPE]
+        vim_ids = [field(c, 'vim_id') for c in
+                   field(self.vnf_instance, 'vim_connection_info')
+                   or () if field(c, 'vim_type') == VIM_TYPE]
         if not vim_ids:
             return None
         from tacker.vnfm import vim_client  # noqa: only inside Tacker
@@ -188,9 +188,8 @@ class TackerVimRegistrar(object):
 
     def _add_connection(self, vim_id):
         from tacker import objects  # noqa: only inside Tacker
-        current = list(ctx_mod.field(self.vnf_instance,
-                                     'vim_connection_info') or [])
-        if any(ctx_mod.field(c, 'vim_id') == vim_id for c in current):
+        current = list(field(self.vnf_instance, 'vim_connection_info') or [])
+        if any(field(c, 'vim_id') == vim_id for c in current):
             return
         current.append(objects.VimConnectionInfo(
             id=str(uuid.uuid4()), vim_id=vim_id, vim_type=VIM_TYPE,
@@ -217,8 +216,8 @@ def drop_connections(vnf_instance, vim_ids):
     object, which Tacker then saves; the old entry would be left naming a
     VIM that no longer exists."""
     gone = set(vim_ids)
-    current = list(ctx_mod.field(vnf_instance, 'vim_connection_info') or [])
-    kept = [c for c in current if ctx_mod.field(c, 'vim_id') not in gone]
+    current = list(field(vnf_instance, 'vim_connection_info') or [])
+    kept = [c for c in current if field(c, 'vim_id') not in gone]
     if len(kept) != len(current):
         if isinstance(vnf_instance, dict):
             vnf_instance['vim_connection_info'] = kept

@@ -25,11 +25,11 @@ import re
 
 from oslo_log import log as logging
 
+from k8s_mgmt import accepted
 from k8s_mgmt import exceptions
 from k8s_mgmt.ansible import inventory as inventory_mod
 from k8s_mgmt.ansible import playbook
 from k8s_mgmt.ansible import remote_checks
-from k8s_mgmt.params import accepted
 from k8s_mgmt.params import ansible_checks
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh.command import Command

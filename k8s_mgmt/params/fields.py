@@ -17,7 +17,7 @@ import posixpath
 import re
 import unicodedata
 
-from k8s_mgmt.params import accepted
+from k8s_mgmt import accepted
 from k8s_mgmt.secrets import Secret
 
 _SHOWN_CHARS = 60

@@ -7,7 +7,7 @@ them. Paths are snake_case and relative to ``additionalParams``
 the input used.
 
 What the node scripts accept (Kubernetes minors, IPv4 only, the proxy URL
-grammar, paths on a VM) is defined in :mod:`k8s_mgmt.params.accepted`.
+grammar, paths on a VM) is defined in :mod:`k8s_mgmt.accepted`.
 The placeholders of Tacker's sample requests that would fail on the VMs (a
 proxy port ``port1``) are problems. Leniencies, each with a warning:
 

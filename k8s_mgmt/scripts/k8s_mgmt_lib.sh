@@ -77,7 +77,7 @@ become_root() {
 # ---------------------------------------------------------------- checks
 
 # IPv4 only (IPv6 is not supported); no leading zeros, which some tools read
-# as octal. k8s_mgmt/params/accepted.py holds the same rules for the driver.
+# as octal. k8s_mgmt/accepted.py holds the same rules for the driver.
 is_ipv4() {
     local part
     [[ $1 =~ ^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] || return 1

@@ -9,12 +9,13 @@ import shutil
 
 from oslo_log import log as logging
 
-from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.engine import phases
+from k8s_mgmt.tacker_objects import field
+from k8s_mgmt.tacker_objects import path
 
 Phase = phases.Phase
 
@@ -93,9 +94,9 @@ def server_ids_of(vnf_instance, state):
     """Server ids Tacker still lists for the instance, plus the recorded
     first master's: the pins a shared pin file holds for it."""
     ids = []
-    info = ctx_mod.field(vnf_instance, 'instantiated_vnf_info')
-    for vnfc in ctx_mod.field(info, 'vnfc_resource_info') or ():
-        sid = ctx_mod.path(vnfc, 'compute_resource', 'resource_id')
+    info = field(vnf_instance, 'instantiated_vnf_info')
+    for vnfc in field(info, 'vnfc_resource_info') or ():
+        sid = path(vnfc, 'compute_resource', 'resource_id')
         if sid and sid not in ids:
             ids.append(sid)
     recorded = state.cluster_record().get('init_master_server_id')

@@ -8,10 +8,10 @@ what it reads instead of from what an earlier run meant to do.
 
 import dataclasses
 
-from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.kube import etcd
+from k8s_mgmt.tacker_objects import field
 
 ONLY_MASTER = ('healing a master needs another master to take over (HA '
                'flavour, at least 2 masters): the only master of a cluster '
@@ -27,7 +27,7 @@ class HealRefused(exceptions.MgmtDriverError):
 def requested_vnfc_ids(request):
     """The VNFC ids of a HealVnfRequest, in order, without repeats."""
     seen = []
-    for vnfc_id in ctx_mod.field(request, 'vnfc_instance_id') or ():
+    for vnfc_id in field(request, 'vnfc_instance_id') or ():
         if vnfc_id and vnfc_id not in seen:
             seen.append(vnfc_id)
     return seen

@@ -11,7 +11,7 @@ import re
 
 from oslo_log import log as logging
 
-from k8s_mgmt import context as ctx_mod
+from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
@@ -29,16 +29,16 @@ def anti_affinity_group_ids(topology):
 
 def _get(obj, snake, camel):
     """A grant field: Tacker objects are snake_case, SOL003 JSON camelCase."""
-    value = ctx_mod.field(obj, snake)
-    return value if value is not None else ctx_mod.field(obj, camel)
+    value = field(obj, snake)
+    return value if value is not None else field(obj, camel)
 
 
 def _grant_zones(grant):
     """(zone_id -> zone name, resource definition id -> zone_id)."""
     zones = {}
     for zone in _get(grant, 'zones', 'zones') or ():
-        if ctx_mod.field(zone, 'id'):
-            zones[ctx_mod.field(zone, 'id')] = _get(zone, 'zone_id', 'zoneId')
+        if field(zone, 'id'):
+            zones[field(zone, 'id')] = _get(zone, 'zone_id', 'zoneId')
     by_resource = {}
     for item in _get(grant, 'add_resources', 'addResources') or ():
         rid = _get(item, 'resource_definition_id', 'resourceDefinitionId')

@@ -5,7 +5,6 @@ delete, and the checks of a removal."""
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
-from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
 from k8s_mgmt import parallel
 from k8s_mgmt.engine import phases
@@ -13,6 +12,7 @@ from k8s_mgmt.kube import drain
 from k8s_mgmt.shared_phases import cluster
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import scale_plan
+from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def drain_work(name, force, unreachable=False):
 
 
 def aspect_id(op):
-    return ctx_mod.field(op.ctx.request, 'aspect_id')
+    return field(op.ctx.request, 'aspect_id')
 
 
 def check_removal(op, removal, rollback):

@@ -10,11 +10,11 @@ NFS shares is gone, so ``heal_start`` refuses such a heal of the storage
 server unless the request says ``storage_volume_recreate: true``.
 """
 
-from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import tacker_settings
 from k8s_mgmt.engine import phases
 from k8s_mgmt.params import pv_manifests
 from k8s_mgmt.shared_phases import heal_plan
+from k8s_mgmt.tacker_objects import field
 
 TITLE = 'Check that the heal keeps the storage server\'s volume'
 ACKNOWLEDGE = 'storage_volume_recreate'
@@ -23,7 +23,7 @@ ACKNOWLEDGE = 'storage_volume_recreate'
 def recreates_volume(request, setting=None):
     """True when Tacker will give a healed VNFC new, empty volumes."""
     setting = setting or tacker_settings.heal_block_storage()
-    additional = ctx_mod.field(request, 'additional_params') or {}
+    additional = field(request, 'additional_params') or {}
     return bool(additional.get(setting.key, setting.default))
 
 
@@ -38,7 +38,7 @@ def _pv_names(op):
 
 
 def _vnfc_reason(op, node, setting):
-    additional = ctx_mod.field(op.ctx.request, 'additional_params') or {}
+    additional = field(op.ctx.request, 'additional_params') or {}
     if setting.key in additional:
         why = 'the request sets %s: true' % setting.key
     else:

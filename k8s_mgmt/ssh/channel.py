@@ -7,7 +7,7 @@ import threading
 
 import paramiko
 
-from k8s_mgmt import parallel
+from k8s_mgmt import green
 
 
 class Watchdog(object):
@@ -60,7 +60,7 @@ def watchable(channel):
     anyway) as eventlet's own ``os.open`` does."""
     fresh = getattr(channel, '_pipe', None) is None
     fd = channel.fileno()
-    if fresh and parallel.eventlet_is_active('select'):
+    if fresh and green.eventlet_is_active('select'):
         from eventlet import hubs
         hubs.notify_opened(fd)
     return channel

@@ -26,7 +26,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
-from k8s_mgmt import state as state_mod
+from k8s_mgmt import private_dirs
 
 LOG = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class HostKeyStore(object):
     @contextlib.contextmanager
     def _locked(self):
         directory = os.path.dirname(self.path)
-        state_mod.make_private_dirs(directory)
+        private_dirs.make_private_dirs(directory)
         with _thread_lock(self.path):
             fd = os.open(self.path + '.lock', os.O_RDWR | os.O_CREAT, 0o600)
             try:

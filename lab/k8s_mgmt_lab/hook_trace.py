@@ -13,7 +13,7 @@ against Tacker's, not against what we believe of it.
 
 import json
 
-from k8s_mgmt.context import field, path
+from k8s_mgmt.tacker_objects import field, path
 from k8s_mgmt import vim
 
 HOOKS = ('instantiate_start', 'instantiate_end', 'scale_start', 'scale_end',

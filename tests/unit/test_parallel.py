@@ -20,6 +20,7 @@ from oslo_config import fixture as config_fixture
 
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
+from k8s_mgmt import green
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
 
@@ -162,7 +163,7 @@ def test_name_of_and_plain_values():
 
 
 def test_plain_threads_when_eventlet_is_not_patching():
-    assert not parallel.eventlet_is_active()
+    assert not green.eventlet_is_active()
     seen = parallel.run_on_nodes('x', 'y', _nodes(2),
                                  lambda n: threading.current_thread().name,
                                  concurrency=2)
@@ -179,13 +180,14 @@ EVENTLET_SCRIPT = textwrap.dedent('''
     import greenlet
 
     from k8s_mgmt import exceptions
+    from k8s_mgmt import green
     from k8s_mgmt import parallel
 
     class Node(object):
         def __init__(self, name):
             self.name = name
 
-    out = {'green': parallel.eventlet_is_active()}
+    out = {'green': green.eventlet_is_active()}
 
     all_at_once = threading.Barrier(5, timeout=20)
     def together(node):

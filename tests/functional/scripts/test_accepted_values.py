@@ -21,7 +21,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.engine import scripts
-from k8s_mgmt.params import accepted
+from k8s_mgmt import accepted
 from k8s_mgmt.params import fields
 from tests.functional.scripts.script_helpers import (
     CONFIGURE_LB, INSTALL, run_script)

@@ -135,14 +135,14 @@ GREEN_SCRIPT = textwrap.dedent('''
     eventlet.monkey_patch()
 
     import json, os, sys, tempfile, time
-    from k8s_mgmt import conf, exceptions, parallel
+    from k8s_mgmt import conf, exceptions, green, parallel
     from k8s_mgmt.ssh import client, hostkeys
     from k8s_mgmt.ssh.command import Command
 
     conf.CONF([], project='k8s-mgmt-test')
     conf.CONF.set_override('connect_timeout', 30, group='k8s_mgmt')
     store = hostkeys.HostKeyStore(os.path.join(tempfile.mkdtemp(), 'p.json'))
-    out = {'green': parallel.eventlet_is_active()}
+    out = {'green': green.eventlet_is_active()}
     for name, port in zip(('exec', 'sftp'), sys.argv[1:]):
         target = client.SSHTarget('node-' + name, '127.0.0.1', 'u',
                                   password='pw-abc', port=int(port),

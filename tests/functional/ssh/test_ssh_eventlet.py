@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent('''
     import threading
 
     from oslo_config import cfg
-    from k8s_mgmt import conf, exceptions, parallel
+    from k8s_mgmt import conf, exceptions, green, parallel
     from k8s_mgmt.ssh import client, hostkeys
     from k8s_mgmt.ssh.command import Command
 
@@ -39,7 +39,7 @@ SCRIPT = textwrap.dedent('''
     store = hostkeys.HostKeyStore(os.path.join(workdir, 'pins.json'))
     ports = [int(p) for p in sys.argv[1:]]
     together = threading.Barrier(4, timeout=30)
-    out = {'green': parallel.eventlet_is_active()}
+    out = {'green': green.eventlet_is_active()}
 
     def work(port):
         target = client.SSHTarget('node-%d' % port, '127.0.0.1', 'u',

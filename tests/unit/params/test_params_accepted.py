@@ -1,4 +1,4 @@
-"""The rules of params/accepted.py as the validator applies them: each good
+"""The rules of k8s_mgmt/accepted.py as the validator applies them: each good
 value passes, each bad class is one problem naming the field and the rule
 (and, for proxy URLs, never the URL)."""
 
@@ -9,7 +9,7 @@ from k8s_mgmt import conf
 from k8s_mgmt import driver
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
-from k8s_mgmt.params import accepted
+from k8s_mgmt import accepted
 
 import params_helpers as h
 
