@@ -88,6 +88,16 @@ def assert_lab_clean():
 
 
 @pytest.fixture(scope='session', autouse=True)
+def not_under_xdist():
+    """Every lab test fails before building anything under pytest-xdist:
+    two workers would build two labs on one subnet, bridge and state dir
+    (the module fixtures' fixed LabSettings)."""
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        pytest.fail('the lab suite never runs under pytest-xdist (-n): run '
+                    'it in one process (tox -e lab)', pytrace=False)
+
+
+@pytest.fixture(scope='session', autouse=True)
 def lab_leak_check():
     """After the whole lab suite: the test lab is gone without a trace."""
     yield
