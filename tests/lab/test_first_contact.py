@@ -10,12 +10,13 @@ beside the lab's cloud state, read by the lab's Nova in place of the VM's.
 import json
 import logging
 import os
-import time
+import types
 
 import paramiko
 import pytest
 
 from k8s_mgmt import exceptions
+from k8s_mgmt import polling
 from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import status as lab_status
@@ -57,17 +58,42 @@ def _sshd_log(lab, server_id, until=None, deadline=10.0):
     holds that text or ``deadline`` seconds pass: sshd logs a connection's
     end when its child notices it, which may be after the client moved on.
     The lab's own boot probe (a bare TCP connect) is in it too."""
-    ends = time.monotonic() + deadline
-    delay = 0.05
-    while True:
+    for _ in polling.Poll(deadline, first=0.05, maximum=1.0):
         log = lab.vms.exec(server_id, ['cat', '/run/sshd.log']).stdout
-        if until is None or until in log or time.monotonic() >= ends:
-            return log
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
+        if until is None or until in log:
+            break
+    return log
+
+
+class _LateLog(object):
+    """A lab whose sshd logs the refused connection only at the third
+    read, as the sshd child that noticed the client's close late did."""
+
+    def __init__(self):
+        self.reads = 0
+        self.vms = self
+
+    def exec(self, server_id, argv):
+        self.reads += 1
+        line = 'Connection closed by 10.0.0.1 port 4 [preauth]\n'
+        return types.SimpleNamespace(stdout=line if self.reads >= 3 else '')
+
+
+def test_the_sshd_log_is_read_until_the_refusal_is_in_it():
+    """The cause of this module's flake (a clean-clone CI run): the test
+    read the sshd log once, before sshd had logged the refused connection.
+    Reproduced deterministically by a log that has the line only at the
+    third read; _sshd_log waits for it (a single read would miss it)."""
+    lab = _LateLog()
+    assert '[preauth]' in _sshd_log(lab, 'srv', until='[preauth]')
+    assert lab.reads == 3
 
 
 def test_console_verified_pins_and_a_lying_console_is_refused(lab, caplog):
+    """Flaked once in a clean-clone CI run: the sshd log was read before
+    sshd had logged the refused connection ([preauth] missing); it is now
+    polled for the line (see test_the_sshd_log_is_read_until_the_refusal_
+    is_in_it)."""
     caplog.set_level(logging.INFO)
     record = lab.up('simple', workers=1)
     topology = lab_status.read_topology(record)

@@ -322,6 +322,13 @@ def _heal_master(lab, index, kill_first):
 
 def test_heal_a_live_master_keeps_three_masters_etcd_and_the_vip(
         complex_lab):
+    """Flaked (4 of 4 runs alone, stop 25): the healed master's Node came
+    back, because heal_start deleted it while the old VM's kubelet still
+    ran and re-registered it before Heat deleted the VM (a member removal
+    retried for etcd's 5 s made the window). The driver now stops a live
+    node's kubelet before deleting its Node; the deterministic reproduction
+    is test_a_healed_live_workers_node_does_not_come_back (a kubelet
+    restarted in that window)."""
     before = _ssh_accepted(complex_lab, _topology(COMPLEX))
     # The first master: the one the cluster record names.
     _heal_master(complex_lab, 0, kill_first=False)
@@ -333,6 +340,17 @@ def test_heal_a_live_master_keeps_three_masters_etcd_and_the_vip(
 
 
 def test_heal_a_killed_master(complex_lab):
+    """Flaked (VIP gaps of 6.2, 8.1 and 10.2 s against the 6 s bound): the
+    killed master led etcd, so its death added an election (lab etcd: 2.5
+    to 5 s without a leader) in which every API server's /readyz failed,
+    HAProxy marked every backend down and the VIP moved twice. The test
+    hands etcd leadership away before the kill, so the bound measures the
+    VRRP handover alone; a crash of the etcd leader is under no bound (see
+    doc/source/testing.rst). Leader loss has no deterministic reproduction
+    in the lab (an election's length is random); what the driver does
+    about it, handing leadership over before removing a leader, is
+    reproduced by tests/functional/kube/test_etcd.py::
+    test_removing_the_leader_hands_leadership_over_first."""
     _heal_master(complex_lab, 1, kill_first=True)
 
 
@@ -361,7 +379,17 @@ def test_heal_end_again_changes_nothing(complex_lab, caplog):
 def test_master_heal_refused_when_etcd_would_lose_quorum(complex_lab):
     """Another master is dead: removing a live one would leave 1 healthy
     member of 2. Refused before anything changes; healing the dead one
-    is still allowed and brings the cluster back."""
+    is still allowed and brings the cluster back.
+
+    Flaked (2 of about 6 loaded runs, then once in CI): etcdctl member
+    remove answered 'etcdserver: request timed out' (a removal etcd did not
+    commit in time on a loaded machine) and the heal failed, taking two
+    later tests with it; now retried like 'context deadline exceeded' for
+    up to 30 s. Deterministic reproduction: tests/functional/kube/
+    test_etcd.py::test_a_removal_etcd_did_not_commit_in_time_is_tried_again
+    (etcdctl's real answer, replayed once before the real removal). A 19 s
+    VIP gap seen once in the same runs was not explained then; the etcd
+    leader loss of test_heal_a_killed_master is the likely cause."""
     before = _topology(COMPLEX)
     alive, dead = before.masters[0], before.masters[2]
     lcm_heal.kill(COMPLEX, dead.vnfc_id)

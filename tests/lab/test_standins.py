@@ -20,6 +20,7 @@ import kubernetes.client as kclient
 import pytest
 
 from k8s_mgmt import parallel
+from k8s_mgmt import polling
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt_lab import manager
@@ -113,15 +114,11 @@ def _ready_nodes(core):
 
 
 def _wait(what, check, seconds=60.0):
-    deadline = time.monotonic() + seconds
-    delay = 0.1
-    while True:
+    for _ in polling.Poll(seconds, first=0.1, maximum=2.0):
         value = check()
         if value:
             return value
-        assert time.monotonic() < deadline, 'timed out waiting for ' + what
-        time.sleep(delay)
-        delay = min(delay * 2, 2.0)
+    raise AssertionError('timed out waiting for ' + what)
 
 
 def test_simple_cluster_init_join_and_refused_joins(lab):

@@ -67,6 +67,13 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_parallel_sessions_under_eventlet(fast_conf):
+    """Four sessions in parallel in a monkey-patched process, as in
+    tacker-conductor. Flaked in CI with "Second simultaneous read on
+    fileno N": paramiko made a channel's pipe with a plain os.pipe() that
+    could reuse the number of a socket just closed while a green thread
+    still waited on it, and eventlet's hub refused the select. The driver
+    now announces each new pipe to the hub; the deterministic reproduction
+    is test_channel_pipe_on_a_reused_descriptor_under_eventlet below."""
     servers = [ssh_test_server.SSHTestServer(users={'u': 'pw-abc'}).start()
                for _ in range(4)]
     env = dict(os.environ, PYTHONPATH=REPO, PYTHONWARNINGS='ignore')

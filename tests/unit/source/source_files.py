@@ -41,6 +41,12 @@ def _findings(package, find, suffix, skip):
     return found
 
 
+def tree_findings(folder, find, suffix=''):
+    """As :func:`findings`, over one more tree (``folder``, keys from its
+    own name on: ``lab/test_heal.py`` for tests/lab)."""
+    return _findings(folder, find, suffix, ())
+
+
 def split_pending(found, pending):
     """``(findings outside pending, pending files with no finding left)``."""
     return ({rel: hits for rel, hits in found.items() if rel not in pending},

@@ -4,7 +4,9 @@ Every call of a ``sleep`` (``time.sleep``, ``eventlet.sleep``, an injected
 ``self._sleep``, ``from time import sleep``) in the ``k8s_mgmt`` package and
 the lab's ``k8s_mgmt_lab`` is an error, except in ``polling.py`` itself. A
 sleep that is not a wait (there should hardly be one) says why on its line,
-behind ``# not a poll:``.
+behind ``# not a poll:``. The lab suite (tests/lab, tests/lab_cloud) is held
+to the same rule: a test waits for a condition against a deadline, never
+for a fixed time (issue 28, item 8).
 """
 
 import ast
@@ -14,6 +16,9 @@ import source_files
 
 MARKER = '# not a poll:'
 EXEMPT = (os.path.join('k8s_mgmt', 'polling.py'),)
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+LAB_SUITES = ('lab', 'lab_cloud')
 # Sleeps in files another change rewrites: each entry says which, and goes
 # when that file has no sleep left.
 PENDING = {}
@@ -49,6 +54,16 @@ def test_the_package_waits_only_through_poll():
         '(%s ...)' % (found, MARKER))
     assert stale == [], ('no sleep left in %s: remove it from PENDING'
                          % ', '.join(stale))
+
+
+def test_the_lab_suite_waits_only_through_poll():
+    found = {}
+    for suite in LAB_SUITES:
+        found.update(source_files.tree_findings(
+            os.path.join(TESTS, suite), sleeps_in, '.py'))
+    assert found == {}, (
+        'fixed sleeps in the lab suite (file: lines): %s; poll for the '
+        'condition with k8s_mgmt.polling.Poll' % found)
 
 
 def test_each_form_of_sleep_is_found_and_the_marker_is_heard():
