@@ -12,35 +12,15 @@ from oslo_log import log as logging
 
 from k8s_mgmt import parallel
 from k8s_mgmt import ssh
-from k8s_mgmt.params import model
 
 LOG = logging.getLogger(__name__)
 
 
-def group_params(params, node):
-    """The SSH credentials of the node's group."""
-    if node.role == 'master':
-        return params.master_node
-    if node.role == 'worker':
-        return params.worker_node
-    if node.role == 'storage' and params.storage_server is not None:
-        return params.storage_server
-    lb = params.external_lb_param
-    if node.role == 'lb' and lb is not None:
-        return model.NodeGroupParams(
-            ssh_cp_name=lb.ssh_cp_name, username=lb.ssh_username,
-            password=lb.ssh_password, ssh_private_key=lb.ssh_private_key)
-    server = params.ansible
-    if node.role == 'ansible' and server is not None:
-        return model.NodeGroupParams(
-            username=server.username, password=server.password,
-            ssh_private_key=server.ssh_private_key)
-    raise ValueError('no credentials for a %s node (%s)'
-                     % (node.role, node.name))
-
-
 def target_for(node, params):
-    group = group_params(params, node)
+    try:
+        group = params.group(node.role)
+    except ValueError as err:
+        raise ValueError('%s (%s)' % (err, node.name)) from None
     return ssh.SSHTarget(name=node.name, host=node.ssh_ip,
                          username=group.username, password=group.password,
                          private_key=group.ssh_private_key,

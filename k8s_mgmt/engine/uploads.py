@@ -12,6 +12,8 @@ mode 0700.
 """
 
 import collections
+import dataclasses
+import functools
 import os
 import posixpath
 import re
@@ -53,6 +55,31 @@ class LocalScript(collections.namedtuple(
                 return frozenset(match.group(1).decode('ascii',
                                                        'replace').split())
         return frozenset()
+
+
+@dataclasses.dataclass(frozen=True)
+class Features:
+    """What this operation's copies of the install and load balancer
+    scripts can do (their ``k8s-mgmt-features`` lines), read once per
+    operation (:attr:`ScriptSet.features`)."""
+
+    prepare: bool = False       # install: the prepare mode
+    prepared: bool = False      # install: -p, skip what prepare checked
+    init_report: bool = False   # install: init prints join data and token
+    join_first: bool = False    # install: the join data before the end
+    apt_turn: bool = False      # install and configure_lb: apt-get in turn
+    lb_bootstrap: bool = False  # configure_lb: -B, the VIP before the API
+
+    @classmethod
+    def of(cls, install, configure_lb):
+        """From the two scripts' ``LocalScript.features``."""
+        return cls(prepare='prepare' in install,
+                   prepared='prepared' in install,
+                   init_report='init-report' in install,
+                   join_first='join-first' in install,
+                   apt_turn=('apt-turn' in install and
+                             'apt-turn' in configure_lb),
+                   lb_bootstrap='bootstrap' in configure_lb)
 
 
 def local_script(package_dir, relative_path, name):
@@ -110,6 +137,12 @@ class ScriptSet(object):
             self._read[name] = local_script(
                 self.package_dir, package_path(self.params, name), name)
         return self._read[name]
+
+    @functools.cached_property
+    def features(self):
+        """The Features of this operation's install and LB scripts."""
+        return Features.of(self.get(INSTALL).features,
+                           self.get(CONFIGURE_LB).features)
 
     def for_node(self, node):
         return [self.get(name) for name in names_for(node, self.params)]

@@ -157,6 +157,28 @@ class ClusterParams:
     def uses_ansible(self):
         return self.ansible is not None
 
+    def group(self, role):
+        """The SSH credentials (``username``, ``password``,
+        ``ssh_private_key``) of the nodes of ``role``, as topology names
+        roles: master, worker, storage, lb or ansible. ValueError when the
+        request has no such group."""
+        lb, server = self.external_lb_param, self.ansible
+        groups = {
+            'master': self.master_node,
+            'worker': self.worker_node,
+            'storage': self.storage_server,
+            'lb': lb and NodeGroupParams(
+                ssh_cp_name=lb.ssh_cp_name, username=lb.ssh_username,
+                password=lb.ssh_password, ssh_private_key=lb.ssh_private_key),
+            'ansible': server and NodeGroupParams(
+                username=server.username, password=server.password,
+                ssh_private_key=server.ssh_private_key),
+        }
+        found = groups.get(role)
+        if found is None:
+            raise ValueError('no credentials for a %s node' % role)
+        return found
+
     @property
     def effective_pod_cidr(self):
         master = self.master_node

@@ -39,7 +39,6 @@ from k8s_mgmt.engine import uploads
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import storage
 
-FEATURE = 'join-first'
 LINE_PREFIX = '{"join": '
 TITLE_OTHERS = 'Prepare the other nodes'
 TITLE_OTHERS_LB = ' and the other masters\' load balancers'
@@ -52,8 +51,8 @@ TITLE_KNOWN_NODES = 'Read the cluster\'s nodes with the registered VIM'
 def offered(op):
     """Whether the install script this operation uploads prints the join
     data first (and has init -R at all)."""
-    return (node_work.offers(op, scripts.INSTALL, 'init-report') and
-            node_work.offers(op, scripts.INSTALL, FEATURE))
+    features = op.scripts.features
+    return features.init_report and features.join_first
 
 
 class JoinLine(object):
@@ -117,7 +116,7 @@ def known_nodes_phase(op, ends):
 
 def init_phases(op, first, ends, alongside, record, planned_report):
     """The phases above, up to the wait for the join data (a generator).
-    ``alongside``: (nodes, calls by node name), what runs on the nodes
+    ``alongside`` (node_work.Alongside or None): what runs on the nodes
     meanwhile (instantiate.with_prepare, with_lb, storage); ``record()``
     runs after the init. Returns (the join data, the phase that waits for
     the end of the init and gives its InitReport; ``planned_report`` in a
@@ -125,7 +124,9 @@ def init_phases(op, first, ends, alongside, record, planned_report):
     call = scripts.init_call(first, op.params, ends, report=True,
                              prepared=node_work.prepared(op, first))
     line = JoinLine(first.name, call.mode, need_key=op.params.is_ha)
-    nodes, calls = alongside if alongside is not None else ((), {})
+    if alongside is None:
+        alongside = node_work.Alongside()
+    nodes, calls = alongside.nodes, alongside.calls
     after_init = list(calls.get(first.name, ()))
 
     def run_first():

@@ -17,7 +17,6 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import secrets
 from k8s_mgmt import vim as vim_mod
-from k8s_mgmt.engine import nodes as nodes_mod
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
@@ -99,7 +98,7 @@ def local_phase(op, title, fn, *args):
 
 def connect_phase(op, title, nodes):
     def work(node):
-        group = nodes_mod.group_params(op.params, node)
+        group = op.params.group(node.role)
         return phases.Work(node.name, 'ssh', 'connect as %s@%s'
                            % (group.username, node.ssh_ip))
     return Phase(title, nodes=names(nodes), parallel=True,
@@ -172,6 +171,29 @@ def nfs_clients(op, nodes):
     if op.params.storage_server is None:
         return {n.name: [] for n in nodes}
     return {n.name: [scripts.nfs_client_call(n, op.params)] for n in nodes}
+
+
+@dataclasses.dataclass(frozen=True)
+class Alongside:
+    """What runs on other nodes while the first master initialises: the
+    nodes, in the order they start, and each one's script calls by node
+    name."""
+
+    nodes: tuple = ()
+    calls: typing.Mapping[str, list] = dataclasses.field(
+        default_factory=dict)
+
+    def adding(self, nodes, calls, before=False):
+        """This plus ``calls`` (node name -> script calls): each node's new
+        calls go before (``before``) or after what it runs already; those
+        of ``nodes`` not here yet go last."""
+        merged = dict(self.calls)
+        for name, added in calls.items():
+            had = list(merged.get(name, ()))
+            merged[name] = list(added) + had if before else had + list(added)
+        known = {n.name for n in self.nodes}
+        return Alongside(tuple(self.nodes) + tuple(
+            n for n in nodes if n.name not in known), merged)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -388,14 +410,7 @@ def prepare_phase(op, title, nodes, ends, connect=False, upload=True):
 def prepared(op, node):
     """Whether this operation prepares ``node`` before its init or join
     (op.prepared) and the install script can then skip the checks (-p)."""
-    return node.name in op.prepared and offers(op, scripts.INSTALL,
-                                               'prepared')
-
-
-def offers(op, script, feature):
-    """Whether the copy of ``script`` this operation uploads (the VNF
-    package's, else ours) has ``feature`` (uploads.LocalScript.features)."""
-    return feature in op.scripts.get(script).features
+    return node.name in op.prepared and op.scripts.features.prepared
 
 
 def prepare_in_background(op, title, wait_title, nodes, ends,
@@ -403,7 +418,7 @@ def prepare_in_background(op, title, wait_title, nodes, ends,
     """Phases: prepare_phase on ``nodes`` in the background, when the
     install script has the prepare mode. Returns the phase that waits for
     it (join_workers' ``prepared``), or None when it did not start."""
-    if not (nodes and offers(op, scripts.INSTALL, 'prepare')):
+    if not (nodes and op.scripts.features.prepare):
         return None
     started = dataclasses.replace(
         prepare_phase(op, title, nodes, ends, connect=connect,

@@ -89,12 +89,12 @@ TITLE_ALONGSIDE_INIT = ', set up the storage server and the NFS clients'
 
 
 def alongside_init(op, nodes, server, call):
-    """(nodes, calls) that run while the first master initialises: the
-    storage server's set-up and the NFS client of every master and
+    """What runs while the first master initialises (node_work.Alongside):
+    the storage server's set-up and the NFS client of every master and
     worker (see instantiate.init_phase)."""
     calls = node_work.nfs_clients(op, nodes)
     calls[server.name] = [call]
-    return tuple(nodes) + (server,), calls
+    return node_work.Alongside(tuple(nodes) + (server,), calls)
 
 
 def manifests(op):

@@ -87,8 +87,7 @@ def prepare_first_meanwhile(op, first, ends):
     apt-get on a node (feature apt-turn: apt-get update fails at once on
     another's lock). Returns the phase that waits for it, or None when it
     did not start."""
-    if not (node_work.offers(op, scripts.INSTALL, 'apt-turn') and
-            node_work.offers(op, scripts.CONFIGURE_LB, 'apt-turn')):
+    if not op.scripts.features.apt_turn:
         return None
     # The scripts were uploaded to every node already.
     return (yield from node_work.prepare_in_background(
@@ -97,34 +96,27 @@ def prepare_first_meanwhile(op, first, ends):
 
 
 def with_prepare(op, first, ends, nodes, alongside):
-    """``alongside`` (nodes, calls by node name; None: none) with the
+    """``alongside`` (node_work.Alongside; None: nothing yet) with the
     install script's prepare mode first on every node but ``first``: they
     get ready to join while the first master initialises."""
-    run_on, calls = alongside if alongside is not None else ((), {})
-    calls = dict(calls)
     others = [n for n in nodes if n is not first]
     for node in others:
-        calls[node.name] = ([scripts.prepare_call(node, op.params, ends)] +
-                            list(calls.get(node.name, ())))
         op.prepared.add(node.name)
-    return _and_nodes(run_on, others), calls
+    return (alongside or node_work.Alongside()).adding(
+        others, {n.name: [scripts.prepare_call(n, op.params, ends)]
+                 for n in others}, before=True)
 
 
 def with_lb(topology, change, alongside):
     """``alongside`` (as with_prepare) with the load balancer calls of
     ``change`` (heal_plan.LBChange) after what each master runs there."""
-    run_on, calls = alongside if alongside is not None else ((), {})
-    calls = dict(calls)
+    alongside = alongside or node_work.Alongside()
+    added = {}
     for call in change.calls:
-        calls[call.node] = list(calls.get(call.node, ())) + [call]
-    return _and_nodes(run_on, [m for m in topology.masters
-                               if m.name in calls]), calls
-
-
-def _and_nodes(run_on, nodes):
-    """``run_on`` and, after it, those of ``nodes`` not in it yet."""
-    known = {n.name for n in run_on}
-    return tuple(run_on) + tuple(n for n in nodes if n.name not in known)
+        added.setdefault(call.node, []).append(call)
+    running = set(alongside.calls) | set(added)
+    return alongside.adding(
+        [m for m in topology.masters if m.name in running], added)
 
 
 def record_init(op, first, ends):
@@ -134,14 +126,14 @@ def record_init(op, first, ends):
 
 
 def init_phase(op, first, ends, alongside=None):
-    """kubeadm init on ``first``. ``alongside`` (nodes, calls by node
-    name): what runs at the same time as the init, on the other nodes
+    """kubeadm init on ``first``. ``alongside`` (node_work.Alongside):
+    what runs at the same time as the init, on the other nodes
     (prepare: with_prepare) and with a storage server its setup and the
     NFS clients (the first master installs its own once its init is
     done). The result: the join data and the VIM's
     credentials the init printed (scripts.InitReport), or None when the
     install script cannot print them."""
-    report = node_work.offers(op, scripts.INSTALL, 'init-report')
+    report = op.scripts.features.init_report
     call = scripts.init_call(first, op.params, ends, report=report,
                              prepared=node_work.prepared(op, first))
 
@@ -163,8 +155,7 @@ def init_phase(op, first, ends, alongside=None):
         return Phase(scripts.title_init(first), nodes=(first.name,),
                      work=(phases.script_work(call, uploads.REMOTE_DIR),),
                      action=init, assume=assume)
-    nodes, calls = alongside
-    calls = dict(calls)
+    nodes, calls = alongside.nodes, dict(alongside.calls)
     calls[first.name] = [call] + list(calls.get(first.name, ()))
     title = scripts.title_init(first)
     if storage.enabled(op.params):
@@ -204,8 +195,8 @@ def build(op):
     yield node_work.upload_phase(op, everyone)
     first = cluster.first_master_of(op, topology)
     ends = scripts.endpoints(topology, params, first)
-    bootstrap = params.is_ha and node_work.offers(
-        op, scripts.CONFIGURE_LB, 'bootstrap')
+    features = op.scripts.features
+    bootstrap = params.is_ha and features.lb_bootstrap
     others_lb = None
     if params.is_ha:
         prefix = yield cluster.prefix_phase(op, topology, first)
@@ -221,7 +212,7 @@ def build(op):
                                own)
         if prepared is not None:
             yield prepared
-    if node_work.offers(op, scripts.INSTALL, 'prepare'):
+    if features.prepare:
         alongside = with_prepare(op, first, ends, nodes, alongside)
     if others_lb is not None and others_lb.calls:
         alongside = with_lb(topology, others_lb, alongside)

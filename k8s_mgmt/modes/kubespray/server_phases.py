@@ -114,7 +114,7 @@ def inventory_for(op, topology, ends, masters=None, workers=None):
     workers = topology.workers if workers is None else workers
     if op.dry:
         masters, workers = _planned(masters), _planned(workers)
-    users = {n.name: nodes_mod.group_params(op.params, n).username
+    users = {n.name: op.params.group(n.role).username
              for n in tuple(masters) + tuple(workers)}
     return inventory_mod.build(
         masters, workers, lb_address=ends.join.rsplit(':', 1)[0],
