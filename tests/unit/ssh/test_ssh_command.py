@@ -173,12 +173,11 @@ def test_in_dir_does_not_run_the_command_when_cd_fails(tmp_path):
     assert proc.returncode != 0 and not marker.exists()
 
 
-def test_time_limit_stops_the_whole_command_with_status_124():
+def test_time_limit_renders_timeout_around_the_whole_command():
+    # Run for real (a second waited): tests/functional/ssh/
+    # test_ssh_time_limit.py.
     cmd = Command('sh', '-c', 'sleep 30; echo late').time_limit(0.2)
     assert cmd.render().startswith('timeout -k 10s 1s sh -c ')
-    proc = subprocess.run(['sh', '-c', cmd.render()], capture_output=True,
-                          timeout=20)
-    assert (proc.returncode, proc.stdout) == (124, b'')
     # A list goes whole under the limit (through sh -c).
     listed = Command('true').and_then(Command('true')).time_limit(5, 1)
     assert listed.render() == "timeout -k 1s 5s sh -c 'true && true'"
