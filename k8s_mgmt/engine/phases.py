@@ -31,7 +31,7 @@ import typing
 
 from k8s_mgmt import parallel
 from k8s_mgmt import secrets
-from k8s_mgmt.engine import steps as steps_mod
+from k8s_mgmt.engine import phase_log
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,31 +131,31 @@ def wait_for(title, started, running):
 
 def run(operation, prefix):
     """Run the phases ``operation`` yields; return what it returns."""
-    steps = steps_mod.StepRunner(prefix)
+    log = phase_log.PhaseLog(prefix)
     try:
-        return _drive(operation, steps)
+        return _drive(operation, log)
     finally:
         operation.close()
-        steps.summary()
+        log.summary()
 
 
-def _drive(operation, steps):
+def _drive(operation, log):
     started = []
     try:
         phase = next(operation)
         while True:
             if phase.skip is not None:
-                steps.skip(phase.title, phase.skip)
+                log.skip(phase.title, phase.skip)
                 phase = operation.send(phase.assume)
                 continue
             if phase.background:
-                steps.announce(phase.title)
+                log.announce(phase.title)
                 started.append(parallel.Background(functools.partial(
-                    steps.run, phase.title, phase.action, announced=True)))
+                    log.run, phase.title, phase.action, announced=True)))
                 phase = operation.send(started[-1])
                 continue
             try:
-                result = steps.run(phase.title, phase.action)
+                result = log.run(phase.title, phase.action)
             except Exception as err:
                 # The operation may handle it (and go on with other
                 # phases); if it does not, the error comes back out here.

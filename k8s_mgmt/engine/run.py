@@ -23,8 +23,8 @@ from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt.engine import held
-from k8s_mgmt.engine import nodes as nodes_mod
 from k8s_mgmt.engine import scripts
+from k8s_mgmt.engine import sessions as sessions_mod
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.topology import heat
@@ -93,10 +93,10 @@ class OperationRun(object):
         # read over the same VIM (Keystone session) as Heat.
         self.first_contact = console_keys.FirstContactVerifier(
             lambda: vim_session(ctx))
-        self.sessions = nodes_mod.Sessions(label, self.store,
-                                           first_contact=self.first_contact)
+        self.sessions = sessions_mod.Sessions(
+            label, self.store, first_contact=self.first_contact)
         # Short-deadline sessions to tell a dead VM from a slow one.
-        self.probes = nodes_mod.Sessions(
+        self.probes = sessions_mod.Sessions(
             label, self.store,
             connect_deadline=conf.CONF.k8s_mgmt.probe_deadline,
             first_contact=self.first_contact)
@@ -204,7 +204,7 @@ class OperationRun(object):
     def take_held(self, nodes):
         """Reuse the sessions the previous hook kept to ``nodes`` (still
         the same VMs, still connected); returns the names taken."""
-        targets = {n.name: nodes_mod.target_for(n, self.params)
+        targets = {n.name: sessions_mod.target_for(n, self.params)
                    for n in nodes}
         taken = held.HOLD.take(self.hold_key, targets)
         self.sessions.adopt(taken)

@@ -19,8 +19,8 @@ from k8s_mgmt.ansible import ansible_server as server_mod
 from k8s_mgmt.ansible import inventory as inventory_mod
 from k8s_mgmt.ansible import playbook as playbook_mod
 from k8s_mgmt.ansible import server_trust
-from k8s_mgmt.engine import nodes as nodes_mod
 from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import sessions as sessions_mod
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.topology import model
 
@@ -56,7 +56,7 @@ def connect_phase(op, title, nodes):
             # A session of its own: its first contact is checked against
             # the request's fingerprint, where the nodes' use the console.
             op.sessions.adopt({SERVER_NAME: server_trust.open_session(
-                nodes_mod.target_for(server, op.params), op.params.ansible,
+                sessions_mod.target_for(server, op.params), op.params.ansible,
                 op.store)})
         done.action()
         return server_mod.AnsibleServer(op.session(SERVER_NAME),

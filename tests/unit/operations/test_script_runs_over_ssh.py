@@ -13,7 +13,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
-from k8s_mgmt.engine import nodes as nodes_mod
+from k8s_mgmt.engine import sessions as sessions_mod
 from k8s_mgmt.engine import scripts
 
 import op_helpers
@@ -87,16 +87,16 @@ def test_wrong_password_on_one_worker_fails_fast_naming_it(servers, tmp_path,
     params = op_helpers.sample_params('simple')
     ports = {'master-1': good[0].port, 'worker-1': good[1].port,
              'worker-2': bad.port}
-    sessions = nodes_mod.Sessions(
+    sessions = sessions_mod.Sessions(
         'instantiate test', ssh.HostKeyStore(str(tmp_path / 'pins.json')),
         connect_deadline=60)
-    original = nodes_mod.target_for
+    original = sessions_mod.target_for
 
     def local_target(node, params):
         return dataclasses.replace(original(node, params), host='127.0.0.1',
                                    port=ports[node.name])
     # The topology's addresses are lab addresses; these servers are local.
-    monkeypatch.setattr(nodes_mod, 'target_for', local_target)
+    monkeypatch.setattr(sessions_mod, 'target_for', local_target)
     started = time.monotonic()
     try:
         with pytest.raises(exceptions.NodesFailed) as err:

@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from k8s_mgmt import secrets
-from k8s_mgmt.engine import steps
+from k8s_mgmt.engine import phase_log
 
 PASSWORD = secrets.Secret('s3cret-Passw0rd')
 
@@ -19,7 +19,7 @@ def fail_with_secret_in_text():
 
 def test_failed_step_line_is_logged_once_and_redacted(caplog):
     caplog.set_level(logging.INFO, logger='k8s_mgmt')
-    runner = steps.StepRunner('[instantiate vnf-1]')
+    runner = phase_log.PhaseLog('[instantiate vnf-1]')
     with pytest.raises(RuntimeError):
         runner.run('Join workers', fail_with_secret_in_text)
     failed = [r.getMessage() for r in caplog.records

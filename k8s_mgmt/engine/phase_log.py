@@ -1,6 +1,6 @@
-"""A titled step runner: each step logged and timed, stop at the first failure.
+"""The log of one operation's phases: each logged and timed as it runs.
 
-The phase runner (phases.run) calls it for each phase; the log shows
+The phase runner (phases.run) runs each phase through it; the log shows
 ``[instantiate <id>] ==> Join workers`` and how long each took, and a
 summary at the end. Errors keep their own message (which names the node
 and the step) and are logged once, redacted.
@@ -15,15 +15,15 @@ from k8s_mgmt import secrets
 LOG = logging.getLogger(__name__)
 
 
-class StepRunner(object):
+class PhaseLog(object):
     def __init__(self, prefix):
         self.prefix = prefix
         self.timings = []          # (title, seconds, 'ok'|'skipped'|'failed')
         self._started = time.monotonic()
 
     def announce(self, title):
-        """The ``==>`` line of a step about to start on another thread:
-        logged here, so the lines keep the order the steps started in."""
+        """The ``==>`` line of a phase about to start on another thread:
+        logged here, so the lines keep the order the phases started in."""
         LOG.info('%s ==> %s', self.prefix, title)
 
     def run(self, title, fn, *args, announced=False, **kwargs):
