@@ -32,34 +32,8 @@ from k8s_mgmt import shipped
 
 IPV6_UNSUPPORTED = 'IPv6 is not supported by the install scripts'
 
-_MINORS_LINE = re.compile(r'^readonly SUPPORTED_MINORS="([0-9 ]+)"$', re.M)
-
-
-def minors_of_script(text, name=shipped.INSTALL_SCRIPT):
-    """The sorted minors of a script's ``SUPPORTED_MINORS`` line."""
-    match = _MINORS_LINE.search(text)
-    if match is None or not match.group(1).split():
-        raise RuntimeError('%s has no readonly SUPPORTED_MINORS="..." line'
-                           % name)
-    return tuple(sorted(int(minor) for minor in match.group(1).split()))
-
-
-# Kubernetes 1.x minors the install script can install (pkgs.k8s.io).
-SUPPORTED_MINORS = minors_of_script(
-    shipped.script(shipped.INSTALL_SCRIPT).read_text(encoding='utf-8'))
-
-_NUMBER = r'(?:0|[1-9][0-9]{0,2})'
-_VERSION = re.compile(r'v?1\.(%s)(?:\.%s)?' % (_NUMBER, _NUMBER))
-# For the [k8s_mgmt] kubernetes_version option (no "v", like the default).
-VERSION_OPTION_REGEX = r'\A1\.(?:%s)(?:\.%s)?\Z' % (
-    '|'.join(str(minor) for minor in SUPPORTED_MINORS), _NUMBER)
-
-
-def supported_range(minors=SUPPORTED_MINORS):
-    """'1.30 to 1.37' (or '1.30, 1.32' with gaps), for messages and help."""
-    if minors == tuple(range(minors[0], minors[-1] + 1)):
-        return '1.%d to 1.%d' % (minors[0], minors[-1])
-    return ', '.join('1.%d' % minor for minor in minors)
+_VERSION = re.compile(r'v?1\.(%s)(?:\.%s)?'
+                      % (shipped.VERSION_NUMBER, shipped.VERSION_NUMBER))
 
 
 def kubernetes_version(text):
@@ -68,10 +42,10 @@ def kubernetes_version(text):
     if match is None:
         return None, ('not a Kubernetes version (want 1.MINOR or '
                       '1.MINOR.PATCH in ASCII digits, e.g. "1.35")')
-    if int(match.group(1)) not in SUPPORTED_MINORS:
+    if int(match.group(1)) not in shipped.SUPPORTED_MINORS:
         return None, ('Kubernetes 1.%s is not supported by the install '
                       'script (supported: %s)'
-                      % (match.group(1), supported_range()))
+                      % (match.group(1), shipped.supported_range()))
     return text.lstrip('v'), None
 
 

@@ -7,7 +7,7 @@ writes the sample file.
 
 from oslo_config import cfg
 
-from k8s_mgmt import accepted
+from k8s_mgmt import shipped
 
 GROUP = 'k8s_mgmt'
 
@@ -88,12 +88,12 @@ runtime_opts = [
                help='Directory for per-instance state: pinned host keys, '
                     'kubeconfig and VIM files written outside Tacker.'),
     cfg.StrOpt('kubernetes_version', default=DEFAULT_K8S_VERSION,
-               regex=accepted.VERSION_OPTION_REGEX,
+               regex=shipped.VERSION_OPTION_REGEX,
                help='Kubernetes minor version (e.g. 1.35) installed when the '
                     'request does not pin one: one the install script '
                     'supports (%s), in ASCII digits. Packages come from the '
                     'pkgs.k8s.io repository of that minor version.'
-                    % accepted.supported_range()),
+                    % shipped.supported_range()),
     cfg.FloatOpt('held_session_limit', default=900.0, min=0.0,
                  help='Seconds a successful heal_start keeps its SSH '
                       'sessions to the nodes that are not healed (the other '

@@ -11,6 +11,7 @@ installation on a filesystem), read with ``read_bytes``/``iterdir``.
 
 import importlib.resources
 import json
+import re
 
 INSTALL_SCRIPT = 'install_k8s_cluster.sh'
 LB_SCRIPT = 'configure_lb.sh'
@@ -64,3 +65,33 @@ def sample_request_text(flavour):
 def sample_request(flavour):
     """The sample InstantiateVnfRequest body of ``flavour`` as a dict."""
     return json.loads(sample_request_text(flavour))
+
+
+# -- the Kubernetes versions the shipped install script installs -----------
+
+_MINORS_LINE = re.compile(r'^readonly SUPPORTED_MINORS="([0-9 ]+)"$', re.M)
+VERSION_NUMBER = r'(?:0|[1-9][0-9]{0,2})'
+
+
+def minors_of_script(text, name=INSTALL_SCRIPT):
+    """The sorted minors of a script's ``SUPPORTED_MINORS`` line."""
+    match = _MINORS_LINE.search(text)
+    if match is None or not match.group(1).split():
+        raise RuntimeError('%s has no readonly SUPPORTED_MINORS="..." line'
+                           % name)
+    return tuple(sorted(int(minor) for minor in match.group(1).split()))
+
+
+# Kubernetes 1.x minors the install script can install (pkgs.k8s.io).
+SUPPORTED_MINORS = minors_of_script(
+    script(INSTALL_SCRIPT).read_text(encoding='utf-8'))
+# For the [k8s_mgmt] kubernetes_version option (no "v", like the default).
+VERSION_OPTION_REGEX = r'\A1\.(?:%s)(?:\.%s)?\Z' % (
+    '|'.join(str(minor) for minor in SUPPORTED_MINORS), VERSION_NUMBER)
+
+
+def supported_range(minors=SUPPORTED_MINORS):
+    """'1.30 to 1.37' (or '1.30, 1.32' with gaps), for messages and help."""
+    if minors == tuple(range(minors[0], minors[-1] + 1)):
+        return '1.%d to 1.%d' % (minors[0], minors[-1])
+    return ', '.join('1.%d' % minor for minor in minors)

@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+from benchmarks import import_floors
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 ROOTS = {'k8s_mgmt': REPO, 'k8s_mgmt_lab': os.path.join(REPO, 'lab')}
@@ -74,48 +76,10 @@ def import_graph(found=None):
 def cycles(graph):
     """Every strongly connected component of more than one module (and
     every module importing itself), each as a sorted list."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(start):
-        # Tarjan's algorithm, iteratively (the graph has ~200 modules).
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = counter[0]
-        counter[0] += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter[0]
-                    counter[0] += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1 or node in graph[node]:
-                        found.append(sorted(component))
-
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return sorted(found)
+    return sorted(sorted(component) for component
+                  in import_floors.strongly_connected(graph)
+                  if len(component) > 1
+                  or any(m in graph[m] for m in component))
 
 
 def test_the_graph_covers_both_packages_and_their_function_level_imports():

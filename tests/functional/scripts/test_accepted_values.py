@@ -21,7 +21,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
 from k8s_mgmt.engine import scripts
-from k8s_mgmt import accepted
+from k8s_mgmt import shipped
 from k8s_mgmt.params import fields
 from tests.functional.scripts.script_helpers import (
     CONFIGURE_LB, INSTALL, run_script)
@@ -162,7 +162,7 @@ def test_kubernetes_version(value, tmp_path):
 def test_supported_minors_are_the_scripts_list(tmp_path):
     accepted_minors = [minor for minor in range(20, 50) if check_agreement(
         'kubernetes_version', '1.%d' % minor, tmp_path)]
-    assert tuple(accepted_minors) == accepted.SUPPORTED_MINORS
+    assert tuple(accepted_minors) == shipped.SUPPORTED_MINORS
     assert 35 in accepted_minors      # the default
 
 

@@ -9,7 +9,7 @@ from k8s_mgmt import conf
 from k8s_mgmt import driver
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
-from k8s_mgmt import accepted
+from k8s_mgmt import shipped
 
 import params_helpers as h
 
@@ -65,14 +65,14 @@ def test_unsupported_versions_are_one_problem(value, message):
 
 
 def test_supported_minors_come_from_the_install_script():
-    assert accepted.SUPPORTED_MINORS == tuple(range(30, 38))
-    assert accepted.minors_of_script(
+    assert shipped.SUPPORTED_MINORS == tuple(range(30, 38))
+    assert shipped.minors_of_script(
         'x\nreadonly SUPPORTED_MINORS="34 33"\n') == (33, 34)
-    assert accepted.supported_range() == '1.30 to 1.37'
-    assert accepted.supported_range((30, 32)) == '1.30, 1.32'
+    assert shipped.supported_range() == '1.30 to 1.37'
+    assert shipped.supported_range((30, 32)) == '1.30, 1.32'
     for text in ('SUPPORTED_MINORS="33"', 'readonly SUPPORTED_MINORS=""'):
         with pytest.raises(RuntimeError, match='SUPPORTED_MINORS'):
-            accepted.minors_of_script(text)
+            shipped.minors_of_script(text)
 
 
 @pytest.mark.parametrize('value, good', [
