@@ -223,8 +223,8 @@ def test_heal_of_the_storage_server(package):
 
 @pytest.mark.parametrize('additional', [
     {}, {'tacker_extension_heal_include_block_storage': True}])
-def test_a_heal_that_would_empty_the_volume_is_refused(package, additional,
-                                                      monkeypatch):
+def test_a_heal_that_would_empty_the_volume_is_refused(
+        package, additional, monkeypatch):
     """Tacker recreates the volume when the key is true or absent (its
     default): refused, naming the server, the PVs and both ways on."""
     from k8s_mgmt import tacker_settings
