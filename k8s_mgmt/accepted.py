@@ -21,8 +21,8 @@ URLs may hold a password).
 * Paths on a VM (storage and kubespray): absolute, no ``..`` component,
   only ``A-Z a-z 0-9 / . _ - +``, not ``/`` itself.
 
-``tests/scripts/test_accepted_values.py`` runs the install script over a
-table of values and checks that it and the validator agree.
+``tests/functional/scripts/test_accepted_values.py`` runs the install
+script over a table of values and checks that it and the validator agree.
 """
 
 import ipaddress

@@ -12,7 +12,8 @@ to whom.
 
 ``setup_storage.sh`` applies the same rules on the VM (its
 ``REFUSED_CLIENTS`` and ``SYSTEM_DIRS``);
-``tests/scripts/test_setup_storage_rules.py`` checks that both agree.
+``tests/functional/scripts/test_setup_storage_rules.py`` checks that both
+agree.
 """
 
 import ipaddress
