@@ -107,17 +107,22 @@ def shared_dir_problem(path):
 
 # -- field checkers for the validator: (report, path, value) -> value -------
 
+def _unless(report, path, value, reason):
+    """``value``, or None after recording ``reason`` (when there is one)
+    with the value shown."""
+    if reason is None:
+        return value
+    report.problem(path, '%s: %s' % (reason, fields.show(value)))
+    return None
+
+
 def server_address(report, path, value):
     """The Ansible server's IP address; the placeholder passes (the
     validator records it)."""
     address = fields.ip_address(report, path, value)
     if address is None or address == PLACEHOLDER_ADDRESS:
         return address
-    reason = address_problem(address)
-    if reason is not None:
-        report.problem(path, '%s: %s' % (reason, fields.show(address)))
-        return None
-    return address
+    return _unless(report, path, address, address_problem(address))
 
 
 def host_key_fingerprint(report, path, value):
@@ -126,11 +131,7 @@ def host_key_fingerprint(report, path, value):
                           what='a string %s' % FINGERPRINT_FORM)
     if value is None:
         return None
-    reason = fingerprint_problem(value)
-    if reason is not None:
-        report.problem(path, '%s: %s' % (reason, fields.show(value)))
-        return None
-    return value
+    return _unless(report, path, value, fingerprint_problem(value))
 
 
 def inventory_path(report, path, value):
