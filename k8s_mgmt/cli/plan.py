@@ -18,7 +18,7 @@ import sys
 from k8s_mgmt.cli.errors import UserError
 
 # The operations' command-line names, sorted: the keys of
-# k8s_mgmt.planning.OPERATIONS, which the parser cannot import
+# k8s_mgmt.cli.planning.OPERATIONS, which the parser cannot import
 # without loading the whole driver (kubernetes, keystoneauth1, oslo.*) at
 # every start-up; tests/unit/test_cli_importtime.py checks they agree.
 OPERATIONS = ('heal-end', 'heal-start', 'instantiate', 'scale-in',
@@ -95,7 +95,7 @@ def _names(text):
 
 def plan_for(args, instantiate_body, topology):
     """The phases of ``args.operation`` on ``topology``."""
-    from k8s_mgmt import planning
+    from k8s_mgmt.cli import planning
     request_body = None
     if args.operation != 'instantiate':
         request_body = (read_json(args.request, 'request')
@@ -129,7 +129,7 @@ def show(walked, as_json, out=None):
 
 def _topology(args, instantiate_body):
     if args.topology:
-        from k8s_mgmt import planning
+        from k8s_mgmt.cli import planning
         return planning.topology_from_dict(read_json(args.topology,
                                                      'topology'))
     if not (args.vim and args.stack_id):

@@ -34,3 +34,29 @@ def test_floors_rooms_and_arrows_back_up(tmp_path):
     assert figures['rooms_depth'] == 3
     assert figures['cycles'] == []
     assert 'arrows that run back up: 2' in import_floors.report(figures)
+
+
+def test_the_drivers_layers_hold():
+    """Issue 28's layout, kept: no folder deeper than 6 floors, the
+    package no deeper than 8 with folders as rooms, no arrow back up and
+    no operation importing another."""
+    import pathlib
+    root = pathlib.Path(import_floors.__file__).resolve().parent.parent
+    figures = import_floors.measure(root, 'k8s_mgmt')
+    deep = {f: d for f, d in figures['depth_per_folder'].items() if d > 6}
+    assert deep == {}
+    assert figures['rooms_depth'] <= 8
+    assert figures['arrows_back_up'] == []
+    assert figures['cycles'] == [] and figures['room_cycles'] == []
+    graph = import_floors.import_graph(root, 'k8s_mgmt')
+    for mode in ('kubeadm', 'kubespray'):
+        prefix = 'k8s_mgmt.modes.%s.' % mode
+        ops = {prefix + op for op in ('instantiate', 'scale', 'heal',
+                                      'terminate')}
+        assert ops <= set(graph)
+        across = sorted((m, i) for m in ops for i in graph[m] & ops)
+        assert across == [], 'operations import each other: %s' % across
+    kubeadm = 'k8s_mgmt.modes.kubeadm'
+    assert not any(i.startswith(kubeadm) for m in graph
+                   if m.startswith('k8s_mgmt.modes.kubespray')
+                   for i in graph[m])

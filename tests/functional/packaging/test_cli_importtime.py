@@ -79,7 +79,7 @@ def test_each_verb_module_is_named_after_its_verb(name):
 def test_the_parsers_names_agree_with_the_driver():
     from k8s_mgmt import package
     from k8s_mgmt import params
-    from k8s_mgmt import planning
+    from k8s_mgmt.cli import planning
     assert validate_cli.OPERATIONS == params.OPERATIONS
     assert plan_cli.OPERATIONS == tuple(sorted(planning.OPERATIONS))
     assert (package_cli.DRIVER_ARTIFACT, package_cli.TOSCA_META) == (

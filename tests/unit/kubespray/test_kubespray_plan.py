@@ -138,7 +138,7 @@ def test_scale_out_gathers_facts_then_limits_scale_yml_to_the_new():
 
 
 def _with_new(topo, count):
-    from k8s_mgmt import planning
+    from k8s_mgmt.cli import planning
     return planning.with_new_workers(topo, count)
 
 
