@@ -1,0 +1,198 @@
+"""The control plane's configuration files, rendered from its layout,
+ports and secrets: pure functions of their arguments, so a test reads
+the text without starting anything."""
+
+import textwrap
+
+# The host every service binds to and every URL names.
+HOST = '127.0.0.1'
+
+
+def mariadb_cnf(layout, ports):
+    """my.cnf: loopback only; clients use the socket, as root may log in
+    only there."""
+    return textwrap.dedent("""\
+        [mysqld]
+        user = root
+        bind-address = {host}
+        port = {port}
+        datadir = {datadir}
+        socket = {socket}
+        pid-file = {run}/mariadbd.pid
+        skip-name-resolve
+        innodb_buffer_pool_size = 128M
+        performance_schema = OFF
+        character-set-server = utf8mb4
+        max_connections = 200
+
+        [client]
+        socket = {socket}
+        """).format(host=HOST, port=ports['mariadb'],
+                    datadir=layout.mariadb_data, socket=layout.mariadb_socket,
+                    run=layout.run, logs=layout.logs)
+
+
+def rabbitmq_env(layout, ports, node):
+    """The environment of rabbitmq-server and rabbitmqctl: every path in
+    the state directory, every listener (epmd's too) on loopback."""
+    base = layout.rabbitmq
+    return {
+        'HOME': base,
+        'RABBITMQ_NODENAME': node,
+        'RABBITMQ_NODE_IP_ADDRESS': HOST,
+        'RABBITMQ_NODE_PORT': str(ports['rabbitmq']),
+        'RABBITMQ_DIST_PORT': str(ports['rabbitmq_dist']),
+        'ERL_EPMD_ADDRESS': HOST,
+        'ERL_EPMD_PORT': str(ports['epmd']),
+        'RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS':
+            '-kernel inet_dist_use_interface {127,0,0,1}',
+        'RABBITMQ_CONF_ENV_FILE': base + '/rabbitmq-env.conf',
+        'RABBITMQ_CONFIG_FILE': base + '/rabbitmq',
+        'RABBITMQ_ADVANCED_CONFIG_FILE': base + '/advanced.config',
+        'RABBITMQ_ENABLED_PLUGINS_FILE': base + '/enabled_plugins',
+        'RABBITMQ_MNESIA_BASE': base + '/mnesia',
+        'RABBITMQ_LOG_BASE': layout.logs,
+        'RABBITMQ_LOGS': layout.logs + '/rabbitmq-server.log',
+        'RABBITMQ_PID_FILE': layout.run + '/rabbitmq-server.pid',
+    }
+
+
+def rabbitmq_conf():
+    """rabbitmq.conf: the guest account stays loopback-only."""
+    return 'loopback_users.guest = true\n'
+
+
+def keystone_conf(layout, ports, secrets):
+    return textwrap.dedent("""\
+        [DEFAULT]
+        use_stderr = true
+        log_dir =
+
+        [database]
+        connection = mysql+pymysql://keystone:{db}@{host}:{mariadb}/keystone
+
+        [token]
+        provider = fernet
+
+        [fernet_tokens]
+        key_repository = {etc}/fernet-keys
+
+        [credential]
+        key_repository = {etc}/credential-keys
+
+        [oslo_concurrency]
+        lock_path = {etc}/locks
+        """).format(db=secrets['keystone_db'], host=HOST,
+                    mariadb=ports['mariadb'], etc=layout.keystone_etc)
+
+
+def keystone_gunicorn(layout, ports):
+    """Keystone's gunicorn.conf.py: every setting here, none on gunicorn's
+    command line, because Keystone's oslo.config parses sys.argv."""
+    return textwrap.dedent("""\
+        wsgi_app = 'keystone.wsgi.api:application'
+        bind = '{host}:{port}'
+        workers = 1
+        worker_class = 'gthread'
+        threads = 4
+        timeout = 120
+        control_socket_disable = True
+        raw_env = ['OS_KEYSTONE_CONFIG_DIR={etc}',
+                   'OS_KEYSTONE_CONFIG_FILES=keystone.conf']
+        """).format(host=HOST, port=ports['keystone'],
+                    etc=layout.keystone_etc)
+
+
+def heat_conf(layout, ports, secrets):
+    auth_url = keystone_url(ports)
+    return textwrap.dedent("""\
+        [DEFAULT]
+        use_stderr = true
+        transport_url = rabbit://openstack:{rabbit}@{host}:{rabbit_port}/
+        num_engine_workers = 1
+        region_name_for_services = RegionOne
+        stack_user_domain_name = heat
+        stack_domain_admin = heat_domain_admin
+        stack_domain_admin_password = {domain_admin}
+        heat_metadata_server_url = http://{host}:{heat_api}
+        heat_waitcondition_server_url = {waitcondition}
+        environment_dir = {etc}/environment.d
+        template_dir = {etc}/templates
+        plugin_dirs = {etc}/plugins
+
+        [database]
+        connection = mysql+pymysql://heat:{db}@{host}:{mariadb}/heat
+
+        [paste_deploy]
+        api_paste_config = {etc}/api-paste.ini
+
+        [keystone_authtoken]
+        www_authenticate_uri = {auth_url}
+        auth_url = {auth_url}
+        auth_type = password
+        project_domain_name = Default
+        user_domain_name = Default
+        project_name = service
+        username = heat
+        password = {heat}
+
+        [trustee]
+        auth_type = password
+        auth_url = {auth_url}
+        username = heat
+        password = {heat}
+        user_domain_name = Default
+
+        [clients_keystone]
+        auth_uri = {auth_url}
+
+        [oslo_concurrency]
+        lock_path = {etc}/locks
+        """).format(rabbit=secrets['rabbitmq'], host=HOST,
+                    rabbit_port=ports['rabbitmq'],
+                    domain_admin=secrets['heat_domain_admin'],
+                    heat_api=ports['heat_api'], etc=layout.heat_etc,
+                    db=secrets['heat_db'], mariadb=ports['mariadb'],
+                    auth_url=auth_url, heat=secrets['heat'],
+                    waitcondition='http://%s:%d/v1/waitcondition' % (
+                        HOST, ports['heat_api']))
+
+
+def heat_gunicorn(layout, ports):
+    """heat-api's gunicorn.conf.py: Heat's oslo.config parses sys.argv,
+    so this file rewrites it before the workers are forked."""
+    return textwrap.dedent("""\
+        import sys
+
+        sys.argv = ['heat-api', '--config-file', '{etc}/heat.conf']
+        wsgi_app = 'heat.wsgi.api:application'
+        bind = '{host}:{port}'
+        workers = 1
+        worker_class = 'gthread'
+        threads = 4
+        timeout = 120
+        control_socket_disable = True
+        """).format(host=HOST, port=ports['heat_api'], etc=layout.heat_etc)
+
+
+def keystone_url(ports):
+    return 'http://%s:%d/v3' % (HOST, ports['keystone'])
+
+
+def heat_url(ports):
+    return 'http://%s:%d/v1/%%(tenant_id)s' % (HOST, ports['heat_api'])
+
+
+def openrc(ports, password=None):
+    """An openrc for the control plane's admin; the password line only
+    when one is given (the file written 0600 has it, printed text not)."""
+    lines = ['export OS_AUTH_URL=%s' % keystone_url(ports),
+             'export OS_IDENTITY_API_VERSION=3',
+             'export OS_REGION_NAME=RegionOne',
+             'export OS_PROJECT_NAME=admin',
+             'export OS_PROJECT_DOMAIN_NAME=Default',
+             'export OS_USERNAME=admin',
+             'export OS_USER_DOMAIN_NAME=Default']
+    if password is not None:
+        lines.append("export OS_PASSWORD='%s'" % password)
+    return '\n'.join(lines) + '\n'

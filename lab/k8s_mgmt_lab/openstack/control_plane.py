@@ -1,0 +1,152 @@
+"""ControlPlane: the real OpenStack services of one lab, started in
+order on 127.0.0.1 under its state directory, set up on first start,
+stopped in reverse order by PID.
+
+    plane = ControlPlane(state_dir, cache_dir)
+    plane.up()        # builds the venvs into the cache when missing
+    plane.status()    # per service: pid, version, url, log, alive
+    plane.openrc()    # text without the password; the file has it
+    plane.down()
+"""
+
+import os
+import subprocess
+
+from k8s_mgmt_lab.openstack import bootstrap
+from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import pins
+from k8s_mgmt_lab.openstack import processes
+from k8s_mgmt_lab.openstack import services
+from k8s_mgmt_lab.openstack import state
+from k8s_mgmt_lab.openstack import venvs
+
+DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
+# Start order; down() stops in the reverse one.
+SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
+                 'heat-engine')
+
+
+class ControlPlane(object):
+
+    def __init__(self, state_dir, cache_dir=DEFAULT_CACHE, ports=None):
+        self.layout = state.Layout(state_dir)
+        self.cache_dir = cache_dir
+        self._wanted_ports = ports
+        self.supervisor = processes.Supervisor(self.layout.run,
+                                               self.layout.logs)
+
+    @property
+    def ports(self):
+        return state.ports(self.layout, self._wanted_ports)
+
+    def venvs(self):
+        """Both service virtualenvs, built into the cache if missing."""
+        return {name: venvs.ensure(self.cache_dir, name)
+                for name in ('keystone', 'heat')}
+
+    def up(self):
+        """Start every service (setting up what was never set up); on any
+        failure stop what started and re-raise."""
+        built = self.venvs()
+        layout = self.layout
+        for path in (layout.root, layout.run, layout.logs, layout.mariadb,
+                     layout.rabbitmq, layout.keystone_etc, layout.heat_etc):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        ports, secrets = self.ports, state.secrets(layout)
+        self._write_configs(ports, secrets, built['heat'])
+        try:
+            self._start_all(ports, secrets, built)
+        except BaseException:
+            self.down()
+            raise
+        state.write_private(layout.openrc,
+                            config.openrc(ports, secrets['admin']))
+
+    def _write_configs(self, ports, secrets, heat_venv):
+        layout = self.layout
+        files = {
+            layout.mariadb_cnf: config.mariadb_cnf(layout, ports),
+            os.path.join(layout.rabbitmq, 'rabbitmq.conf'):
+                config.rabbitmq_conf(),
+            os.path.join(layout.rabbitmq, 'enabled_plugins'): '[].\n',
+            os.path.join(layout.rabbitmq, 'rabbitmq-env.conf'): '',
+            os.path.join(layout.keystone_etc, 'keystone.conf'):
+                config.keystone_conf(layout, ports, secrets),
+            os.path.join(layout.keystone_etc, 'gunicorn.conf.py'):
+                config.keystone_gunicorn(layout, ports),
+            os.path.join(layout.heat_etc, 'heat.conf'):
+                config.heat_conf(layout, ports, secrets),
+            os.path.join(layout.heat_etc, 'gunicorn.conf.py'):
+                config.heat_gunicorn(layout, ports),
+        }
+        for path, text in files.items():
+            state.write_private(path, text)
+        bootstrap.heat_files(layout, heat_venv)
+        os.makedirs(os.path.join(layout.keystone_etc, 'locks'),
+                    exist_ok=True)
+
+    def _start_all(self, ports, secrets, built):
+        layout, start = self.layout, self.supervisor.start
+        bootstrap.once(layout, 'mariadb-install-db',
+                       bootstrap.install_mariadb, layout)
+        start(services.mariadb(layout, ports))
+        bootstrap.once(layout, 'databases', bootstrap.create_databases,
+                       layout, secrets)
+        start(services.epmd(layout, ports))
+        start(services.rabbitmq(layout, ports))
+        bootstrap.once(layout, 'rabbitmq-user', bootstrap.add_rabbitmq_user,
+                       layout, ports, secrets)
+        bootstrap.once(layout, 'keystone-manage', bootstrap.keystone_manage,
+                       layout, ports, secrets, built['keystone'])
+        start(services.keystone(layout, ports, built['keystone']))
+        bootstrap.once(layout, 'heat-registration', bootstrap.register_heat,
+                       layout, ports, secrets)
+        bootstrap.once(layout, 'heat-db-sync', bootstrap.heat_db_sync,
+                       layout, built['heat'])
+        start(services.heat_api(layout, ports, built['heat']))
+        start(services.heat_engine(
+            layout, built['heat'], self.supervisor.log_path('heat-engine')))
+
+    def down(self):
+        """Stop every service, last started first; returns the signal
+        that ended each one that ran."""
+        ended = {}
+        for name in reversed(SERVICE_NAMES):
+            timeout = (services.ENGINE_STOP_TIMEOUT if name == 'heat-engine'
+                       else services.STOP_TIMEOUT)
+            ended[name] = self.supervisor.stop(name, timeout)
+        return ended
+
+    def status(self):
+        ports = self.ports
+        urls = {'mariadb': 'mysql://%s:%d' % (config.HOST, ports['mariadb']),
+                'epmd': 'epmd://%s:%d' % (config.HOST, ports['epmd']),
+                'rabbitmq': 'rabbit://%s:%d' % (config.HOST,
+                                                ports['rabbitmq']),
+                'keystone': config.keystone_url(ports),
+                'heat-api': config.heat_url(ports), 'heat-engine': None}
+        found = {}
+        for name in SERVICE_NAMES:
+            found[name] = {
+                'pid': self.supervisor.pid(name),
+                'alive': self.supervisor.alive(name),
+                'version': version(name), 'url': urls[name],
+                'log': self.supervisor.log_path(name)}
+        return found
+
+    def openrc(self):
+        """The admin's openrc without the password (the file at
+        layout.openrc, 0600, has it)."""
+        return config.openrc(self.ports)
+
+
+def version(service):
+    if service in ('keystone',):
+        return pins.version('keystone')
+    if service.startswith('heat'):
+        return pins.version('openstack-heat')
+    package = {'mariadb': 'mariadb-server', 'epmd': 'erlang-base',
+               'rabbitmq': 'rabbitmq-server'}[service]
+    done = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return done.stdout.decode().strip() or None

@@ -1,0 +1,156 @@
+"""What each service of the control plane runs, in start order, and how
+the lab tells that it serves: a Service (processes.py) per process."""
+
+import os
+import socket
+import subprocess
+import urllib.error
+import urllib.request
+
+from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import processes
+from k8s_mgmt_lab.openstack import venvs
+
+MARIADBD = '/usr/sbin/mariadbd'
+EPMD = '/usr/bin/epmd'
+RABBITMQ_BIN = '/usr/lib/rabbitmq/bin'
+RABBITMQ_NODE = 'rabbit@localhost'
+# Known to ignore SIGTERM for over 15 s (cotyledon's manager).
+ENGINE_STOP_TIMEOUT = 20.0
+STOP_TIMEOUT = 15.0
+
+
+def base_env(layout):
+    """What every service sees of the environment: nothing of the
+    caller's (no OS_* variable of an operator leaks in)."""
+    return {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin', 'HOME': layout.root,
+            'LANG': 'C.UTF-8', 'PYTHONUNBUFFERED': '1'}
+
+
+def rabbitmq_env(layout, ports):
+    env = base_env(layout)
+    env.update(config.rabbitmq_env(layout, ports, RABBITMQ_NODE))
+    return env
+
+
+def tcp_listening(port):
+    def ready():
+        with socket.socket() as probe:
+            probe.settimeout(1.0)
+            try:
+                probe.connect((config.HOST, port))
+            except OSError as error:
+                raise processes.NotReady('port %d: %s' % (port, error))
+        return True
+    return ready
+
+
+def http_answers(url):
+    """Ready once ``url`` answers below 500 (401 included: the service
+    itself answered)."""
+    def ready():
+        try:
+            with urllib.request.urlopen(url, timeout=2.0) as answer:
+                return answer.status < 500
+        except urllib.error.HTTPError as error:
+            if error.code < 500:
+                return True
+            raise processes.NotReady('%s answered %d' % (url, error.code))
+        except (OSError, ValueError) as error:
+            raise processes.NotReady('%s: %s' % (url, error))
+    return ready
+
+
+def rabbitmq_waited(layout, ports):
+    """rabbitmqctl wait, bounded per call: ready once the node has booted
+    its applications."""
+    def ready():
+        try:
+            done = subprocess.run(
+                [RABBITMQ_BIN + '/rabbitmqctl', '-q', 'wait', '--timeout',
+                 '10', layout.run + '/rabbitmq-server.pid'],
+                env=rabbitmq_env(layout, ports), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                timeout=30)
+        except subprocess.TimeoutExpired:
+            raise processes.NotReady('rabbitmqctl wait timed out')
+        if done.returncode:
+            raise processes.NotReady('rabbitmqctl wait: %s' % (
+                done.stdout.decode('utf-8', 'replace').strip()[-200:]))
+        return True
+    return ready
+
+
+def log_says(path, text):
+    """Ready once ``text`` appears in the log after this point."""
+    try:
+        start = os.path.getsize(path)
+    except OSError:
+        start = 0
+
+    def ready():
+        try:
+            with open(path, 'rb') as handle:
+                handle.seek(start)
+                found = text.encode() in handle.read()
+        except OSError:
+            found = False
+        if not found:
+            raise processes.NotReady('no %r in its log yet' % text)
+        return True
+    return ready
+
+
+def mariadb(layout, ports):
+    return processes.Service(
+        'mariadb', [MARIADBD, '--defaults-file=' + layout.mariadb_cnf],
+        layout.mariadb, base_env(layout), tcp_listening(ports['mariadb']),
+        60.0, STOP_TIMEOUT)
+
+
+def epmd(layout, ports):
+    """Erlang's port mapper, started here (not by RabbitMQ, which would
+    leave it running detached) on this control plane's own port."""
+    env = base_env(layout)
+    env['ERL_EPMD_ADDRESS'] = config.HOST
+    return processes.Service(
+        'epmd', [EPMD, '-port', str(ports['epmd']), '-address', config.HOST],
+        layout.rabbitmq, env, tcp_listening(ports['epmd']), 20.0,
+        STOP_TIMEOUT)
+
+
+def rabbitmq(layout, ports):
+    return processes.Service(
+        'rabbitmq', [RABBITMQ_BIN + '/rabbitmq-server'], layout.rabbitmq,
+        rabbitmq_env(layout, ports), rabbitmq_waited(layout, ports), 90.0,
+        STOP_TIMEOUT)
+
+
+def keystone(layout, ports, venv):
+    """Keystone under gunicorn, which reads every setting from the
+    gunicorn.conf.py in its working directory."""
+    return processes.Service(
+        'keystone', [venvs.python(venv), '-m', 'gunicorn'],
+        layout.keystone_etc, base_env(layout),
+        http_answers(config.keystone_url(ports)), 60.0, STOP_TIMEOUT)
+
+
+def heat_api(layout, ports, venv):
+    return processes.Service(
+        'heat-api', [venvs.python(venv), '-m', 'gunicorn'], layout.heat_etc,
+        base_env(layout),
+        http_answers('http://%s:%d/' % (config.HOST, ports['heat_api'])),
+        60.0, STOP_TIMEOUT)
+
+
+def heat_engine(layout, venv, log):
+    return processes.Service(
+        'heat-engine', venvs.entry_point_argv(
+            venv, 'heat-engine', '--config-file',
+            os.path.join(layout.heat_etc, 'heat.conf')),
+        layout.heat_etc, base_env(layout),
+        log_says(log, ENGINE_READY_TEXT), 90.0, ENGINE_STOP_TIMEOUT)
+
+
+# What heat-engine logs once its worker listens on the message bus.
+ENGINE_READY_TEXT = 'Starting engine_worker'

@@ -1,0 +1,83 @@
+"""A control plane's state directory: where each file lies, the ports it
+listens on and the passwords it made, both chosen on its first start and
+recorded there (0600), so later starts and other processes find them."""
+
+import json
+import os
+import secrets as random_secrets
+import socket
+
+# Every port a control plane listens on, by its use.
+PORT_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'rabbitmq_dist', 'keystone',
+              'heat_api')
+# Every password a control plane makes, by its user.
+SECRET_NAMES = ('admin', 'keystone_db', 'heat_db', 'rabbitmq', 'heat',
+                'heat_domain_admin')
+
+
+class Layout(object):
+    """The paths under one control plane's state directory."""
+
+    def __init__(self, state_dir):
+        self.root = os.path.abspath(state_dir)
+        self.run = os.path.join(self.root, 'run')
+        self.logs = os.path.join(self.root, 'logs')
+        self.mariadb = os.path.join(self.root, 'mariadb')
+        self.mariadb_data = os.path.join(self.mariadb, 'data')
+        self.mariadb_cnf = os.path.join(self.mariadb, 'my.cnf')
+        self.mariadb_socket = os.path.join(self.run, 'mariadb.sock')
+        self.rabbitmq = os.path.join(self.root, 'rabbitmq')
+        self.keystone_etc = os.path.join(self.root, 'keystone')
+        self.heat_etc = os.path.join(self.root, 'heat')
+        self.ports = os.path.join(self.root, 'ports.json')
+        self.secrets = os.path.join(self.root, 'secrets.json')
+        self.openrc = os.path.join(self.root, 'openrc')
+        self.bootstrapped = os.path.join(self.root, 'bootstrapped')
+
+
+def write_private(path, text):
+    """Write ``path`` readable by its owner only, from its creation on."""
+    fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                 0o600)
+    with os.fdopen(fd, 'w') as handle:
+        handle.write(text)
+    os.replace(path + '.tmp', path)
+
+
+def _load(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return None
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def ports(layout, wanted=None):
+    """The control plane's ports: those recorded, else ``wanted`` (a map
+    of PORT_NAMES to numbers), else free ones found now; recorded."""
+    recorded = _load(layout.ports)
+    if recorded is None:
+        recorded = dict(wanted or {})
+        for name in PORT_NAMES:
+            while name not in recorded:
+                port = free_port()
+                if port not in recorded.values():
+                    recorded[name] = port
+        write_private(layout.ports, json.dumps(recorded, indent=1))
+    return recorded
+
+
+def secrets(layout):
+    """The control plane's passwords, made on first use."""
+    recorded = _load(layout.secrets)
+    if recorded is None:
+        recorded = {name: random_secrets.token_urlsafe(24)
+                    for name in SECRET_NAMES}
+        write_private(layout.secrets, json.dumps(recorded, indent=1))
+    return recorded
