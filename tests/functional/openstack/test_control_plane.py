@@ -1,0 +1,127 @@
+"""The real control plane (MariaDB, RabbitMQ, Keystone 30, Heat 27) up
+from the cached venvs (built on first use), a token from Keystone, a
+stack through Heat's REST API created, read and deleted, then everything
+down: nothing of it is left running or listening."""
+
+import os
+import socket
+import time
+
+import pytest
+
+from k8s_mgmt import polling
+from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.openstack import processes
+from k8s_mgmt_lab.openstack import services
+from k8s_mgmt_lab.openstack import state
+
+TEMPLATE = {
+    'heat_template_version': '2018-08-31',
+    'resources': {
+        'secret': {'type': 'OS::Heat::RandomString',
+                   'properties': {'length': 12}},
+        'marker': {'type': 'OS::Heat::None',
+                   'properties': {'value': {'get_resource': 'secret'}}},
+    },
+    'outputs': {'secret': {'value': {'get_attr': ['secret', 'value']}}},
+}
+
+
+def _unavailable():
+    if os.geteuid() != 0:
+        return 'the control plane runs MariaDB as root'
+    for path in (services.MARIADBD, services.EPMD,
+                 services.RABBITMQ_BIN + '/rabbitmq-server'):
+        if not os.path.exists(path):
+            return 'needs Debian mariadb-server and rabbitmq-server'
+    return None
+
+
+@pytest.fixture(scope='module')
+def plane(tmp_path_factory):
+    reason = _unavailable()
+    if reason:
+        pytest.skip(reason)
+    made = control_plane.ControlPlane(str(tmp_path_factory.mktemp('cp')))
+    try:
+        made.up()
+        yield made
+    finally:
+        made.down()
+
+
+def _listening(port):
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(('127.0.0.1', port)) == 0
+
+
+def _session(plane):
+    from keystoneauth1 import session
+    from keystoneauth1.identity import v3
+    secrets = state.secrets(plane.layout)
+    auth = v3.Password(auth_url=plane.status()['keystone']['url'],
+                       username='admin', password=secrets['admin'],
+                       user_domain_name='Default', project_name='admin',
+                       project_domain_name='Default')
+    return session.Session(auth=auth)
+
+
+def _stack_status(heat, stacks, name):
+    answer = heat.get('%s/%s' % (stacks, name), raise_exc=False)
+    if answer.status_code == 404:
+        return 'GONE'
+    return answer.json()['stack']['stack_status']
+
+
+def _wait_for(heat, stacks, name, wanted, timeout=120):
+    seen = None
+    for _attempt in polling.Poll(timeout, first=0.5, maximum=2.0):
+        seen = _stack_status(heat, stacks, name)
+        if seen == wanted:
+            return
+        assert not seen.endswith('FAILED'), seen
+    pytest.fail('%s still %s after %d s' % (name, seen, timeout))
+
+
+def test_a_stack_lives_and_dies_on_real_heat_then_all_stops(plane):
+    status = plane.status()
+    assert all(service['alive'] for service in status.values()), status
+    assert status['keystone']['version'] == '30.0.0'
+    assert status['heat-engine']['version'] == '27.0.1'
+    assert 'OS_PASSWORD' not in plane.openrc()
+    with open(plane.layout.openrc) as handle:
+        assert 'OS_PASSWORD=' in handle.read()
+
+    keystone = _session(plane)
+    assert keystone.get_token()
+    heat_url = keystone.get_endpoint(service_type='orchestration',
+                                     interface='public',
+                                     region_name='RegionOne')
+    stacks = heat_url + '/stacks'
+    created = keystone.post(stacks, json={
+        'stack_name': 'probe', 'template': TEMPLATE}).json()['stack']
+    _wait_for(keystone, stacks, 'probe/%s' % created['id'], 'CREATE_COMPLETE')
+    stack = keystone.get('%s/probe/%s' % (stacks, created['id'])).json()
+    outputs = {o['output_key']: o['output_value']
+               for o in stack['stack']['outputs']}
+    assert len(outputs['secret']) == 12
+    events = keystone.get('%s/probe/%s/events' % (
+        stacks, created['id'])).json()['events']
+    assert {(e['resource_name'], e['resource_status']) for e in events} >= {
+        ('secret', 'CREATE_COMPLETE'), ('marker', 'CREATE_COMPLETE'),
+        ('probe', 'CREATE_COMPLETE')}
+    keystone.delete('%s/probe/%s' % (stacks, created['id']))
+    _wait_for(keystone, stacks, 'probe/%s' % created['id'],
+              'DELETE_COMPLETE')
+
+    pids = [service['pid'] for service in status.values()]
+    started = time.monotonic()
+    plane.down()
+    print('down in %.1f s' % (time.monotonic() - started))
+    assert not any(processes.group_alive(pid) for pid in pids)
+    assert [name for name, port in plane.ports.items()
+            if _listening(port)] == []
+    assert not any(s['alive'] for s in plane.status().values())
+    # gunicorn's control socket is off, so it made no $HOME/.gunicorn.
+    assert not os.path.exists(os.path.join(plane.layout.root, '.gunicorn'))
