@@ -10,6 +10,7 @@ import time
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab.cli import lab_control_plane
 from k8s_mgmt_lab.cli import lab_heal
 from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt_lab.cli import lab_plan
@@ -87,6 +88,7 @@ def register(subparsers):
     lab_scale.register(verbs)       # scale and terminate
     lab_tools.register(verbs)       # fault and exec
     lab_plan.register(verbs)        # plan
+    lab_control_plane.register(verbs)  # the real OpenStack services
     lab.set_defaults(func=lambda args: lab.print_help() or 2)
 
 

@@ -26,6 +26,10 @@ SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
                  'heat-engine')
 
 
+class NeverStarted(Exception):
+    pass
+
+
 class ControlPlane(object):
 
     def __init__(self, state_dir, cache_dir=DEFAULT_CACHE, ports=None):
@@ -118,7 +122,14 @@ class ControlPlane(object):
         return ended
 
     def status(self):
-        ports = self.ports
+        """Per service: pid, alive, version, url and log (the urls are None
+        before a first up chose the ports)."""
+        ports = state.recorded_ports(self.layout)
+        if ports is None:
+            return {name: {'pid': None, 'alive': False,
+                           'version': version(name), 'url': None,
+                           'log': self.supervisor.log_path(name)}
+                    for name in SERVICE_NAMES}
         urls = {'mariadb': 'mysql://%s:%d' % (config.HOST, ports['mariadb']),
                 'epmd': 'epmd://%s:%d' % (config.HOST, ports['epmd']),
                 'rabbitmq': 'rabbit://%s:%d' % (config.HOST,
@@ -137,7 +148,11 @@ class ControlPlane(object):
     def openrc(self):
         """The admin's openrc without the password (the file at
         layout.openrc, 0600, has it)."""
-        return config.openrc(self.ports)
+        ports = state.recorded_ports(self.layout)
+        if ports is None:
+            raise NeverStarted('the control plane in %s was never started'
+                               % self.layout.root)
+        return config.openrc(ports)
 
 
 def version(service):

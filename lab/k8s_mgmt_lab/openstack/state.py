@@ -58,6 +58,11 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def recorded_ports(layout):
+    """The ports recorded by a first start, or None before one."""
+    return _load(layout.ports)
+
+
 def ports(layout, wanted=None):
     """The control plane's ports: those recorded, else ``wanted`` (a map
     of PORT_NAMES to numbers), else free ones found now; recorded."""

@@ -1,0 +1,68 @@
+"""``k8s-mgmt lab control-plane up|status|openrc|down``: the real
+OpenStack services (MariaDB, RabbitMQ, Keystone, Heat) on their own,
+not yet behind ``lab up``."""
+
+import json
+
+from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab.openstack import bootstrap
+from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.openstack import processes
+from k8s_mgmt_lab.openstack import venvs
+
+DEFAULT_DIR = '/var/lib/k8s-mgmt-lab-openstack'
+
+
+def register(verbs):
+    parser = verbs.add_parser(
+        'control-plane', help='start, show or stop the real Keystone and '
+                              'Heat (with MariaDB and RabbitMQ)')
+    parser.add_argument('--dir', default=DEFAULT_DIR,
+                        help='the control plane\'s state directory '
+                             '(default: %(default)s)')
+    parser.add_argument('--cache-dir', default=control_plane.DEFAULT_CACHE,
+                        help='where the service venvs are built '
+                             '(default: %(default)s)')
+    actions = parser.add_subparsers(dest='plane_command', metavar='ACTION')
+    for name, func, text in (
+            ('up', cmd_up, 'start every service (building the venvs on '
+                           'first use)'),
+            ('status', cmd_status, 'each service\'s pid, version, url, log'),
+            ('openrc', cmd_openrc, 'the admin\'s openrc, without the '
+                                   'password (<dir>/openrc has it)'),
+            ('down', cmd_down, 'stop every service by PID')):
+        action = actions.add_parser(name, help=text)
+        action.set_defaults(func=func)
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+
+
+def _plane(args):
+    return control_plane.ControlPlane(args.dir, args.cache_dir)
+
+
+def cmd_up(args):
+    try:
+        _plane(args).up()
+    except (processes.ServiceFailed, bootstrap.StepFailed,
+            venvs.BuildFailed) as error:
+        raise UserError(str(error))
+    print('control plane up; credentials: %s/openrc' % args.dir)
+    return 0
+
+
+def cmd_status(args):
+    print(json.dumps(_plane(args).status(), indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_openrc(args):
+    try:
+        print(_plane(args).openrc(), end='')
+    except control_plane.NeverStarted as error:
+        raise UserError(str(error))
+    return 0
+
+
+def cmd_down(args):
+    _plane(args).down()
+    return 0
