@@ -98,9 +98,8 @@ class Supervisor(object):
         if reason:
             self.stop(service.name, service.stop_timeout)
             raise ServiceFailed(
-                '%s did not come up within %.0f s (%s); log %s: %s'
-                % (service.name, service.timeout, reason, log,
-                   log_tail(log)))
+                '%s did not come up (%s); log %s: %s'
+                % (service.name, reason, log, log_tail(log)))
         return proc.pid
 
     def _wait_ready(self, service, proc):
@@ -111,13 +110,14 @@ class Supervisor(object):
         for _attempt in poll:
             code = proc.poll()
             if code is not None:
-                return 'exited with code %d' % code
+                return 'exited with code %d after %.1f s' % (
+                    code, service.timeout - poll.remaining())
             try:
                 if service.ready():
                     return None
             except NotReady as error:
                 reason = str(error)
-        return reason
+        return 'not ready within %.0f s: %s' % (service.timeout, reason)
 
     def pid(self, name):
         """The recorded PID of ``name`` if that process still runs."""

@@ -5,6 +5,7 @@ the deadline; a service that does not come up fails in one line with
 its log's last lines and leaves nothing running."""
 
 import os
+import re
 import signal
 import sys
 import time
@@ -76,8 +77,8 @@ def test_a_service_that_exits_fails_in_one_line_with_its_log(supervisor):
                                   ready=_log_says(supervisor, 'quitter')))
     message = str(failed.value)
     assert '\n' not in message
-    assert message.startswith('quitter did not come up within 5 s '
-                              '(exited with code 3); log ')
+    assert re.match(r'quitter did not come up \(exited with code 3 after '
+                    r'\d+\.\d s\); log ', message), message
     assert supervisor.log_path('quitter') in message
     assert message.endswith(
         'line 4 | line 5 | line 6 | line 7 | line 8')
@@ -103,7 +104,8 @@ def test_a_service_never_ready_is_stopped_when_its_deadline_passes(
                                       timeout=1.0, stop=0.3))
     finally:
         processes.subprocess.Popen = real_start
-    assert '(port 1: refused)' in str(failed.value)
+    assert 'mute did not come up (not ready within 1 s: port 1: refused)' \
+        in str(failed.value)
     assert 'stubborn up' in str(failed.value)
     assert time.monotonic() - started < 6.0
     assert pids and not processes.group_alive(pids[0])

@@ -130,8 +130,10 @@ def all_members(path):
 
 
 # Data of the lab package: the stand-in kubespray tree it copies to the
-# Ansible server VM (every file ships, not only .py).
-LAB_DATA_DIR = LAB_PACKAGE + '/kubespray_standin/'
+# Ansible server VM (every file ships, not only .py) and the pins of the
+# real control plane's virtualenvs.
+LAB_DATA_DIRS = (LAB_PACKAGE + '/kubespray_standin/',
+                 LAB_PACKAGE + '/openstack/constraints/')
 
 
 def lab_modules(root):
@@ -145,7 +147,7 @@ def lab_modules(root):
         for name in filenames:
             path = os.path.relpath(os.path.join(dirpath, name),
                                    top).replace(os.sep, '/')
-            if name.endswith('.py') or (path.startswith(LAB_DATA_DIR) and
+            if name.endswith('.py') or (path.startswith(LAB_DATA_DIRS) and
                                         not name.endswith('.pyc')):
                 found.add(path)
     return found
