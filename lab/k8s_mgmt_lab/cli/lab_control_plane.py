@@ -1,4 +1,4 @@
-"""``k8s-mgmt lab control-plane up|status|openrc|down``: the real
+"""``k8s-mgmt lab control-plane build|up|status|openrc|down``: the real
 OpenStack services (MariaDB, RabbitMQ, Keystone, Heat) on their own,
 not yet behind ``lab up``."""
 
@@ -25,6 +25,8 @@ def register(verbs):
                              '(default: %(default)s)')
     actions = parser.add_subparsers(dest='plane_command', metavar='ACTION')
     for name, func, text in (
+            ('build', cmd_build, 'build the service venvs into the cache '
+                                 '(done by up when missing)'),
             ('up', cmd_up, 'start every service (building the venvs on '
                            'first use)'),
             ('status', cmd_status, 'each service\'s pid, version, url, log'),
@@ -38,6 +40,16 @@ def register(verbs):
 
 def _plane(args):
     return control_plane.ControlPlane(args.dir, args.cache_dir)
+
+
+def cmd_build(args):
+    try:
+        built = _plane(args).venvs()
+    except venvs.BuildFailed as error:
+        raise UserError(str(error))
+    for name, path in sorted(built.items()):
+        print('%s: %s' % (name, path))
+    return 0
 
 
 def cmd_up(args):
