@@ -120,14 +120,17 @@ class ClusterAPI(object):
     def __exit__(self, *exc_info):
         self.close()
 
-    def _json(self, what, response):
-        if not 200 <= response.status < 300:
+    def _json(self, what, status, raw):
+        if not 200 <= status < 300:
             raise APIError(endpoint=self.endpoint, what=what,
                            reason='HTTP %d: %s' % (
-                               response.status,
-                               response.data[:300].decode('utf-8',
-                                                          'replace')))
-        return json.loads(response.data)
+                               status, raw[:300].decode('utf-8', 'replace')))
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise APIError(endpoint=self.endpoint, what=what,
+                           reason='HTTP %d with a body that is no JSON: %s'
+                           % (status, raw[:100].decode('utf-8', 'replace')))
 
     @property
     def core(self):
@@ -144,6 +147,9 @@ class ClusterAPI(object):
         try:
             response, limit = request(fn, *args, deadline=deadline,
                                       **kwargs)
+            # The body comes after the headers: a server that dies or
+            # stalls in between fails here, within the same bound.
+            status, raw = response.status, response.data
         except k8s_client.ApiException as err:
             raise APIError(endpoint=self.endpoint, what=what,
                            reason='HTTP %s %s' % (err.status, err.reason),
@@ -151,7 +157,7 @@ class ClusterAPI(object):
         except Exception as err:  # urllib3/ssl/socket: one message for all
             raise APIError(endpoint=self.endpoint, what=what,
                            reason=failure_reason(err, limit))
-        return self._json(what, response)
+        return self._json(what, status, raw)
 
     def nodes(self, deadline=None):
         """{name: NodeState} of every node the API knows."""

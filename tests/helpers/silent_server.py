@@ -5,7 +5,9 @@ connect error ends the wait), the request is read, and no byte ever comes
 back. :class:`SilentServer` does that for plain TCP (an HTTP client waits
 for a response, a TLS client for the server's handshake);
 ``SilentServer(tls=(cert, key))`` completes the TLS handshake first, so an
-HTTPS client gets as far as sending its request.
+HTTPS client gets as far as sending its request; ``answer_start`` bytes
+are sent once the request came (e.g. the headers and part of a body), and
+then nothing more: a server that stalls mid-answer.
 """
 
 import socket
@@ -16,7 +18,8 @@ import threading
 class SilentServer(object):
     """Listens on 127.0.0.1, accepts, reads everything, answers nothing."""
 
-    def __init__(self, tls=None):
+    def __init__(self, tls=None, answer_start=b''):
+        self._answer_start = answer_start
         self._context = None
         if tls:
             self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -78,5 +81,8 @@ class SilentServer(object):
                     return
                 with self._lock:
                     self.received += data
+                if self._answer_start:
+                    conn.sendall(self._answer_start)
+                    self._answer_start = b''
         except OSError:
             return

@@ -65,6 +65,21 @@ def test_list_nodes_ends_at_kube_api_timeout(kube_timeout, tls, with_tls):
     assert TOKEN not in text
 
 
+def test_an_answer_that_stalls_after_its_headers_is_a_named_error(
+        kube_timeout, tls):
+    """The VIP probe of a master heal died of this (a CI run): the headers
+    came, the body stalled, and reading it raised urllib3's
+    ReadTimeoutError past the client's error handling."""
+    start = (b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n'
+             b'Content-Length: 100\r\n\r\n{"items": [')
+    with silent_server.SilentServer(tls=tls['pair'],
+                                    answer_start=start) as stalls:
+        with kube.ClusterAPI(stalls.url, TOKEN, tls['ca']) as api:
+            took, text = _fails(api.nodes)
+    assert LIMIT * 0.9 <= took < 2 * LIMIT, 'took %.1f s' % took
+    assert 'list nodes: no answer within 1.0 s' in text
+
+
 def test_label_node_ends_at_kube_api_timeout(kube_timeout, tls):
     with silent_server.SilentServer(tls=tls['pair']) as silent:
         url = 'https://127.0.0.1:%d' % silent.port
