@@ -136,6 +136,22 @@ class _Identity(object):
         self.session.put('%s/%s/%s/users/%s/roles/%s' % (
             self.url, target, target_id, user_id, role_id))
 
+    def ensure_endpoint(self, service_id, interface, url):
+        """The service's endpoint for ``interface`` in RegionOne, made,
+        or updated when its URL differs."""
+        found = self.session.get('%s/endpoints' % self.url, params={
+            'service_id': service_id, 'interface': interface,
+            'region_id': 'RegionOne'}).json()['endpoints']
+        if found and found[0]['url'] != url:
+            self.session.patch('%s/endpoints/%s' % (self.url, found[0]['id']),
+                               json={'endpoint': {'url': url}})
+        if found:
+            return found[0]['id']
+        answer = self.session.post('%s/endpoints' % self.url, json={
+            'endpoint': {'service_id': service_id, 'interface': interface,
+                         'region_id': 'RegionOne', 'url': url}})
+        return answer.json()['endpoint']['id']
+
 
 def register_heat(layout, ports, secrets):
     """Heat's users, roles, stack domain and catalog entry."""
@@ -181,3 +197,36 @@ def heat_files(layout, venv):
             shutil.copy(source, target)
     for name in ('environment.d', 'templates', 'plugins', 'locks'):
         os.makedirs(os.path.join(layout.heat_etc, name), exist_ok=True)
+
+
+# The catalog entries of the lab's stand-ins (iaas.serve): service type,
+# name, description.
+IAAS_SERVICES = (('compute', 'nova', 'Compute (lab stand-in)'),
+                 ('network', 'neutron', 'Networking (lab stand-in)'),
+                 ('volumev3', 'cinderv3', 'Block storage (lab stand-in)'),
+                 ('image', 'glance', 'Image (lab stand-in)'))
+
+
+def iaas_endpoints(ports):
+    """The stand-ins' catalog URLs from the recorded ports."""
+    host = 'http://%s:%%d' % config.HOST
+    return {'compute': host % ports['nova'] + '/v2.1',
+            'network': host % ports['neutron'] + '/',
+            'volumev3': host % ports['cinder'] + '/v3/%(project_id)s',
+            'image': host % ports['glance'] + '/'}
+
+
+def register_iaas(ports, secrets, endpoints=None):
+    """The stand-ins in the catalog: each service found or made, and its
+    public, internal and admin endpoints in RegionOne found or made (a
+    URL that changed is updated), so a re-run adds no duplicate."""
+    identity = _Identity(admin_session(ports, secrets),
+                         config.keystone_url(ports))
+    endpoints = endpoints or iaas_endpoints(ports)
+    for service_type, name, description in IAAS_SERVICES:
+        service = identity.ensure('service', {
+            'name': name, 'type': service_type,
+            'description': description}, type=service_type)
+        for interface in ('public', 'internal', 'admin'):
+            identity.ensure_endpoint(service, interface,
+                                     endpoints[service_type])

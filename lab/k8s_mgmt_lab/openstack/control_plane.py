@@ -111,6 +111,19 @@ class ControlPlane(object):
         start(services.heat_engine(
             layout, built['heat'], self.supervisor.log_path('heat-engine')))
 
+    def iaas_ports(self):
+        """The ports of the Nova, Neutron, Cinder and Glance stand-ins,
+        picked and recorded beside the others on first use."""
+        return state.ports(self.layout, names=state.IAAS_PORT_NAMES)
+
+    def register_iaas(self, endpoints=None):
+        """The stand-ins (iaas.serve) in the catalog, once, at their
+        recorded ports or at ``endpoints`` (service type -> URL)."""
+        ports = self.ports
+        ports.update(self.iaas_ports())
+        bootstrap.register_iaas(ports, state.secrets(self.layout),
+                                endpoints)
+
     def down(self):
         """Stop every service, last started first; returns the signal
         that ended each one that ran."""

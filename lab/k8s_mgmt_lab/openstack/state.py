@@ -10,6 +10,10 @@ import socket
 # Every port a control plane listens on, by its use.
 PORT_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'rabbitmq_dist', 'keystone',
               'heat_api')
+# The ports of the lab's Nova, Neutron, Cinder and Glance stand-ins
+# (iaas.serve), recorded beside the others when first asked for. Apart
+# from PORT_NAMES, so a control plane given its ports keeps exactly them.
+IAAS_PORT_NAMES = ('nova', 'neutron', 'cinder', 'glance')
 # Every password a control plane makes, by its user.
 SECRET_NAMES = ('admin', 'keystone_db', 'heat_db', 'rabbitmq', 'heat',
                 'heat_domain_admin')
@@ -63,13 +67,14 @@ def recorded_ports(layout):
     return _load(layout.ports)
 
 
-def ports(layout, wanted=None):
+def ports(layout, wanted=None, names=PORT_NAMES):
     """The control plane's ports: those recorded, else ``wanted`` (a map
-    of PORT_NAMES to numbers), else free ones found now; recorded."""
+    of ``names`` to numbers), else free ones found now; recorded. A name
+    a ports file recorded earlier lacks is added to it."""
     recorded = _load(layout.ports)
-    if recorded is None:
-        recorded = dict(wanted or {})
-        for name in PORT_NAMES:
+    if recorded is None or set(names) - set(recorded):
+        recorded = dict(recorded or wanted or {})
+        for name in names:
             while name not in recorded:
                 port = free_port()
                 if port not in recorded.values():
