@@ -1,0 +1,304 @@
+"""Real Heat 27 against the lab's Nova, Neutron, Cinder and Glance
+stand-ins: one control plane for the module, the stand-ins on their
+recorded ports and in its catalog, a recording provisioner (no VMs) and
+a recording volume backend. Through Heat's REST API: a port, server,
+volume and attachment stack is created, healed (mark unhealthy, then an
+update: a new server on the same port, which is where a stand-in that
+leaves the MAC in the old server's addresses fails with
+InterfaceDetachFailed) and deleted; a server boots with a volume
+mapped; an autoscaling group of a nested template spreads over compute
+hosts through an anti-affinity server group; nothing stays behind.
+The seconds Heat took are printed (run with -s to see them)."""
+
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from k8s_mgmt import polling
+from k8s_mgmt_lab.openstack import bootstrap
+from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.openstack import services
+from k8s_mgmt_lab.openstack import state as plane_state
+from k8s_mgmt_lab.openstack.iaas import auth
+from k8s_mgmt_lab.openstack.iaas import model
+from k8s_mgmt_lab.openstack.iaas import serve
+
+IMAGE = 'ubuntu-22.04-server-cloudimg-amd64'
+USER_DATA = '#cloud-config\nhostname: vdu1\n'
+
+
+def _unavailable():
+    """Why this machine cannot run the control plane, or None (as
+    test_control_plane decides it)."""
+    if os.geteuid() != 0:
+        return 'the control plane runs MariaDB as root'
+    for path in (services.MARIADBD, services.EPMD,
+                 services.RABBITMQ_BIN + '/rabbitmq-server'):
+        if not os.path.exists(path):
+            return 'needs Debian mariadb-server and rabbitmq-server'
+    return None
+
+
+def _stack_status(session, stacks, path):
+    answer = session.get('%s/%s' % (stacks, path), raise_exc=False)
+    if answer.status_code == 404:
+        return 'GONE'
+    return answer.json()['stack']['stack_status']
+
+
+class RecordingProvisioner(object):
+    """Servers recorded, never VMs; a console with a login prompt."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.created, self.deleted = [], []
+
+    def create_servers(self, specs):
+        with self.lock:
+            self.created.extend(specs)
+
+    def delete_servers(self, server_ids):
+        with self.lock:
+            self.deleted.extend(server_ids)
+
+    def console_output(self, server_id):
+        return 'booted %s\nlab login: ' % server_id
+
+
+class RecordingVolumes(object):
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.calls = []
+
+    def _record(self, *call):
+        with self.lock:
+            self.calls.append(call)
+
+    def ensure(self, volume_id, size_gib):
+        self._record('ensure', volume_id, size_gib)
+
+    def attach(self, volume_id, server_id, device):
+        self._record('attach', volume_id, server_id, device)
+
+    def detach(self, volume_id, server_id, device):
+        self._record('detach', volume_id, server_id, device)
+
+    def delete(self, volume_id):
+        self._record('delete', volume_id)
+
+
+class Lab(object):
+    """The control plane, the stand-ins and an admin session."""
+
+    def __init__(self, plane, iaas, provisioner, volumes):
+        self.plane, self.iaas = plane, iaas
+        self.state = iaas.state
+        self.provisioner, self.volumes = provisioner, volumes
+        self.session = bootstrap.admin_session(
+            plane.ports, plane_state.secrets(plane.layout))
+        self.stacks = self.session.get_endpoint(
+            service_type='orchestration', interface='public',
+            region_name='RegionOne') + '/stacks'
+        self.timings = {}
+
+    def create(self, name, template, files=None, parameters=None):
+        body = {'stack_name': name, 'template': template,
+                'parameters': parameters or {}, 'files': files or {}}
+        made = self.session.post(self.stacks, json=body).json()['stack']
+        path = '%s/%s' % (name, made['id'])
+        self.wait(path, 'CREATE_COMPLETE', 'create ' + name)
+        return path
+
+    def wait(self, path, wanted, what, timeout=150):
+        started, seen = time.monotonic(), None
+        for _attempt in polling.Poll(timeout, first=0.3, maximum=1.5):
+            seen = _stack_status(self.session, self.stacks, path)
+            if seen == wanted or (seen, wanted) == ('GONE',
+                                                    'DELETE_COMPLETE'):
+                self.timings[what] = time.monotonic() - started
+                print('Heat: %s took %.1f s' % (what, self.timings[what]))
+                return
+            if seen.endswith('FAILED'):
+                reason = self.session.get('%s/%s' % (
+                    self.stacks, path)).json()['stack']['stack_status_reason']
+                pytest.fail('%s: %s: %s' % (what, seen, reason))
+        pytest.fail('%s: still %s after %d s' % (what, seen, timeout))
+
+    def delete(self, path):
+        self.session.delete('%s/%s' % (self.stacks, path))
+        self.wait(path, 'DELETE_COMPLETE', 'delete ' + path.split('/')[0])
+
+    def resource_id(self, path, resource):
+        return self.session.get('%s/%s/resources/%s' % (
+            self.stacks, path, resource)).json()['resource'][
+                'physical_resource_id']
+
+    def records(self, kind):
+        with self.state.lock:
+            return json.loads(json.dumps(self.state.records(kind)))
+
+
+@pytest.fixture(scope='module')
+def lab(tmp_path_factory):
+    reason = _unavailable()
+    if reason:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp('iaas')
+    plane = control_plane.ControlPlane(str(root / 'plane'))
+    iaas = None
+    try:
+        plane.up()
+        ports, secrets = plane.ports, plane_state.secrets(plane.layout)
+        tokens = auth.KeystoneTokens(bootstrap.admin_session(ports, secrets),
+                                     config.keystone_url(ports))
+        provisioner, volumes = RecordingProvisioner(), RecordingVolumes()
+        iaas = serve.Iaas(
+            model.State('10.254.0.0/24', 3, str(root / 'iaas.json')),
+            tokens, plane.iaas_ports(), provisioner, volumes).start()
+        plane.register_iaas()
+        yield Lab(plane, iaas, provisioner, volumes)
+    finally:
+        if iaas is not None:
+            iaas.stop()
+        plane.down()
+
+
+def _vdu_template():
+    return {
+        'heat_template_version': '2018-08-31',
+        'parameters': {'net': {'type': 'string'}},
+        'resources': {
+            'port': {'type': 'OS::Neutron::Port',
+                     'properties': {'network': {'get_param': 'net'}}},
+            'server': {'type': 'OS::Nova::Server', 'properties': {
+                'name': 'vdu1', 'flavor': 'm1.medium', 'image': IMAGE,
+                'networks': [{'port': {'get_resource': 'port'}}],
+                'user_data': USER_DATA, 'user_data_format': 'RAW'}},
+            'volume': {'type': 'OS::Cinder::Volume',
+                       'properties': {'size': 1}},
+            'attachment': {'type': 'OS::Cinder::VolumeAttachment',
+                           'properties': {
+                               'instance_uuid': {'get_resource': 'server'},
+                               'volume_id': {'get_resource': 'volume'}}},
+        },
+        'outputs': {'ip': {'value': {
+            'get_attr': ['port', 'fixed_ips', 0, 'ip_address']}}},
+    }
+
+
+def test_a_server_stack_is_created_healed_and_deleted(lab):
+    path = lab.create('vdu', _vdu_template(), parameters={
+        'net': model.NETWORK_NAME})
+    server_id = lab.resource_id(path, 'server')
+    port_id = lab.resource_id(path, 'port')
+    volume_id = lab.resource_id(path, 'volume')
+    port = lab.records('ports')[port_id]
+    ip = port['fixed_ips'][0]['ip_address']
+    assert ip == '10.254.0.10'
+    assert [(s.server_id, s.name, s.ip) for s in lab.provisioner.created] \
+        == [(server_id, 'vdu1', ip)]
+    server = lab.records('servers')[server_id]
+    assert server['user_data'] and server['host'] == 'compute01'
+    volume = lab.records('volumes')[volume_id]
+    assert volume['status'] == 'in-use'
+    assert [a['server_id'] for a in volume['attachments']] == [server_id]
+    nova = lab.session.get_endpoint(service_type='compute')
+    console = lab.session.post('%s/servers/%s/action' % (nova, server_id),
+                               json={'os-getConsoleOutput': {'length': 1}})
+    assert console.json() == {'output': 'lab login: '}
+
+    lab.session.patch('%s/%s/resources/server' % (lab.stacks, path), json={
+        'mark_unhealthy': True, 'resource_status_reason': 'heal test'})
+    lab.session.patch('%s/%s' % (lab.stacks, path), json={})
+    lab.wait(path, 'UPDATE_COMPLETE', 'heal vdu')
+    new_id = lab.resource_id(path, 'server')
+    assert new_id != server_id
+    assert lab.resource_id(path, 'port') == port_id
+    assert lab.provisioner.deleted == [server_id]
+    assert lab.provisioner.created[-1][:3] == (new_id, 'vdu1', ip)
+    servers = lab.records('servers')
+    assert list(servers) == [new_id]
+    assert lab.state.addresses(new_id) == {model.NETWORK_NAME: [{
+        'addr': ip, 'version': 4, 'OS-EXT-IPS:type': 'fixed',
+        'OS-EXT-IPS-MAC:mac_addr': port['mac_address']}]}
+    assert lab.records('ports')[port_id]['device_id'] == new_id
+    volume = lab.records('volumes')[volume_id]
+    assert [a['server_id'] for a in volume['attachments']] == [new_id]
+
+    lab.delete(path)
+    assert lab.records('servers') == {} and lab.records('ports') == {}
+    assert lab.records('volumes') == {}
+    assert set(lab.provisioner.deleted) == {server_id, new_id}
+
+
+def test_a_volume_mapped_at_boot_is_in_use(lab):
+    volume = {'type': 'OS::Cinder::Volume', 'properties': {'size': 2}}
+    server = {'type': 'OS::Nova::Server', 'properties': {
+        'name': 'storage_server', 'flavor': 'm1.tiny', 'image': IMAGE,
+        'networks': [{'network': lab.state.network()['id']}],
+        'block_device_mapping_v2': [{
+            'device_name': 'vdb', 'boot_index': -1,
+            'volume_id': {'get_resource': 'volume'}}]}}
+    path = lab.create('storage', {
+        'heat_template_version': '2018-08-31',
+        'resources': {'volume': volume, 'server': server}})
+    server_id = lab.resource_id(path, 'server')
+    volume_id = lab.resource_id(path, 'volume')
+    found = lab.records('volumes')[volume_id]
+    assert found['status'] == 'in-use'
+    assert [(a['server_id'], a['device']) for a in found['attachments']] \
+        == [(server_id, '/dev/vdb')]
+    assert ('attach', volume_id, server_id, '/dev/vdb') in lab.volumes.calls
+    lab.delete(path)
+    assert lab.records('volumes') == {} and lab.records('ports') == {}
+    assert ('delete', volume_id) in lab.volumes.calls
+
+
+def test_an_autoscaling_group_spreads_over_hosts_by_anti_affinity(lab):
+    worker = {
+        'heat_template_version': '2018-08-31',
+        'parameters': {'net': {'type': 'string'},
+                       'group': {'type': 'string'}},
+        'resources': {
+            'port': {'type': 'OS::Neutron::Port',
+                     'properties': {'network': {'get_param': 'net'}}},
+            'server': {'type': 'OS::Nova::Server', 'properties': {
+                'flavor': 'm1.small', 'image': IMAGE,
+                'networks': [{'port': {'get_resource': 'port'}}],
+                'scheduler_hints': {'group': {'get_param': 'group'}}}}}}
+    path = lab.create('workers', {
+        'heat_template_version': '2018-08-31',
+        'resources': {
+            'group': {'type': 'OS::Nova::ServerGroup', 'properties': {
+                'name': 'workers', 'policies': ['anti-affinity']}},
+            'asg': {'type': 'OS::Heat::AutoScalingGroup', 'properties': {
+                'min_size': 2, 'max_size': 3, 'desired_capacity': 2,
+                'resource': {'type': 'worker.yaml', 'properties': {
+                    'net': model.NETWORK_NAME,
+                    'group': {'get_resource': 'group'}}}}}}},
+        files={'worker.yaml': json.dumps(worker)})
+    group_id = lab.resource_id(path, 'group')
+    servers = lab.records('servers').values()
+    assert len(servers) == 2
+    assert {s['group_id'] for s in servers} == {group_id}
+    assert len({s['host'] for s in servers}) == 2
+    assert lab.records('server_groups')[group_id]['policy'] == \
+        'anti-affinity'
+    lab.delete(path)
+    for kind in ('servers', 'ports', 'volumes', 'server_groups'):
+        assert lab.records(kind) == {}, kind
+
+
+def test_the_stand_ins_are_in_the_catalog_once(lab):
+    lab.plane.register_iaas()     # a second time: nothing is added
+    url = config.keystone_url(lab.plane.ports)
+    endpoints = lab.session.get(url + '/endpoints').json()['endpoints']
+    wanted = bootstrap.iaas_endpoints(lab.plane.iaas_ports())
+    for service_type, address in wanted.items():
+        assert sorted(e['interface'] for e in endpoints
+                      if e['url'] == address) == \
+            ['admin', 'internal', 'public'], service_type
