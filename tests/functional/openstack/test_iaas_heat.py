@@ -16,6 +16,7 @@ import threading
 import time
 
 import pytest
+import requests
 
 from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import bootstrap
@@ -108,13 +109,16 @@ class Lab(object):
     def create(self, name, template, files=None, parameters=None):
         body = {'stack_name': name, 'template': template,
                 'parameters': parameters or {}, 'files': files or {}}
+        started = time.monotonic()
         made = self.session.post(self.stacks, json=body).json()['stack']
         path = '%s/%s' % (name, made['id'])
-        self.wait(path, 'CREATE_COMPLETE', 'create ' + name)
+        self.wait(path, 'CREATE_COMPLETE', 'create ' + name, started)
         return path
 
-    def wait(self, path, wanted, what, timeout=150):
-        started, seen = time.monotonic(), None
+    def wait(self, path, wanted, what, started=None, timeout=150):
+        """Poll the stack until ``wanted``; the seconds since ``started``
+        (the request that began it) are printed."""
+        started, seen = started or time.monotonic(), None
         for _attempt in polling.Poll(timeout, first=0.3, maximum=1.5):
             seen = _stack_status(self.session, self.stacks, path)
             if seen == wanted or (seen, wanted) == ('GONE',
@@ -129,8 +133,10 @@ class Lab(object):
         pytest.fail('%s: still %s after %d s' % (what, seen, timeout))
 
     def delete(self, path):
+        started = time.monotonic()
         self.session.delete('%s/%s' % (self.stacks, path))
-        self.wait(path, 'DELETE_COMPLETE', 'delete ' + path.split('/')[0])
+        self.wait(path, 'DELETE_COMPLETE', 'delete ' + path.split('/')[0],
+                  started)
 
     def resource_id(self, path, resource):
         return self.session.get('%s/%s/resources/%s' % (
@@ -211,10 +217,11 @@ def test_a_server_stack_is_created_healed_and_deleted(lab):
                                json={'os-getConsoleOutput': {'length': 1}})
     assert console.json() == {'output': 'lab login: '}
 
+    started = time.monotonic()
     lab.session.patch('%s/%s/resources/server' % (lab.stacks, path), json={
         'mark_unhealthy': True, 'resource_status_reason': 'heal test'})
     lab.session.patch('%s/%s' % (lab.stacks, path), json={})
-    lab.wait(path, 'UPDATE_COMPLETE', 'heal vdu')
+    lab.wait(path, 'UPDATE_COMPLETE', 'heal vdu', started)
     new_id = lab.resource_id(path, 'server')
     assert new_id != server_id
     assert lab.resource_id(path, 'port') == port_id
@@ -302,3 +309,18 @@ def test_the_stand_ins_are_in_the_catalog_once(lab):
         assert sorted(e['interface'] for e in endpoints
                       if e['url'] == address) == \
             ['admin', 'internal', 'public'], service_type
+
+
+def test_a_request_without_a_valid_token_is_refused(lab):
+    """Keystone, not the stand-in, decides: no token and a made-up one
+    are both 401, and a real one reaches the service."""
+    nova = lab.iaas.endpoints()['compute']
+    assert requests.get(nova + '/servers', timeout=10).status_code == 401
+    refused = requests.get(nova + '/servers', timeout=10,
+                           headers={'X-Auth-Token': 'not-a-token'})
+    assert refused.status_code == 401
+    assert refused.json()['error']['code'] == 401
+    assert 'not-a-token' not in refused.text
+    token = lab.session.get_token()
+    assert requests.get(nova + '/servers', timeout=10, headers={
+        'X-Auth-Token': token}).json() == {'servers': []}

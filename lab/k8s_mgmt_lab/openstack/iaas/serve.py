@@ -11,6 +11,8 @@ stopped together::
 X-Auth-Token (:class:`.auth.KeystoneTokens`).
 """
 
+import threading
+
 from k8s_mgmt_lab.openstack.iaas import actions
 from k8s_mgmt_lab.openstack.iaas import auth
 from k8s_mgmt_lab.openstack.iaas import cinder
@@ -60,8 +62,14 @@ class Iaas(object):
         return self
 
     def stop(self):
-        for name in list(self.servers):
-            self.servers.pop(name).stop()
+        """Close every listener, all at once (each waits out its poll)."""
+        stopping = [threading.Thread(target=server.stop, daemon=True)
+                    for server in self.servers.values()]
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
+        self.servers.clear()
 
     def endpoints(self):
         """The catalog's URL of each service, as Heat looks them up."""

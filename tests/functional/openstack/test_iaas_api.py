@@ -1,0 +1,186 @@
+"""The stand-ins over real HTTP on loopback, without Keystone (tokens
+known in advance) and with jobs run inline: each service's version
+document, error body and microversion headers, what a member sees and an
+admin sees, and the cross-service agreements a client can observe."""
+
+import pytest
+import requests
+
+from k8s_mgmt_lab.openstack.iaas import auth
+from k8s_mgmt_lab.openstack.iaas import model
+from k8s_mgmt_lab.openstack.iaas import serve
+
+ADMIN = auth.Caller('admin-user', 'project-a', ('admin', 'member'))
+MEMBER = auth.Caller('member-user', 'project-a', ('member',))
+
+
+class Provisioner(object):
+    def create_servers(self, specs):
+        pass
+
+    def delete_servers(self, server_ids):
+        pass
+
+    def console_output(self, server_id):
+        return 'console of %s' % server_id
+
+
+class Client(object):
+    def __init__(self, iaas, token):
+        self.urls = iaas.endpoints()
+        self.token = token
+
+    def call(self, service, method, path, **kwargs):
+        base = self.urls[service].replace('%(project_id)s', 'project-a')
+        headers = dict(kwargs.pop('headers', {}))
+        if self.token:
+            headers['X-Auth-Token'] = self.token
+        return requests.request(method, base.rstrip('/') + path,
+                                headers=headers, timeout=10, **kwargs)
+
+
+@pytest.fixture
+def iaas(tmp_path):
+    made = serve.Iaas(
+        model.State('10.254.0.0/24', 2, str(tmp_path / 'iaas.json')),
+        auth.StaticTokens({'admin-token': ADMIN, 'member-token': MEMBER}),
+        provisioner=Provisioner(), run=lambda work, name: work()).start()
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def admin(iaas):
+    return Client(iaas, 'admin-token')
+
+
+def test_version_documents_need_no_token_and_the_rest_does(iaas):
+    anyone = Client(iaas, None)
+    nova = anyone.call('compute', 'GET', '').json()['version']
+    assert (nova['version'], nova['min_version']) == ('2.96', '2.1')
+    root = requests.get(iaas.endpoints()['volumev3'].split('/v3')[0] + '/',
+                        timeout=10).json()['versions'][0]
+    assert (root['id'], root['version'], root['min_version'],
+            root['status']) == ('v3.0', '3.71', '3.0', 'CURRENT')
+    refused = anyone.call('compute', 'GET', '/servers')
+    assert refused.status_code == 401
+    assert 'Keystone uri=' in refused.headers['WWW-Authenticate']
+    assert Client(iaas, 'forged').call('network', 'GET',
+                                       '/v2.0/ports').status_code == 401
+
+
+def test_nova_echoes_the_microversion_and_refuses_one_it_lacks(admin):
+    answer = admin.call('compute', 'GET', '/flavors', headers={
+        'OpenStack-API-Version': 'compute 2.79'})
+    assert answer.headers['OpenStack-API-Version'] == 'compute 2.79'
+    assert answer.headers['X-OpenStack-Nova-API-Version'] == '2.79'
+    assert 'OpenStack-API-Version' in answer.headers['Vary']
+    assert admin.call('compute', 'GET', '/flavors', headers={
+        'X-OpenStack-Nova-API-Version': '2.97'}).status_code == 406
+    tiny = admin.call('compute', 'GET', '/flavors/1', headers={
+        'X-OpenStack-Nova-API-Version': '2.1'}).json()['flavor']
+    assert (tiny['name'], tiny['swap']) == ('m1.tiny', '')
+
+
+def test_errors_have_each_services_shape(admin):
+    missing = admin.call('compute', 'GET', '/flavors/m1.medium')
+    assert missing.status_code == 404
+    assert missing.json()['itemNotFound']['code'] == 404
+    bad = admin.call('compute', 'POST', '/servers', data='{not json')
+    assert bad.status_code == 400 and 'badRequest' in bad.json()
+    port = admin.call('network', 'GET', '/v2.0/ports/nope')
+    assert port.json()['NeutronError']['type'] == 'PortNotFound'
+    volume = admin.call('volumev3', 'GET', '/volumes/nope')
+    assert volume.json()['itemNotFound']['code'] == 404
+    unknown = admin.call('compute', 'GET', '/os-keypairs')
+    assert unknown.status_code == 404
+    assert 'does not serve' in unknown.json()['itemNotFound']['message']
+    assert admin.call('compute', 'PUT', '/flavors').status_code == 405
+
+
+def test_a_server_port_and_volume_agree_across_the_services(admin, iaas):
+    network = admin.call('network', 'GET', '/v2.0/networks', params={
+        'name': 'lab-net', 'fields': 'id'}).json()['networks']
+    assert list(network[0]) == ['id']
+    made = admin.call('network', 'POST', '/v2.0/ports', json={'port': {
+        'network_id': network[0]['id'],
+        'fixed_ips': [{'ip_address': '10.254.0.20'}]}})
+    assert made.status_code == 201
+    port = made.json()['port']
+    assert port['status'] == 'DOWN'
+    again = admin.call('network', 'POST', '/v2.0/ports', json={'port': {
+        'network_id': network[0]['id'],
+        'fixed_ips': [{'ip_address': '10.254.0.20'}]}})
+    assert again.status_code == 409
+    assert again.json()['NeutronError']['type'] == \
+        'IpAddressAlreadyAllocated'
+    image = admin.call('image', 'GET', '/v2/images', params={
+        'name': 'ubuntu-22.04-server-cloudimg-amd64'}).json()['images'][0]
+    created = admin.call('compute', 'POST', '/servers', json={'server': {
+        'name': 'vdu', 'imageRef': image['id'], 'flavorRef': '3',
+        'networks': [{'port': port['id']}]}})
+    assert created.status_code == 202
+    server_id = created.json()['server']['id']
+    server = admin.call('compute', 'GET', '/servers/' + server_id).json()[
+        'server']
+    assert server['status'] == 'ACTIVE'
+    assert server['OS-EXT-SRV-ATTR:host'] == 'compute01'
+    assert server['addresses']['lab-net'][0]['OS-EXT-IPS-MAC:mac_addr'] == \
+        port['mac_address']
+    as_member = Client(iaas, 'member-token').call(
+        'compute', 'GET', '/servers/' + server_id).json()['server']
+    assert 'OS-EXT-SRV-ATTR:host' not in as_member
+    assert admin.call('network', 'GET', '/v2.0/ports/' + port['id']).json()[
+        'port']['status'] == 'ACTIVE'
+
+    volume = admin.call('volumev3', 'POST', '/volumes', json={
+        'volume': {'size': 1, 'name': 'data'}}).json()['volume']
+    attached = admin.call('compute', 'POST',
+                          '/servers/%s/os-volume_attachments' % server_id,
+                          json={'volumeAttachment': {'volumeId':
+                                                     volume['id']}})
+    assert attached.json()['volumeAttachment']['device'] == '/dev/vdb'
+    shown = admin.call('volumev3', 'GET', '/volumes/' + volume['id']).json()[
+        'volume']
+    assert shown['status'] == 'in-use'
+    assert shown['attachments'][0]['server_id'] == server_id
+    assert admin.call('volumev3', 'DELETE', '/volumes/' + volume['id']
+                      ).status_code == 400
+
+    assert admin.call('compute', 'DELETE', '/servers/%s/os-interface/%s' % (
+        server_id, port['id'])).status_code == 202
+    server = admin.call('compute', 'GET', '/servers/' + server_id).json()[
+        'server']
+    assert server['addresses'] == {}
+    assert admin.call('network', 'GET', '/v2.0/ports', params={
+        'device_id': server_id}).json()['ports'] == []
+    console = admin.call('compute', 'POST', '/servers/%s/action' % server_id,
+                         json={'os-getConsoleOutput': {}})
+    assert console.json()['output'] == 'console of ' + server_id
+    assert admin.call('compute', 'POST', '/servers/%s/action' % server_id,
+                      json={'os-stop': None}).status_code == 501
+    assert admin.call('compute', 'POST', '/servers/%s/os-interface'
+                      % server_id, json={'interfaceAttachment': {
+                          'port_id': port['id']}}).status_code == 501
+    assert admin.call('compute', 'DELETE',
+                      '/servers/' + server_id).status_code == 204
+    assert admin.call('compute', 'GET',
+                      '/servers/' + server_id).status_code == 404
+    assert admin.call('volumev3', 'GET', '/volumes/' + volume['id']).json()[
+        'volume']['status'] == 'available'
+
+
+def test_server_groups_speak_both_microversions(admin):
+    old = admin.call('compute', 'POST', '/os-server-groups', json={
+        'server_group': {'name': 'g', 'policies': ['anti-affinity']}},
+        headers={'X-OpenStack-Nova-API-Version': '2.1'}).json()
+    assert old['server_group']['policies'] == ['anti-affinity']
+    new = admin.call('compute', 'GET', '/os-server-groups/%s'
+                     % old['server_group']['id'], headers={
+                         'OpenStack-API-Version': 'compute 2.64'}).json()
+    assert new['server_group']['policy'] == 'anti-affinity'
+    assert admin.call('compute', 'POST', '/os-server-groups', json={
+        'server_group': {'name': 'g', 'policy': 'spread-out'}}, headers={
+            'OpenStack-API-Version': 'compute 2.64'}).status_code == 400
+    assert admin.call('image', 'GET', '/v2/schemas/image').json()[
+        'name'] == 'image'
