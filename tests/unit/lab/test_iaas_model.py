@@ -5,6 +5,7 @@ failed build is an ERROR with a fault, and the state survives a save and
 a load."""
 
 import json
+import threading
 
 import pytest
 
@@ -56,7 +57,8 @@ class Backend(object):
 
 
 class Cloud(object):
-    def __init__(self, tmp_path=None, provisioner=None, hosts=3):
+    def __init__(self, tmp_path=None, provisioner=None, hosts=3,
+                 run=inline):
         path = str(tmp_path / 'iaas.json') if tmp_path else None
         self.state = model.State('10.254.0.0/24', hosts, path)
         self.provisioner = provisioner or Provisioner()
@@ -64,7 +66,7 @@ class Cloud(object):
         self.ports = network.Ports(self.state)
         self.volumes = storage.Volumes(self.state, self.backend, inline)
         self.compute = compute.Compute(self.state, self.ports, self.volumes,
-                                       self.provisioner, inline)
+                                       self.provisioner, run)
         self.actions = actions.ServerActions(self.compute)
         self.net = self.state.network()['id']
         self.flavor = self.state.find_by_name('flavors', 'm1.tiny')[0]['id']
@@ -235,6 +237,36 @@ def test_affinity_and_the_soft_policies():
               for n in range(4)]
     assert sorted(placed[:3]) == ['compute01', 'compute02', 'compute03']
     assert placed[3] in placed[:3]         # no host left: shared, no error
+
+
+def test_a_server_no_host_took_is_deleted_without_the_provisioner():
+    cloud = Cloud(hosts=1)
+    group = cloud.actions.create_group('g', 'anti-affinity', None, CALLER)
+    cloud.server('w1', hints={'group': group['id']})
+    lost = cloud.server('w2', hints={'group': group['id']})
+    cloud.compute.delete(lost['id'])
+    assert cloud.provisioner.deleted == []
+    assert lost['id'] not in cloud.state.records('servers')
+
+
+def test_a_delete_during_the_build_waits_for_it_and_stays_deleting():
+    gate = threading.Event()
+
+    class Slow(Provisioner):
+        def create_servers(self, specs):
+            assert gate.wait(5)
+            super(Slow, self).create_servers(specs)
+
+    cloud = Cloud(provisioner=Slow(), run=storage.in_thread)
+    server = cloud.server()
+    assert server['status'] == 'BUILD'
+    job = cloud.compute.delete(server['id'])
+    assert cloud.compute.delete(server['id']) is None    # already deleting
+    gate.set()
+    job.join(5)
+    assert cloud.provisioner.created[0].server_id == server['id']
+    assert cloud.provisioner.deleted == [server['id']]
+    assert cloud.state.records('servers') == {}
 
 
 def test_console_output_comes_from_the_provisioner():

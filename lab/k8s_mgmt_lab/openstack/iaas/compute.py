@@ -94,7 +94,7 @@ class Compute(object):
             'key_name': request.get('key_name'), 'fault': None,
             'port_ids': [], 'tenant_id': caller.project_id,
             'user_id': caller.user_id, 'created': stamp, 'updated': stamp,
-            'launched_at': None}
+            'launched_at': None, 'spawned': False}
 
     def _checked(self, request):
         """The networks and volume mappings, every one checked before
@@ -161,7 +161,9 @@ class Compute(object):
     def _build(self, server_id):
         with self.state.lock:
             server = self.state.get('servers', server_id)
-            server['task_state'] = 'spawning'
+            if server['task_state'] == 'scheduling':
+                server['task_state'] = 'spawning'
+            server['spawned'] = True    # the provisioner may hold a VM now
             ports = self.state.server_ports(server_id)
             ip = ports[0]['fixed_ips'][0]['ip_address'] if ports else None
             spec = ServerSpec(server_id, server['name'], ip, server['host'])
@@ -182,11 +184,11 @@ class Compute(object):
                 self.state.save()
             return
         with self.state.lock:
-            if server['task_state'] == 'spawning':
-                server.update(status='ACTIVE', vm_state='active',
-                              task_state=None, power_state=1,
-                              launched_at=model.now(), updated=model.now())
-                self.state.save()
+            server.update(status='ACTIVE', vm_state='active', power_state=1,
+                          launched_at=model.now(), updated=model.now())
+            if server['task_state'] != 'deleting':
+                server['task_state'] = None
+            self.state.save()
 
     def _fail(self, server, message):
         server.update(status='ERROR', vm_state='error', task_state=None,
@@ -195,7 +197,8 @@ class Compute(object):
                              'created': model.now()})
 
     def delete(self, server_id):
-        """Start the deletion; a second delete while it runs is a no-op."""
+        """Start the deletion (the job, to join); a second delete while it
+        runs is a no-op."""
         with self.state.lock:
             server = self.state.get('servers', server_id)
             if server['task_state'] == 'deleting':
@@ -204,8 +207,8 @@ class Compute(object):
             server['updated'] = model.now()
             self.state.save()
         build = self._builds.pop(server_id, None)
-        self.run(lambda: self._delete(server_id, build),
-                 'delete-' + server_id)
+        return self.run(lambda: self._delete(server_id, build),
+                        'delete-' + server_id)
 
     def _delete(self, server_id, build):
         if build is not None:
@@ -213,11 +216,12 @@ class Compute(object):
         with self.state.lock:
             attached = [(v['id'], v['status']) for v, _a in
                         self.state.attachments_of(server_id)]
+            spawned = self.state.get('servers', server_id).get('spawned')
         try:
             for volume_id, status in attached:
                 if status == 'in-use':
                     self.volumes.disconnect(volume_id, server_id)
-            if self.provisioner:
+            if self.provisioner and spawned:
                 self.provisioner.delete_servers([server_id])
         except Exception as failed:
             LOG.exception('server %s: the deletion failed', server_id)
