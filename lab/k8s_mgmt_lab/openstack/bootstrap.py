@@ -178,10 +178,8 @@ def register_heat(layout, ports, secrets):
         'service', {'name': 'heat', 'type': 'orchestration',
                     'description': 'Orchestration'})
     for interface in ('public', 'internal', 'admin'):
-        identity.session.post('%s/endpoints' % identity.url, json={
-            'endpoint': {'service_id': orchestration, 'interface': interface,
-                         'region_id': 'RegionOne',
-                         'url': config.heat_url(ports)}})
+        identity.ensure_endpoint(orchestration, interface,
+                                 config.heat_url(ports))
 
 
 def heat_files(layout, venv):

@@ -292,3 +292,26 @@ def test_the_state_survives_a_save_and_a_load(tmp_path):
         cloud.state.addresses(server['id'])
     again = network.Ports(loaded).create({'network_id': cloud.net})
     assert again['fixed_ips'][0]['ip_address'] == '10.254.0.11'
+    assert model.State.open(str(tmp_path / 'iaas.json')).data == loaded.data
+    fresh = model.State.open(str(tmp_path / 'other.json'), '10.9.0.0/24', 1)
+    assert fresh.subnet()['cidr'] == '10.9.0.0/24'
+    assert fresh.hosts == ['compute01']
+
+
+def test_a_resumed_state_makes_work_in_flight_an_error(tmp_path):
+    gate = threading.Event()
+
+    class Stuck(Provisioner):
+        def create_servers(self, specs):
+            gate.wait(5)
+
+    cloud = Cloud(tmp_path, provisioner=Stuck(), run=storage.in_thread)
+    server = cloud.server()
+    resumed = model.State.open(str(tmp_path / 'iaas.json'))
+    found = resumed.records('servers')[server['id']]
+    assert (found['status'], found['task_state']) == ('ERROR', None)
+    assert 'stopped while' in found['fault']['message']
+    with open(str(tmp_path / 'iaas.json')) as handle:
+        assert json.load(handle)['servers'][server['id']]['status'] == \
+            'ERROR'
+    gate.set()      # the old process's build, which a real restart ended

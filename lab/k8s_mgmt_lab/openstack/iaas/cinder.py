@@ -6,6 +6,7 @@ A volume's ``attachments`` lists only the attachments Nova completed,
 as Cinder lists those whose attach status is ``attached``."""
 
 from k8s_mgmt_lab.openstack.iaas import http
+from k8s_mgmt_lab.openstack.iaas import microversion
 from k8s_mgmt_lab.openstack.iaas import model
 from k8s_mgmt_lab.openstack.iaas import storage
 
@@ -60,15 +61,12 @@ class Cinder(http.Service):
         return {name: {'code': error.status, 'message': error.message}}
 
     def decorate(self, request, response):
-        asked = None
-        for value in request.headers.get_all('OpenStack-API-Version') or ():
-            service, _, number = value.strip().partition(' ')
-            if service.lower() == 'volume':
-                asked = number.strip()
-        version = MAX_VERSION if asked == 'latest' else asked or MIN_VERSION
-        response.headers.update({
-            'OpenStack-API-Version': 'volume %s' % version,
-            'Vary': 'OpenStack-API-Version'})
+        try:
+            version = microversion.requested(request.headers, 'volume',
+                                             MIN_VERSION, MAX_VERSION)
+        except model.IaasError:
+            version = MIN_VERSION
+        microversion.echo(response.headers, 'volume', version)
 
     def versions(self, request):
         return http.ok({'versions': [version_document(request.base_url)]},

@@ -124,10 +124,15 @@ class Server(object):
         self.httpd.server_close()
 
     def handle(self, handler):
-        length = int(handler.headers.get('Content-Length') or 0)
-        if length > MAX_BODY:
-            response = self._error(model.BadRequest('The body is too big.'))
-            body = b''
+        try:
+            length = int(handler.headers.get('Content-Length') or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            # The body stays unread: this connection cannot carry another.
+            handler.close_connection = True
+            response = self._error(model.BadRequest(
+                'The body has no valid length or is too big.'))
         else:
             body = handler.rfile.read(length) if length else b''
             request = Request(handler.command, handler.path, handler.headers,

@@ -104,6 +104,30 @@ class State(object):
         loaded.data = data
         return loaded
 
+    @classmethod
+    def open(cls, path, subnet='10.254.0.0/24', compute_hosts=3):
+        """The state saved at ``path``, resumed, or a new one saved there:
+        what a lab that restarts its stand-ins wants. Work that was in
+        flight when the last process stopped can never finish, so it is
+        an error now (no BUILD or ``deleting`` stays so forever)."""
+        if not os.path.exists(path):
+            return cls(subnet, compute_hosts, path)
+        resumed = cls.load(path)
+        for server in resumed.data['servers'].values():
+            if server['status'] == 'BUILD' or server['task_state']:
+                server.update(status='ERROR', vm_state='error',
+                              task_state=None, fault={
+                                  'message': 'The lab stopped while the '
+                                             'server was %s.'
+                                             % server['task_state'],
+                                  'code': 500, 'created': now()})
+        for volume in resumed.data['volumes'].values():
+            if volume['status'] in ('creating', 'deleting', 'attaching',
+                                    'detaching'):
+                volume['status'] = 'error'
+        resumed.save()
+        return resumed
+
     def save(self):
         if not self.path:
             return

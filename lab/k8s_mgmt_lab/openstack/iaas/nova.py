@@ -10,10 +10,13 @@ back with ``Vary``, as Nova does; one outside 2.1..2.96 is a 406.
 import re
 
 from k8s_mgmt_lab.openstack.iaas import http
+from k8s_mgmt_lab.openstack.iaas import microversion
 from k8s_mgmt_lab.openstack.iaas import model
+from k8s_mgmt_lab.openstack.iaas import nova_attachments
 from k8s_mgmt_lab.openstack.iaas import nova_views as views
 
 MIN_VERSION, MAX_VERSION = '2.1', '2.96'
+LEGACY_HEADER = 'X-OpenStack-Nova-API-Version'
 SERVER = r'/v2\.1/servers/(?P<server_id>[^/]+)'
 ERROR_NAMES = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
                404: 'itemNotFound', 405: 'methodNotAllowed',
@@ -32,26 +35,8 @@ def version_document(base):
 
 
 def requested_version(headers):
-    text = None
-    for value in headers.get_all('OpenStack-API-Version') or ():
-        service, _, number = value.strip().partition(' ')
-        if service.lower() == 'compute':
-            text = number.strip()
-    if text is None:
-        text = headers.get('X-OpenStack-Nova-API-Version')
-    if not text:
-        return MIN_VERSION
-    if text == 'latest':
-        return MAX_VERSION
-    if not re.match(r'^\d+\.\d+$', text) or not (
-            views.version_tuple(MIN_VERSION) <= views.version_tuple(text)
-            <= views.version_tuple(MAX_VERSION)):
-        error = model.IaasError(
-            'Version %s is not supported by the API. Minimum is %s and '
-            'maximum is %s.' % (text, MIN_VERSION, MAX_VERSION))
-        error.status = 406
-        raise error
-    return text
+    return microversion.requested(headers, 'compute', MIN_VERSION,
+                                  MAX_VERSION, LEGACY_HEADER)
 
 
 class Nova(http.Service):
@@ -62,6 +47,8 @@ class Nova(http.Service):
         self.state = state
         self.compute = compute
         self.actions = actions
+        self.attachments = nova_attachments.Attachments(
+            state, actions, self._server)
 
     def routes(self):
         return [
@@ -76,19 +63,6 @@ class Nova(http.Service):
             ('GET', SERVER, self.server),
             ('DELETE', SERVER, self.delete_server),
             ('POST', SERVER + '/action', self.action),
-            ('GET', SERVER + '/os-interface', self.interfaces),
-            ('POST', SERVER + '/os-interface', self.attach_interface),
-            ('GET', SERVER + '/os-interface/(?P<port_id>[^/]+)',
-             self.interface),
-            ('DELETE', SERVER + '/os-interface/(?P<port_id>[^/]+)',
-             self.detach_interface),
-            ('GET', SERVER + '/os-volume_attachments', self.attachments),
-            ('POST', SERVER + '/os-volume_attachments', self.attach_volume),
-            ('GET', SERVER + '/os-volume_attachments/(?P<volume_id>[^/]+)',
-             self.attachment),
-            ('DELETE',
-             SERVER + '/os-volume_attachments/(?P<volume_id>[^/]+)',
-             self.detach_volume),
             ('GET', r'/v2\.1/os-server-groups', self.groups),
             ('POST', r'/v2\.1/os-server-groups', self.create_group),
             ('GET', r'/v2\.1/os-server-groups/(?P<group_id>[^/]+)',
@@ -97,7 +71,7 @@ class Nova(http.Service):
              self.delete_group),
             ('GET', r'/v2\.1/os-availability-zone(/detail)?', self.zones),
             ('GET', r'/v2\.1/os-hypervisors(/detail)?', self.hypervisors),
-        ]
+        ] + self.attachments.routes(SERVER)
 
     def error_body(self, error):
         name = ERROR_NAMES.get(error.status, 'computeFault')
@@ -108,14 +82,12 @@ class Nova(http.Service):
             version = requested_version(request.headers)
         except model.IaasError:
             version = MIN_VERSION
-        response.headers.update({
-            'OpenStack-API-Version': 'compute %s' % version,
-            'X-OpenStack-Nova-API-Version': version,
-            'Vary': 'OpenStack-API-Version, X-OpenStack-Nova-API-Version'})
+        microversion.echo(response.headers, 'compute', version,
+                          LEGACY_HEADER)
 
     @staticmethod
     def _version(request):
-        return views.version_tuple(requested_version(request.headers))
+        return microversion.as_tuple(requested_version(request.headers))
 
     def versions(self, request):
         return http.ok({'versions': [version_document(request.base_url)]})
@@ -218,77 +190,6 @@ class Nova(http.Service):
                 request.params['server_id'], asked.get('length'))})
         raise model.Unsupported('The lab does not imitate the server '
                                 'action(s) %s.' % ', '.join(sorted(body)))
-
-    # Interfaces.
-
-    def interfaces(self, request):
-        with self.state.lock:
-            server = self._server(request)
-            return http.ok({'interfaceAttachments': [
-                views.interface(self.state, p)
-                for p in self.state.server_ports(server['id'])]})
-
-    def interface(self, request):
-        with self.state.lock:
-            server = self._server(request)
-            for port in self.state.server_ports(server['id']):
-                if port['id'] == request.params['port_id']:
-                    return http.ok({'interfaceAttachment': views.interface(
-                        self.state, port)})
-        raise model.NotFound('Port %s is not attached'
-                             % request.params['port_id'])
-
-    def attach_interface(self, request):
-        wanted = request.json('interfaceAttachment')
-        port = self.actions.attach_interface(request.params['server_id'],
-                                             wanted, request.caller)
-        with self.state.lock:
-            return http.ok({'interfaceAttachment': views.interface(
-                self.state, port)})
-
-    def detach_interface(self, request):
-        with self.state.lock:
-            self._server(request)
-        self.actions.detach_interface(request.params['server_id'],
-                                      request.params['port_id'])
-        return http.no_content(202)
-
-    # Volume attachments.
-
-    def attachments(self, request):
-        with self.state.lock:
-            server = self._server(request)
-            return http.ok({'volumeAttachments': [
-                views.volume_attachment(a)
-                for _v, a in self.state.attachments_of(server['id'])]})
-
-    def attachment(self, request):
-        with self.state.lock:
-            server = self._server(request)
-            for volume, found in self.state.attachments_of(server['id']):
-                if volume['id'] == request.params['volume_id']:
-                    return http.ok({'volumeAttachment':
-                                    views.volume_attachment(found)})
-        raise model.NotFound('Volume %s is not attached to the server.'
-                             % request.params['volume_id'])
-
-    def attach_volume(self, request):
-        wanted = request.json('volumeAttachment')
-        if not wanted.get('volumeId'):
-            raise model.BadRequest("Invalid input: 'volumeId' is required.")
-        with self.state.lock:
-            self._server(request)
-        made = self.actions.attach_volume(request.params['server_id'],
-                                          wanted['volumeId'],
-                                          wanted.get('device'))
-        return http.ok({'volumeAttachment': views.volume_attachment(made)})
-
-    def detach_volume(self, request):
-        with self.state.lock:
-            self._server(request)
-        self.actions.detach_volume(request.params['server_id'],
-                                   request.params['volume_id'])
-        return http.no_content(202)
 
     # Server groups, zones, hypervisors.
 

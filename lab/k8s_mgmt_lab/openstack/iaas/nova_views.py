@@ -8,11 +8,6 @@ import hashlib
 from k8s_mgmt_lab.openstack.iaas import model
 
 
-def version_tuple(text):
-    major, minor = text.split('.')
-    return int(major), int(minor)
-
-
 def links(base, kind, record_id):
     return [{'rel': 'self', 'href': '%s/v2.1/%s/%s' % (base, kind,
                                                        record_id)},
