@@ -14,7 +14,6 @@ X-Auth-Token (:class:`.auth.KeystoneTokens`).
 import threading
 
 from k8s_mgmt_lab.openstack.iaas import actions
-from k8s_mgmt_lab.openstack.iaas import auth
 from k8s_mgmt_lab.openstack.iaas import cinder
 from k8s_mgmt_lab.openstack.iaas import compute
 from k8s_mgmt_lab.openstack.iaas import glance
@@ -81,7 +80,3 @@ class Iaas(object):
 
     def listening_ports(self):
         return {name: server.port for name, server in self.servers.items()}
-
-
-def keystone_tokens(session, keystone_url):
-    return auth.KeystoneTokens(session, keystone_url)
