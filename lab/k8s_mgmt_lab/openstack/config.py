@@ -10,7 +10,9 @@ HOST = '127.0.0.1'
 
 def mariadb_cnf(layout, ports):
     """my.cnf: loopback only; clients use the socket, as root may log in
-    only there."""
+    only there. Temporary files stay in the state directory: a mariadbd
+    starting removes every ``#sql*`` file of its tmpdir, so two planes
+    sharing /tmp break each other's mariadb-install-db."""
     return textwrap.dedent("""\
         [mysqld]
         user = root
@@ -19,6 +21,7 @@ def mariadb_cnf(layout, ports):
         datadir = {datadir}
         socket = {socket}
         pid-file = {run}/mariadbd.pid
+        tmpdir = {run}
         skip-name-resolve
         innodb_buffer_pool_size = 128M
         performance_schema = OFF

@@ -27,6 +27,7 @@ def test_mariadb_listens_on_loopback_with_its_files_in_the_state_dir(layout):
     assert 'bind-address = 127.0.0.1\n' in text
     assert 'port = 13306\n' in text
     assert 'datadir = %s/mariadb/data\n' % layout.root in text
+    assert 'tmpdir = %s/run\n' % layout.root in text
     # Clients use the socket: root may log in only there.
     client = text.split('[client]')[1]
     assert client.split() == ['socket', '=', layout.mariadb_socket]
