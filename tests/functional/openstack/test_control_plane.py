@@ -12,8 +12,8 @@ import pytest
 from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import processes
-from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state
+from tests.functional.openstack import iaas_fixture
 
 TEMPLATE = {
     'heat_template_version': '2018-08-31',
@@ -27,22 +27,10 @@ TEMPLATE = {
 }
 
 
-def _unavailable():
-    if os.geteuid() != 0:
-        return 'the control plane runs MariaDB as root'
-    for path in (services.MARIADBD, services.EPMD,
-                 services.RABBITMQ_BIN + '/rabbitmq-server'):
-        if not os.path.exists(path):
-            return 'needs Debian mariadb-server and rabbitmq-server'
-    return None
-
-
 @pytest.fixture(scope='module')
 def plane(tmp_path_factory):
-    reason = _unavailable()
-    if reason:
-        pytest.skip(reason)
-    made = control_plane.ControlPlane(str(tmp_path_factory.mktemp('cp')))
+    made = control_plane.ControlPlane(str(iaas_fixture.plane_root(
+        tmp_path_factory, 'cp')))
     try:
         made.up()
         yield made

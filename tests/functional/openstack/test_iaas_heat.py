@@ -11,8 +11,6 @@ hosts through an anti-affinity server group; nothing stays behind.
 The seconds Heat took are printed (run with -s to see them)."""
 
 import json
-import os
-import threading
 import time
 
 import pytest
@@ -21,27 +19,12 @@ import requests
 from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
-from k8s_mgmt_lab.openstack import control_plane
-from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state as plane_state
-from k8s_mgmt_lab.openstack.iaas import auth
 from k8s_mgmt_lab.openstack.iaas import model
-from k8s_mgmt_lab.openstack.iaas import serve
+from tests.functional.openstack import iaas_fixture
 
 IMAGE = 'ubuntu-22.04-server-cloudimg-amd64'
 USER_DATA = '#cloud-config\nhostname: vdu1\n'
-
-
-def _unavailable():
-    """Why this machine cannot run the control plane, or None (as
-    test_control_plane decides it)."""
-    if os.geteuid() != 0:
-        return 'the control plane runs MariaDB as root'
-    for path in (services.MARIADBD, services.EPMD,
-                 services.RABBITMQ_BIN + '/rabbitmq-server'):
-        if not os.path.exists(path):
-            return 'needs Debian mariadb-server and rabbitmq-server'
-    return None
 
 
 def _stack_status(session, stacks, path):
@@ -49,47 +32,6 @@ def _stack_status(session, stacks, path):
     if answer.status_code == 404:
         return 'GONE'
     return answer.json()['stack']['stack_status']
-
-
-class RecordingProvisioner(object):
-    """Servers recorded, never VMs; a console with a login prompt."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.created, self.deleted = [], []
-
-    def create_servers(self, specs):
-        with self.lock:
-            self.created.extend(specs)
-
-    def delete_servers(self, server_ids):
-        with self.lock:
-            self.deleted.extend(server_ids)
-
-    def console_output(self, server_id):
-        return 'booted %s\nlab login: ' % server_id
-
-
-class RecordingVolumes(object):
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.calls = []
-
-    def _record(self, *call):
-        with self.lock:
-            self.calls.append(call)
-
-    def ensure(self, volume_id, size_gib):
-        self._record('ensure', volume_id, size_gib)
-
-    def attach(self, volume_id, server_id, device):
-        self._record('attach', volume_id, server_id, device)
-
-    def detach(self, volume_id, server_id, device):
-        self._record('detach', volume_id, server_id, device)
-
-    def delete(self, volume_id):
-        self._record('delete', volume_id)
 
 
 class Lab(object):
@@ -150,27 +92,10 @@ class Lab(object):
 
 @pytest.fixture(scope='module')
 def lab(tmp_path_factory):
-    reason = _unavailable()
-    if reason:
-        pytest.skip(reason)
-    root = tmp_path_factory.mktemp('iaas')
-    plane = control_plane.ControlPlane(str(root / 'plane'))
-    iaas = None
-    try:
-        plane.up()
-        ports, secrets = plane.ports, plane_state.secrets(plane.layout)
-        tokens = auth.KeystoneTokens(bootstrap.admin_session(ports, secrets),
-                                     config.keystone_url(ports))
-        provisioner, volumes = RecordingProvisioner(), RecordingVolumes()
-        iaas = serve.Iaas(
-            model.State('10.254.0.0/24', 3, str(root / 'iaas.json')),
-            tokens, plane.iaas_ports(), provisioner, volumes).start()
-        plane.register_iaas()
-        yield Lab(plane, iaas, provisioner, volumes)
-    finally:
-        if iaas is not None:
-            iaas.stop()
-        plane.down()
+    root = iaas_fixture.plane_root(tmp_path_factory, 'iaas')
+    state = model.State('10.254.0.0/24', 3, str(root / 'iaas.json'))
+    with iaas_fixture.plane_with_iaas(root, state) as running:
+        yield Lab(*running)
 
 
 def _vdu_template():

@@ -1,0 +1,215 @@
+"""The lab's side of real Heat, done as Tacker's OpenStack infra driver
+does it (``tacker/vnfm/infra_drivers/openstack/openstack.py``), over
+Heat's REST API through a keystoneauth session:
+
+- create: the flavour's top BaseHOT as ``template``, the nested templates
+  as ``files`` under the names the top refers to, the UserData's
+  parameters, ``timeout_mins`` and no rollback;
+- scale: a ScalingPolicy's signal (Tacker's ``scale``), or an update of
+  the group's ``desired_capacity`` (``scale_out_initial``), after marking
+  the members to remove unhealthy for a scale in (``scale_in_reverse``:
+  Heat removes failed members first);
+- heal: the server resource marked unhealthy in its own (nested) stack,
+  then an update of the top stack with the parameters it has (``heal_vnf``);
+- delete, waited for until Heat no longer knows the stack.
+
+Every wait polls with backoff against a deadline; a FAILED status raises
+:class:`StackFailed` naming the stack, the status and Heat's reason.
+"""
+
+import copy
+import json
+import os
+
+from k8s_mgmt import polling
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.openstack import stack_servers
+
+# Tacker's STACK_RETRIES (60) times STACK_RETRY_WAIT (10 s), in minutes.
+TIMEOUT_MINS = 10
+NESTED_DEPTH = 2
+HEAT = {'service_type': 'orchestration', 'interface': 'public'}
+NEUTRON = {'service_type': 'network', 'interface': 'public'}
+
+
+class StackFailed(LabError):
+    """A stack ended its action in a status other than the one wanted."""
+
+
+def package_templates(package_dir, flavour):
+    """(top template text, {nested file name: text}) of
+    ``BaseHOT/<flavour>``: the one top template and ``nested/*.yaml``, as
+    Tacker's ``get_base_nest_hot_dict`` reads them."""
+    folder = os.path.join(package_dir, 'BaseHOT', flavour)
+    tops = sorted(n for n in _listing(folder) if n.endswith(('.yaml',
+                                                             '.yml')))
+    if len(tops) != 1:
+        raise LabError('BaseHOT/%s must hold exactly one top template, '
+                       'found %s' % (flavour, ', '.join(tops) or 'none'))
+    nested = os.path.join(folder, 'nested')
+    files = {name: _read(os.path.join(nested, name))
+             for name in sorted(_listing(nested))
+             if name.endswith(('.yaml', '.yml'))}
+    return _read(os.path.join(folder, tops[0])), files
+
+
+def _listing(folder):
+    return os.listdir(folder) if os.path.isdir(folder) else []
+
+
+def _read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+class Stacks(object):
+    """Heat's stacks as one project's session sees them. A stack is named
+    by its path, ``<name>/<id>``, which Heat serves without a redirect."""
+
+    def __init__(self, session, region_name=None, timeout=600.0):
+        self.session = session
+        self.heat = dict(HEAT, region_name=region_name)
+        self.neutron = dict(NEUTRON, region_name=region_name)
+        self.timeout = timeout
+
+    def _call(self, method, url, service=None, **kwargs):
+        return self.session.request(
+            url, method, endpoint_filter=service or self.heat, **kwargs)
+
+    # -- the stack --------------------------------------------------------
+
+    def create(self, name, template, files, parameters):
+        """Start the create; the new stack's path."""
+        made = self._call('POST', '/stacks', json={
+            'stack_name': name, 'template': template, 'files': files,
+            'parameters': parameters, 'timeout_mins': TIMEOUT_MINS,
+            'disable_rollback': True}).json()['stack']
+        return '%s/%s' % (name, made['id'])
+
+    def create_flavour(self, name, package_dir, flavour, parameters):
+        """Start the create of ``flavour``'s stack from the package."""
+        template, files = package_templates(package_dir, flavour)
+        return self.create(name, template, files, parameters)
+
+    def show(self, path):
+        """The stack record, or None when Heat no longer knows it."""
+        answer = self._call('GET', '/stacks/' + path, raise_exc=False)
+        if answer.status_code == 404:
+            return None
+        answer.raise_for_status()
+        return answer.json()['stack']
+
+    def parameters(self, path):
+        """The ``nfv`` parameter the stack was last given, as a dict."""
+        return {'nfv': json.loads(self.show(path)['parameters']['nfv'])}
+
+    def update(self, path, parameters=None):
+        """Start an update of the stack as it is (PATCH: ``existing``),
+        with changed ``parameters`` if any."""
+        body = {'timeout_mins': TIMEOUT_MINS}
+        if parameters is not None:
+            body['parameters'] = parameters
+        self._call('PATCH', '/stacks/' + path, json=body)
+
+    def delete(self, path):
+        self._call('DELETE', '/stacks/' + path)
+
+    def wait(self, path, action):
+        """Poll until the stack leaves ``<action>_IN_PROGRESS``; the
+        stack. StackFailed on any other end than ``<action>_COMPLETE``
+        (a stack gone counts as DELETE_COMPLETE) or at the deadline."""
+        poll = polling.Poll(self.timeout, first=0.2, maximum=2.0)
+        status = None
+        for _attempt in poll:
+            stack = self.show(path)
+            status = stack['stack_status'] if stack else 'DELETE_COMPLETE'
+            if status == action + '_COMPLETE':
+                return stack
+            if status != action + '_IN_PROGRESS':
+                raise StackFailed('stack %s: %s: %s' % (
+                    path, status, stack.get('stack_status_reason')
+                    if stack else 'gone'))
+        raise StackFailed('stack %s: still %s after %.0f s'
+                          % (path, status, self.timeout))
+
+    # -- resources --------------------------------------------------------
+
+    def resources(self, path, nested_depth=NESTED_DEPTH):
+        return self._call('GET', '/stacks/%s/resources?nested_depth=%d'
+                          % (path, nested_depth)).json()['resources']
+
+    def resource(self, path, name):
+        return self._call('GET', '/stacks/%s/resources/%s' % (
+            path, name)).json()['resource']
+
+    def group_stack(self, path, group):
+        """'name/id' of the stack of the top stack's group ``group``."""
+        return stack_servers.nested_ref(self.resource(path, group))
+
+    def servers(self, path):
+        """Every server of the stack and its nested stacks
+        (:class:`.stack_servers.StackServer`), with its ports' IPs."""
+        listing = self.resources(path)
+        ports = self._call('GET', '/v2.0/ports',
+                           service=self.neutron).json()['ports']
+        return stack_servers.servers_of(listing, ports)
+
+    def mark_unhealthy(self, stack, resource_name, reason):
+        """Mark a resource of a (nested) stack, 'name/id', unhealthy, as
+        Tacker does before a heal or a scale in."""
+        self._call('PATCH', '/stacks/%s/resources/%s' % (
+            stack, resource_name), json={
+                'mark_unhealthy': True, 'resource_status_reason': reason})
+
+    # -- operations -------------------------------------------------------
+
+    def signal(self, path, policy):
+        """Signal a ScalingPolicy, as Tacker's legacy ``scale`` does; the
+        group's stack updates afterwards (see :meth:`wait_group`)."""
+        self._call('POST', '/stacks/%s/resources/%s/signal' % (path, policy))
+
+    def wait_group(self, path, group, members):
+        """Poll until the group's stack is COMPLETE with ``members``
+        members; its member names. The top stack's status does not move
+        on a signal, the group's does, and not at once."""
+        group_ref = self.group_stack(path, group)
+        poll = polling.Poll(self.timeout, first=0.2, maximum=2.0)
+        names = []
+        for _attempt in poll:
+            stack = self.show(group_ref)
+            names = [r['resource_name'] for r in self.resources(group_ref, 0)]
+            status = stack['stack_status']
+            if status.endswith('FAILED'):
+                raise StackFailed('stack %s: %s: %s' % (
+                    group_ref, status, stack.get('stack_status_reason')))
+            if status.endswith('COMPLETE') and len(names) == members:
+                return names
+        raise StackFailed('group %s of stack %s: %d members, not %d, after '
+                          '%.0f s' % (group, path, len(names), members,
+                                      self.timeout))
+
+    def resize(self, path, vdu, desired_capacity, remove=()):
+        """Set ``vdu``'s desired_capacity in the stack's parameters and
+        update (Tacker's ``scale_out_initial``); for a scale in, the
+        ``remove`` servers' members are marked unhealthy first, in their
+        group's stack, so Heat removes those (``scale_in_reverse``)."""
+        parameters = self.parameters(path)
+        for server in remove:
+            self.mark_unhealthy(self.group_stack(path, server.group),
+                                server.member, 'Scale')
+        changed = copy.deepcopy(parameters)
+        changed['nfv']['VDU'][vdu]['desired_capacity'] = desired_capacity
+        self.update(path, changed)
+        return self.wait(path, 'UPDATE')
+
+    def heal(self, path, servers, reason='Healing'):
+        """Mark each server unhealthy in its own stack, then update the
+        top stack as it is (Tacker's ``heal_vnf``); Heat replaces them."""
+        for server in servers:
+            self.mark_unhealthy(server.stack, server.vdu, reason)
+        self.update(path)
+        return self.wait(path, 'UPDATE')
+
+    def delete_and_wait(self, path):
+        self.delete(path)
+        return self.wait(path, 'DELETE')
