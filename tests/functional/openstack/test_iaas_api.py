@@ -184,3 +184,28 @@ def test_server_groups_speak_both_microversions(admin):
             'OpenStack-API-Version': 'compute 2.64'}).status_code == 400
     assert admin.call('image', 'GET', '/v2/schemas/image').json()[
         'name'] == 'image'
+
+
+def test_a_port_keeps_its_allowed_address_pairs(admin):
+    """As Heat asks for the masters' VIP (the sample's allowed_address_pairs):
+    kept, shown with the port's MAC where none is given, updatable; a pair
+    that is no address is refused."""
+    network = admin.call('network', 'GET', '/v2.0/networks').json()[
+        'networks'][0]['id']
+    port = admin.call('network', 'POST', '/v2.0/ports', json={'port': {
+        'network_id': network, 'allowed_address_pairs': [
+            {'ip_address': '10.254.0.99'}]}}).json()['port']
+    assert port['allowed_address_pairs'] == [{
+        'ip_address': '10.254.0.99', 'mac_address': port['mac_address']}]
+    changed = admin.call('network', 'PUT', '/v2.0/ports/' + port['id'],
+                         json={'port': {'allowed_address_pairs': [
+                             {'ip_address': '10.254.0.64/28',
+                              'mac_address': 'fa:16:3e:00:00:01'}]}})
+    assert admin.call('network', 'GET', '/v2.0/ports/' + port['id']).json()[
+        'port']['allowed_address_pairs'] == changed.json()['port'][
+            'allowed_address_pairs'] == [{'ip_address': '10.254.0.64/28',
+                                          'mac_address': 'fa:16:3e:00:00:01'}]
+    refused = admin.call('network', 'POST', '/v2.0/ports', json={'port': {
+        'network_id': network, 'allowed_address_pairs': [{'ip': 'x'}]}})
+    assert refused.status_code == 400
+    assert refused.json()['NeutronError']['type'] == 'InvalidInput'

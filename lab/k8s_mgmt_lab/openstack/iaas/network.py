@@ -3,11 +3,13 @@ and a MAC, bound to a server and unbound from it. Binding and unbinding
 are the only way a port's ``device_id`` changes, and they change the
 server's list of ports in the same step, under the state's lock."""
 
+import ipaddress
+
 from k8s_mgmt_lab.openstack.iaas import model
 
 UPDATABLE = ('name', 'admin_state_up', 'device_id', 'device_owner',
              'security_groups', 'binding:vnic_type', 'description',
-             'binding:host_id')
+             'binding:host_id', 'allowed_address_pairs')
 DEFAULT_SECURITY_GROUP = 'default'
 
 
@@ -51,6 +53,8 @@ class Ports(object):
                 'binding:host_id': '',
                 'device_id': '', 'device_owner': '',
                 'security_groups': list(body.get('security_groups') or ()),
+                'allowed_address_pairs': address_pairs(
+                    body.get('allowed_address_pairs'), mac),
                 'description': body.get('description') or '',
                 'project_id': project_id, 'created_at': model.now(),
                 'updated_at': model.now(), 'made_by_nova': False}
@@ -70,6 +74,9 @@ class Ports(object):
                 raise model.BadRequest(
                     'The lab cannot update %s of a port.'
                     % ', '.join(sorted(unknown)), kind='HTTPBadRequest')
+            if 'allowed_address_pairs' in body:
+                body = dict(body, allowed_address_pairs=address_pairs(
+                    body['allowed_address_pairs'], port['mac_address']))
             if 'device_id' in body and body['device_id'] != port[
                     'device_id']:
                 self.unbind(port)
@@ -110,3 +117,20 @@ class Ports(object):
         port['device_id'] = ''
         port['device_owner'] = ''
         port['binding:host_id'] = ''
+
+
+def address_pairs(pairs, mac):
+    """Neutron's allowed_address_pairs: each an IP or CIDR, with the
+    port's own MAC where the pair gives none."""
+    made = []
+    for pair in pairs or ():
+        address = pair.get('ip_address') if isinstance(pair, dict) else None
+        try:
+            ipaddress.ip_network(address or '', strict=False)
+        except ValueError:
+            raise model.BadRequest(
+                'Invalid input for allowed_address_pairs: %r is no IP '
+                'address or CIDR.' % (address,), kind='InvalidInput')
+        made.append({'ip_address': address,
+                     'mac_address': pair.get('mac_address') or mac})
+    return made

@@ -104,7 +104,9 @@ class Neutron(http.Service):
             'tenant_id': port['project_id'],
             'binding:vif_type': 'ovs' if bound else 'unbound',
             'binding:vif_details': {}, 'binding:profile': {},
-            'allowed_address_pairs': [], 'extra_dhcp_opts': [],
+            'allowed_address_pairs': [dict(pair) for pair in port.get(
+                'allowed_address_pairs') or ()],
+            'extra_dhcp_opts': [],
             'port_security_enabled': True, 'tags': [],
             'fixed_ips': [dict(f) for f in port['fixed_ips']]})
         return shown
