@@ -133,6 +133,21 @@ def _check_storage(bench, servers):
                                                   '/dev/vdb')])]
 
 
+def _check_vip(bench, path, servers):
+    """Every master's port allows the cluster's VIP, the vip_CP port's
+    address, as an extra address (keepalived moves it between them)."""
+    vip = bench.stacks.resource(path, 'vip_CP')['physical_resource_id']
+    ports = bench.records('ports')
+    vip_ip = ports[vip]['fixed_ips'][0]['ip_address']
+    neutron = bench.stacks.session.get_endpoint(service_type='network')
+    for master in stack_servers.by_vdu(servers)['masterNode']:
+        port_id = master.ports[0][1]
+        shown = bench.stacks.session.get('%s/v2.0/ports/%s' % (
+            neutron.rstrip('/'), port_id)).json()['port']
+        assert shown['allowed_address_pairs'] == [{
+            'ip_address': vip_ip, 'mac_address': shown['mac_address']}]
+
+
 def _check_spread(bench, servers):
     workers = stack_servers.by_vdu(servers)['workerNode']
     nova = bench.records('servers')
@@ -217,6 +232,8 @@ def test_the_flavours_stack_is_created_scaled_healed_and_deleted(
         _check_storage(bench, servers)
     if flavour == 'podaffinity':
         _check_spread(bench, servers)
+    if flavour in ('complex', 'podaffinity'):
+        _check_vip(bench, path, servers)
     if flavour in ('simple', 'complex'):
         _scale(bench, flavour, path, seconds)
     _heal(bench, path, seconds)
