@@ -20,6 +20,7 @@ Every wait polls with backoff against a deadline; a FAILED status raises
 import copy
 import json
 import os
+import time
 
 from k8s_mgmt import polling
 from k8s_mgmt_lab.errors import LabError
@@ -66,8 +67,10 @@ class Stacks(object):
     """Heat's stacks as one project's session sees them. A stack is named
     by its path, ``<name>/<id>``, which Heat serves without a redirect."""
 
-    def __init__(self, session, region_name=None, timeout=600.0):
+    def __init__(self, session, region_name=None, timeout=600.0,
+                 sleep=time.sleep):
         self.session = session
+        self.sleep = sleep
         self.heat = dict(HEAT, region_name=region_name)
         self.neutron = dict(NEUTRON, region_name=region_name)
         self.timeout = timeout
@@ -116,21 +119,29 @@ class Stacks(object):
 
     def wait(self, path, action):
         """Poll until the stack leaves ``<action>_IN_PROGRESS``; the
-        stack. StackFailed on any other end than ``<action>_COMPLETE``
-        (a stack gone counts as DELETE_COMPLETE) or at the deadline."""
-        poll = polling.Poll(self.timeout, first=0.2, maximum=2.0)
+        stack (None once a deleted one is gone). StackFailed on any other
+        end than ``<action>_COMPLETE`` or at the deadline."""
+        poll = self._poll()
         status = None
         for _attempt in poll:
             stack = self.show(path)
-            status = stack['stack_status'] if stack else 'DELETE_COMPLETE'
+            if stack is None:
+                if action == 'DELETE':
+                    return None
+                raise StackFailed('stack %s: gone while waiting for '
+                                  '%s_COMPLETE' % (path, action))
+            status = stack['stack_status']
             if status == action + '_COMPLETE':
                 return stack
             if status != action + '_IN_PROGRESS':
                 raise StackFailed('stack %s: %s: %s' % (
-                    path, status, stack.get('stack_status_reason')
-                    if stack else 'gone'))
+                    path, status, stack.get('stack_status_reason')))
         raise StackFailed('stack %s: still %s after %.0f s'
                           % (path, status, self.timeout))
+
+    def _poll(self):
+        return polling.Poll(self.timeout, first=0.2, maximum=2.0,
+                            sleep=self.sleep)
 
     # -- resources --------------------------------------------------------
 
@@ -173,7 +184,7 @@ class Stacks(object):
         members; its member names. The top stack's status does not move
         on a signal, the group's does, and not at once."""
         group_ref = self.group_stack(path, group)
-        poll = polling.Poll(self.timeout, first=0.2, maximum=2.0)
+        poll = self._poll()
         names = []
         for _attempt in poll:
             stack = self.show(group_ref)
