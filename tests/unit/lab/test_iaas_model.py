@@ -315,3 +315,13 @@ def test_a_resumed_state_makes_work_in_flight_an_error(tmp_path):
         assert json.load(handle)['servers'][server['id']]['status'] == \
             'ERROR'
     gate.set()      # the old process's build, which a real restart ended
+
+
+def test_the_network_takes_the_id_a_request_names(tmp_path):
+    named = '1642ac54-642c-407c-9c7d-e94c55ba5d33'
+    state = model.State.open(str(tmp_path / 'iaas.json'), network_id=named)
+    assert state.network()['id'] == named
+    assert state.subnet()['network_id'] == named
+    port = network.Ports(state).create({'network_id': named})
+    assert port['network_id'] == named
+    assert model.State().network()['id'] != named

@@ -78,16 +78,19 @@ def new_id():
 
 class State(object):
     """The records and the lock every change holds; ``save()`` after a
-    change (the operations do) writes them to ``path`` when one is set."""
+    change (the operations do) writes them to ``path`` when one is set.
+    The one network takes ``network_id`` when given: the id an
+    instantiate request names in its extVirtualLinks."""
 
-    def __init__(self, subnet='10.254.0.0/24', compute_hosts=3, path=None):
+    def __init__(self, subnet='10.254.0.0/24', compute_hosts=3, path=None,
+                 network_id=None):
         self.lock = threading.RLock()
         self.path = path
         self.data = {kind: {} for kind in KINDS}
         self.data['version'] = STATE_VERSION
         self.data['hosts'] = ['compute%02d' % n
                               for n in range(1, compute_hosts + 1)]
-        self._seed(ipaddress.ip_network(subnet))
+        self._seed(ipaddress.ip_network(subnet), network_id or new_id())
         self.save()
 
     @classmethod
@@ -105,13 +108,14 @@ class State(object):
         return loaded
 
     @classmethod
-    def open(cls, path, subnet='10.254.0.0/24', compute_hosts=3):
+    def open(cls, path, subnet='10.254.0.0/24', compute_hosts=3,
+             network_id=None):
         """The state saved at ``path``, resumed, or a new one saved there:
         what a lab that restarts its stand-ins wants. Work that was in
         flight when the last process stopped can never finish, so it is
         an error now (no BUILD or ``deleting`` stays so forever)."""
         if not os.path.exists(path):
-            return cls(subnet, compute_hosts, path)
+            return cls(subnet, compute_hosts, path, network_id)
         resumed = cls.load(path)
         for server in resumed.data['servers'].values():
             if server['status'] == 'BUILD' or server['task_state']:
@@ -137,8 +141,8 @@ class State(object):
                 handle.write(text)
             os.replace(self.path + '.tmp', self.path)
 
-    def _seed(self, net):
-        network_id, subnet_id = new_id(), new_id()
+    def _seed(self, net, network_id):
+        subnet_id = new_id()
         hosts = list(net.hosts())
         self.data['networks'][network_id] = {
             'id': network_id, 'name': NETWORK_NAME, 'subnets': [subnet_id],
