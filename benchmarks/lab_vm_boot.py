@@ -12,9 +12,9 @@ import sys
 import time
 import uuid
 
-from k8s_mgmt_lab import cleanup
-from k8s_mgmt_lab import net
-from k8s_mgmt_lab import vm
+from k8s_mgmt_lab.machines import cleanup
+from k8s_mgmt_lab.machines import net
+from k8s_mgmt_lab.machines import vm
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench'
 SUBNET = '10.254.235.0/24'

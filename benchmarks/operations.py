@@ -43,13 +43,13 @@ import yaml
 from k8s_mgmt import conf
 from k8s_mgmt import kube
 from k8s_mgmt import package as package_mod
-from k8s_mgmt_lab import drivers
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import lcm_heal
-from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
-from k8s_mgmt_lab.standins import layer
+from k8s_mgmt_lab.conductor import drivers
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt_lab.kube import layer
 
 from benchmarks import cpu
 from benchmarks import report

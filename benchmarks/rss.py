@@ -32,7 +32,7 @@ CHILD_TIMEOUT = 1200.0      # s; a hung driver must not hang the benchmark
 
 def child(state_dir, verbose=False):
     """In the child: instantiate the lab at ``state_dir``; print JSON."""
-    from k8s_mgmt_lab import lcm
+    from k8s_mgmt_lab.conductor import lcm
     operations.prepare(verbose)
     from k8s_mgmt_lab import manager
     result = lcm.instantiate(manager.LabSettings(state_dir=state_dir))

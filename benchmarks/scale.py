@@ -20,10 +20,10 @@ import sys
 
 from k8s_mgmt import conf
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab.standins import layer
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.kube import layer
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-scale'
 SUBNET = '10.254.222.0/24'

@@ -35,9 +35,9 @@ import time
 import yaml
 
 from k8s_mgmt import conf
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import status as lab_status
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-vip'
 SUBNET = '10.254.242.0/24'

@@ -27,9 +27,9 @@ import sys
 import time
 
 from k8s_mgmt import exceptions
-from k8s_mgmt_lab import drivers
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import drivers
+from k8s_mgmt_lab.conductor import lcm
 
 from benchmarks import operations
 from benchmarks import report

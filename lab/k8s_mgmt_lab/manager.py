@@ -16,18 +16,18 @@ import uuid
 from oslo_log import log as logging
 
 from k8s_mgmt import shipped
-from k8s_mgmt_lab import ansible_server
 from k8s_mgmt_lab import api
-from k8s_mgmt_lab import cleanup
 from k8s_mgmt_lab import cloud as cloud_mod
-from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab import net
-from k8s_mgmt_lab.standins import layer as standins_layer
 from k8s_mgmt_lab import user_data
-from k8s_mgmt_lab import vm as vm_mod
-from k8s_mgmt_lab import volumes as volumes_mod
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.kube import layer as standins_layer
+from k8s_mgmt_lab.machines import ansible_server
+from k8s_mgmt_lab.machines import cleanup
+from k8s_mgmt_lab.machines import net
+from k8s_mgmt_lab.machines import vm as vm_mod
+from k8s_mgmt_lab.machines import volumes as volumes_mod
 from k8s_mgmt import package as package_mod
-from k8s_mgmt_lab import registry as registry_mod
+from k8s_mgmt_lab.machines import registry as registry_mod
 
 LOG = logging.getLogger(__name__)
 

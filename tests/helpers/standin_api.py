@@ -10,9 +10,9 @@ import subprocess
 import threading
 
 from k8s_mgmt import polling
-from k8s_mgmt_lab.standins import apiserver
-from k8s_mgmt_lab.standins import pki
-from k8s_mgmt_lab.standins import store as store_mod
+from k8s_mgmt_lab.kube import apiserver
+from k8s_mgmt_lab.kube import pki
+from k8s_mgmt_lab.kube import store as store_mod
 
 ETCD = shutil.which('etcd')
 

@@ -18,11 +18,14 @@ import pytest
 # (lab_cli) are found from here.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# Not the defaults, so tests never touch a lab an operator has running.
-TEST_STATE_DIR = '/var/lib/k8s-mgmt-lab-test'
-TEST_SUBNET = '10.254.200.0/24'
-TEST_BRIDGE = 'k8slabt0'
-TEST_TAG = 'k8t'
+import session_lab  # noqa: E402
+
+# Not the defaults, so tests never touch a lab an operator has running;
+# one per xdist worker.
+TEST_STATE_DIR = session_lab.STATE_DIR
+TEST_SUBNET = session_lab.SUBNET
+TEST_BRIDGE = session_lab.BRIDGE
+TEST_TAG = session_lab.TAG
 TEST_PASSWORD = 'ubuntu'
 
 REQUIRED_BINARIES = ['ip', 'unshare', 'nsenter', 'mount', 'umount', 'chroot',
@@ -56,7 +59,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def assert_nothing_left(state_dir, tag, bridge):
-    from k8s_mgmt_lab import cleanup
+    from k8s_mgmt_lab.machines import cleanup
     left = cleanup.find_leftovers(state_dir, tag, bridge)
     assert not any(left.values()), 'lab leftovers: %s' % left
     # The same, seen the way an operator would look.
@@ -88,28 +91,42 @@ def assert_lab_clean():
 
 
 @pytest.fixture(scope='session', autouse=True)
-def not_under_xdist():
-    """Every lab test fails before building anything under pytest-xdist:
-    two workers would build two labs on one subnet, bridge and state dir
-    (the module fixtures' fixed LabSettings)."""
-    if os.environ.get('PYTEST_XDIST_WORKER'):
-        pytest.fail('the lab suite never runs under pytest-xdist (-n): run '
-                    'it in one process (tox -e lab)', pytrace=False)
+def one_module_per_worker(request):
+    """Under pytest-xdist every lab test fails before building anything
+    unless each module goes whole to one worker (``--dist loadfile``): a
+    module's lab has fixed settings, and two workers running its tests
+    would build it twice on one subnet, bridge and state dir."""
+    worker_input = getattr(request.config, 'workerinput', None)
+    if worker_input and _dist_mode(worker_input['mainargv']) != 'loadfile':
+        pytest.fail('the lab suite runs under pytest-xdist only with '
+                    '--dist loadfile (tox -e lab)', pytrace=False)
+
+
+def _dist_mode(argv):
+    """The ``--dist`` mode of the controller's command line (a worker's
+    own option says "no"); xdist's default is "load"."""
+    mode = 'load'
+    for index, arg in enumerate(argv):
+        if arg == '--dist' and index + 1 < len(argv):
+            mode = argv[index + 1]
+        elif arg.startswith('--dist='):
+            mode = arg.split('=', 1)[1]
+    return mode
 
 
 @pytest.fixture(scope='session', autouse=True)
 def lab_leak_check():
     """After the whole lab suite: the test lab is gone without a trace."""
     yield
-    from k8s_mgmt_lab import cleanup
+    from k8s_mgmt_lab.machines import cleanup
     cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
     assert_nothing_left(TEST_STATE_DIR, TEST_TAG, TEST_BRIDGE)
 
 
 @pytest.fixture(scope='session')
 def lab_network():
-    from k8s_mgmt_lab import cleanup
-    from k8s_mgmt_lab import net
+    from k8s_mgmt_lab.machines import cleanup
+    from k8s_mgmt_lab.machines import net
     cleanup.teardown(TEST_STATE_DIR, tag=TEST_TAG, bridge=TEST_BRIDGE)
     network = net.LabNetwork(TEST_STATE_DIR, subnet=TEST_SUBNET,
                              bridge=TEST_BRIDGE, tag=TEST_TAG)
@@ -121,7 +138,7 @@ def lab_network():
 
 @pytest.fixture(scope='session')
 def vm_manager(lab_network):
-    from k8s_mgmt_lab import vm
+    from k8s_mgmt_lab.machines import vm
     return vm.VMManager(lab_network, TEST_STATE_DIR, password=TEST_PASSWORD)
 
 

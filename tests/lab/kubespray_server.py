@@ -23,7 +23,7 @@ SSH_ARGS = ('-o ControlMaster=auto -o ControlPersist=30m '
 def host_key(state_dir, server_id):
     """(key type, base64) of a lab VM's real sshd host key, read from the
     VM's own files: the pinned key, not one learnt over the network."""
-    from k8s_mgmt_lab import registry
+    from k8s_mgmt_lab.machines import registry
     vm = registry.Registry(state_dir).read()['vms'][server_id]
     path = os.path.join(vm['vm_dir'], 'upper', 'etc', 'ssh',
                         'ssh_host_ed25519_key.pub')

@@ -21,7 +21,7 @@ from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import status as lab_status
 
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / 'k8s_mgmt' / 'scripts'
 UPLOADS = ('k8s_mgmt_lib.sh', 'install_k8s_cluster.sh',

@@ -17,9 +17,9 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import polling
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import status as lab_status
 from k8s_mgmt.ssh import hostkeys
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-firstcontact'

@@ -23,10 +23,10 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt import polling
 from k8s_mgmt import shipped
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import lcm_heal
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import status as lab_status
 from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.shared_phases import labels
 

@@ -3,10 +3,10 @@
 Real parts: namespace VMs with OpenSSH, the driver's Heat reader against the
 lab's Heat API, the install and LB scripts, HAProxy and keepalived, etcd, the
 kubernetes Python client. Stand-ins: the OpenStack APIs, kubeadm, kubelet,
-containerd and the API server (lab/k8s_mgmt_lab/standins).
+containerd and the API server (lab/k8s_mgmt_lab/kube).
 
 The driver is called the way Tacker's conductor calls it, through
-:func:`k8s_mgmt_lab.lcm.instantiate` (one driver instance, keyword
+:func:`k8s_mgmt_lab.conductor.lcm.instantiate` (one driver instance, keyword
 arguments, Tacker-shaped dicts, ``vnf_package_path`` and ``vim_info``).
 """
 
@@ -20,9 +20,9 @@ import yaml
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import status as lab_status
 from k8s_mgmt.shared_phases import labels
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-instantiate'

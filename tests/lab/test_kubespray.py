@@ -21,9 +21,9 @@ import re
 import pytest
 import yaml
 
-from k8s_mgmt_lab import ansible_server
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import registry as registry_mod
+from k8s_mgmt_lab.machines import ansible_server
+from k8s_mgmt_lab.machines import registry as registry_mod
 
 from lab_cli import LabCLI
 

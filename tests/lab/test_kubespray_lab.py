@@ -18,8 +18,8 @@ from lab_cli import LabCLI
 import kubespray_server as ks
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-kubespray'
-SUBNET = '10.254.206.0/24'
-k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabt6', tag='k8k')
+SUBNET = '10.254.213.0/24'
+k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabks', tag='kks')
 
 
 @pytest.fixture(scope='module')
@@ -83,9 +83,9 @@ def _names(lab):
 
 
 def _runs():
-    from k8s_mgmt_lab import ansible_server
+    from k8s_mgmt_lab.machines import ansible_server
     from k8s_mgmt_lab import manager
-    from k8s_mgmt_lab import registry
+    from k8s_mgmt_lab.machines import registry
     settings = manager.LabSettings(state_dir=STATE_DIR)
     return ansible_server.playbook_runs(registry.Registry(STATE_DIR),
                                         manager.read_record(settings))

@@ -15,8 +15,8 @@ import pytest
 from k8s_mgmt import conf
 from k8s_mgmt.driver import KubernetesMgmtDriver
 from k8s_mgmt import package
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm
 from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lcmhooks'

@@ -13,7 +13,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import parallel
 from k8s_mgmt import ssh
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import status as lab_status
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-lifecycle'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.201.0/24',

@@ -13,15 +13,15 @@ import uuid
 
 import pytest
 
-SUBNET = '10.254.200.0/24'   # conftest.TEST_SUBNET
+from session_lab import SUBNET  # the shared lab's, this worker's
 
 
 @pytest.fixture(scope='module')
 def standin_vms(vm_manager, lab_network, tmp_path_factory):
     """make(n): VMs with the stand-ins layer (systemctl, exportfs); all
     destroyed after the module."""
-    from k8s_mgmt_lab import vm
-    from k8s_mgmt_lab.standins import layer
+    from k8s_mgmt_lab.machines import vm
+    from k8s_mgmt_lab.kube import layer
     directory = layer.write_layer(str(tmp_path_factory.mktemp('standins')))
     manager = vm.VMManager(lab_network, vm_manager.state_dir,
                            extra_layers=[directory],

@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 import claims
 from k8s_mgmt import ssh
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import status as lab_status
 from lab_cli import LabCLI
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ PodDisruptionBudgets), the official kubernetes client. Stand-ins: the
 OpenStack APIs, kubeadm, kubelet, containerd, the API server.
 
 The driver is called the way Tacker's conductor calls it, through
-:mod:`k8s_mgmt_lab.lcm_scale` (one driver instance, keyword arguments,
-Tacker-shaped dicts). Pods are placed on nodes through the API (bound with
-``spec.nodeName``, as the scheduler would bind them).
+:mod:`k8s_mgmt_lab.conductor.lcm_scale` (one driver instance, keyword
+arguments, Tacker-shaped dicts). Pods are placed on nodes through the API
+(bound with ``spec.nodeName``, as the scheduler would bind them).
 """
 
 import os
@@ -24,12 +24,12 @@ from k8s_mgmt import kube
 from k8s_mgmt import shipped
 from k8s_mgmt import ssh
 from k8s_mgmt.driver import KubernetesMgmtDriver
-from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
-from k8s_mgmt_lab.standins import layer
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.kube import layer
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-scale'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.221.0/24',

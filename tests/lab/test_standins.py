@@ -5,7 +5,7 @@ scripts/configure_lb.sh run over the driver's SSH layer, the cluster CA and
 certificates, a REAL etcd cluster (Debian etcd-server) on the masters, REAL
 haproxy and keepalived (unicast VRRP), the official ``kubernetes`` Python
 client. Stand-ins: kubeadm, kubelet, kubectl, containerd, systemctl and the
-kube-apiserver (``k8s_mgmt_lab.standins``).
+kube-apiserver (``k8s_mgmt_lab.kube``).
 """
 
 import json
@@ -23,10 +23,10 @@ from k8s_mgmt import parallel
 from k8s_mgmt import polling
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
+from k8s_mgmt_lab import kube as standins
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import standins
-from k8s_mgmt_lab.standins import layer
-from k8s_mgmt_lab import status as lab_status
+from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt_lab.kube import layer
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = str(ROOT / 'k8s_mgmt' / 'scripts' / 'install_k8s_cluster.sh')

@@ -22,11 +22,11 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt.params import pv_manifests
-from k8s_mgmt_lab import lcm_heal
-from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as lab_status
 from k8s_mgmt_lab.cli import lab_tools
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.conductor import status as lab_status
 
 import claims
 from lab_cli import LabCLI

@@ -23,11 +23,11 @@ import pytest
 
 from lab_cli import LabCLI
 
-from k8s_mgmt_lab import hook_trace
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import lcm_heal
-from k8s_mgmt_lab import lcm_scale
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import hook_trace
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import lcm_scale
 
 pytest.importorskip('tacker', reason='tacker extra not installed')
 

@@ -17,8 +17,8 @@ import pytest
 
 from benchmarks import vip_failover
 from k8s_mgmt import conf
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-vip'
 SETTINGS = manager.LabSettings(state_dir=STATE_DIR, subnet='10.254.241.0/24',

@@ -172,7 +172,7 @@ def test_duplicate_ip_is_refused(make_vms, vm_manager):
 
 
 def test_short_names_avoid_collisions(tmp_path):
-    from k8s_mgmt_lab import registry as registry_mod
+    from k8s_mgmt_lab.machines import registry as registry_mod
     registry = registry_mod.Registry(str(tmp_path))
     first = registry.claim_vm('a', iter(['aaaa1111', 'bbbb2222']),
                               {'ip': '1'})
@@ -183,7 +183,7 @@ def test_short_names_avoid_collisions(tmp_path):
 
 CRASHING_CONTROLLER = textwrap.dedent('''
     import os, sys, uuid
-    from k8s_mgmt_lab import net, vm
+    from k8s_mgmt_lab.machines import net, vm
     state_dir, subnet, bridge, tag = sys.argv[1:5]
     network = net.LabNetwork(state_dir, subnet=subnet, bridge=bridge, tag=tag)
     network.up()
@@ -200,10 +200,10 @@ CRASHING_CONTROLLER = textwrap.dedent('''
 @pytest.mark.parametrize('in_process', [False, True])
 def test_teardown_after_controller_crash(in_process, lab_config,
                                          assert_lab_clean):
-    from k8s_mgmt_lab import cleanup
+    from k8s_mgmt_lab.machines import cleanup
     state_dir = lab_config['state_dir'] + '-crash'
-    args = [state_dir, '10.254.207.0/24', 'k8slabc0', 'k8k']
-    cleanup.teardown(state_dir, tag='k8k', bridge='k8slabc0')
+    args = [state_dir, '10.254.214.0/24', 'k8slabc0', 'kcr']
+    cleanup.teardown(state_dir, tag='kcr', bridge='k8slabc0')
     try:
         if in_process:
             _create_and_forget(*args)
@@ -211,17 +211,17 @@ def test_teardown_after_controller_crash(in_process, lab_config,
             subprocess.run([sys.executable, '-c', CRASHING_CONTROLLER] + args,
                            check=True, timeout=30,
                            cwd=REPO_ROOT)
-        left = cleanup.find_leftovers(state_dir, 'k8k', 'k8slabc0')
+        left = cleanup.find_leftovers(state_dir, 'kcr', 'k8slabc0')
         assert len(left['netns']) == 2 and left['processes']
         assert left['mounts'] and 'k8slabc0' in left['links']
     finally:
         cleanup.teardown(state_dir)  # tag and bridge from the registry
-    assert_lab_clean(state_dir, 'k8k', 'k8slabc0')
+    assert_lab_clean(state_dir, 'kcr', 'k8slabc0')
 
 
 def _create_and_forget(state_dir, subnet, bridge, tag):
-    from k8s_mgmt_lab import net
-    from k8s_mgmt_lab import vm
+    from k8s_mgmt_lab.machines import net
+    from k8s_mgmt_lab.machines import vm
     network = net.LabNetwork(state_dir, subnet=subnet, bridge=bridge, tag=tag)
     network.up()
     manager = vm.VMManager(network, state_dir)
@@ -244,7 +244,7 @@ def test_create_many_is_all_or_nothing(vm_manager, lab_network):
 
 
 def test_extra_layer_is_visible_in_the_vm(vm_manager, lab_network, tmp_path):
-    from k8s_mgmt_lab import vm
+    from k8s_mgmt_lab.machines import vm
     tool = tmp_path / 'usr' / 'local' / 'bin' / 'lab-stand-in'
     tool.parent.mkdir(parents=True)
     tool.write_text('#!/bin/sh\necho stand-in "$@"\n')

@@ -13,11 +13,11 @@ import pytest
 
 from tests.lab_cloud import storage_hot
 
-TEST_SUBNET = '10.254.200.0/24'
+from session_lab import SUBNET as TEST_SUBNET  # this worker's
 
 
 def _losetup_files():
-    from k8s_mgmt_lab.host import run
+    from k8s_mgmt_lab.machines.host import run
     return run(['losetup', '--list', '--noheadings', '--output',
                 'BACK-FILE']).stdout
 
@@ -25,7 +25,7 @@ def _losetup_files():
 def _cloud(tmp_path, state_dir, network, vms, subnet):
     from k8s_mgmt_lab import cloud as lab_cloud
     from k8s_mgmt_lab import manager
-    from k8s_mgmt_lab import volumes
+    from k8s_mgmt_lab.machines import volumes
     return lab_cloud.LabCloud(
         storage_hot.write_package(tmp_path), subnet,
         provisioner=manager.VMProvisioner(vms),
@@ -62,7 +62,7 @@ def _heal(cloud, stack_id, keep):
 
 def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
                                                    vm_manager, lab_config):
-    from k8s_mgmt_lab import volumes
+    from k8s_mgmt_lab.machines import volumes
     cloud, stack_id = storage_stack
     server_id, volume_id = _ids(cloud, stack_id)
     path = volumes.LoopVolumes(lab_config['state_dir'], vm_manager).path(
@@ -109,11 +109,11 @@ def test_teardown_releases_a_mounted_volume(tmp_path, lab_config,
                                             assert_lab_clean):
     """A lab left with a volume mounted in a VM (a failed run) is torn
     down: no loop device, no file, nothing else."""
-    from k8s_mgmt_lab import cleanup
-    from k8s_mgmt_lab import net
-    from k8s_mgmt_lab import vm
+    from k8s_mgmt_lab.machines import cleanup
+    from k8s_mgmt_lab.machines import net
+    from k8s_mgmt_lab.machines import vm
     state_dir = lab_config['state_dir'] + '-volumes'
-    subnet, bridge, tag = '10.254.208.0/24', 'k8slabv0', 'k8v'
+    subnet, bridge, tag = '10.254.208.0/24', 'k8slabv0', 'kvo'
     cleanup.teardown(state_dir, tag=tag, bridge=bridge)
     try:
         network = net.LabNetwork(state_dir, subnet=subnet, bridge=bridge,

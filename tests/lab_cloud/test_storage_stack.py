@@ -23,7 +23,7 @@ from k8s_mgmt_lab import cloud as lab_cloud
 from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab import user_data
-from k8s_mgmt_lab import vm as vm_mod
+from k8s_mgmt_lab.machines import vm as vm_mod
 from tests.lab_cloud import nfv_params
 
 PASSWORD = 'lab-secret-pw'

@@ -8,8 +8,8 @@ import pytest
 
 from k8s_mgmt_lab import api
 from k8s_mgmt_lab import cloud as lab_cloud
-from k8s_mgmt_lab import lcm_heal
-from k8s_mgmt_lab import status
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import status
 from k8s_mgmt.topology import heat as topology_heat
 from k8s_mgmt.topology import model
 from tests.lab_cloud import storage_hot

@@ -4,7 +4,7 @@ import os
 import shutil
 
 from k8s_mgmt.cli import main as cli_main
-from k8s_mgmt_lab import prereq
+from k8s_mgmt_lab.machines import prereq
 
 
 def test_not_root_is_named(monkeypatch):

@@ -7,8 +7,8 @@ import pytest
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt_lab.cli import lab_tacker
+from k8s_mgmt_lab.conductor.tacker_harness import labrecord
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.tacker_harness import labrecord
 
 REPORT = {
     'verb': 'scale', 'vnf_instance_id': 'inst', 'op_occ_id': 'occ',

@@ -11,13 +11,13 @@ import os
 import signal
 
 from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab as lab_cli
 from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import net
-from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt_lab.machines import net
 
 DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
 DEFAULT_BRIDGE = 'k8sdemo0'

@@ -10,18 +10,18 @@ import time
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_control_plane
 from k8s_mgmt_lab.cli import lab_heal
 from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt_lab.cli import lab_plan
 from k8s_mgmt_lab.cli import lab_scale
 from k8s_mgmt_lab.cli import lab_tools
-from k8s_mgmt_lab import cleanup
+from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import net
-from k8s_mgmt_lab import prereq
-from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt_lab.machines import cleanup
+from k8s_mgmt_lab.machines import net
+from k8s_mgmt_lab.machines import prereq
 from k8s_mgmt import shipped
 
 UP_DEADLINE = 300.0

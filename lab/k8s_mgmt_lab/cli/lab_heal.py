@@ -1,10 +1,10 @@
 """``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``."""
 
+from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab import lcm_heal
-from k8s_mgmt_lab import manager
 
 
 def register(verbs):

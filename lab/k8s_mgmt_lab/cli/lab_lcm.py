@@ -3,10 +3,10 @@
 import json
 
 from k8s_mgmt.cli.errors import UserError
+from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab import lcm
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm
 
 
 def register(verbs):

@@ -11,9 +11,9 @@ import os
 from k8s_mgmt import state as state_mod
 from k8s_mgmt.cli import plan as plan_cli
 from k8s_mgmt.kube import client as kube_client
-from k8s_mgmt_lab import lcm
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as status_mod
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import status as status_mod
 
 
 def register(verbs):

@@ -1,5 +1,5 @@
 """``--tacker`` on the lab's LCM verbs: Tacker's own conductor, run by
-:mod:`k8s_mgmt_lab.tacker_harness` in a process of its own.
+:mod:`k8s_mgmt_lab.conductor.tacker_harness` in a process of its own.
 
 Tacker is never imported here (its imports, eventlet among them, break
 the threaded servers a CLI process may share). The harness's standard
@@ -15,7 +15,7 @@ import sys
 
 from k8s_mgmt.cli.errors import UserError
 
-HARNESS = 'k8s_mgmt_lab.tacker_harness'
+HARNESS = 'k8s_mgmt_lab.conductor.tacker_harness'
 EXTRA = 'k8s-mgmt[tacker]'
 
 

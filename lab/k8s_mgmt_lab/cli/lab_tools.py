@@ -1,7 +1,7 @@
 """``k8s-mgmt lab fault`` and ``k8s-mgmt lab exec``: reach into one lab VM.
 
 ``fault VM STEP [--clear]`` makes a stand-in step fail on that VM the way
-the real tool fails (lab/k8s_mgmt_lab/standins/faults.py); the fault is a file
+the real tool fails (lab/k8s_mgmt_lab/kube/faults.py); the fault is a file
 in the VM's own root, so it lasts until cleared or the VM is deleted.
 ``exec VM -- COMMAND...`` runs a command inside the VM as root, with this
 terminal's stdin, stdout and stderr and the command's exit status.
@@ -15,10 +15,10 @@ import subprocess
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt_lab import manager
-from k8s_mgmt_lab import status as status_mod
-from k8s_mgmt_lab.standins import faults
-from k8s_mgmt_lab import vm as vm_mod
-from k8s_mgmt_lab import registry as registry_mod
+from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab.kube import faults
+from k8s_mgmt_lab.machines import registry as registry_mod
+from k8s_mgmt_lab.machines import vm as vm_mod
 
 
 def register(verbs):

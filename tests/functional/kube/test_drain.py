@@ -17,7 +17,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
 from k8s_mgmt.kube import drain
-from k8s_mgmt_lab import standins
+from k8s_mgmt_lab import kube as standins
 from tests.helpers import standin_api
 
 TOKEN = 'drain-test-admin-token-0123456789abcdef'

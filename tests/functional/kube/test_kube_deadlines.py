@@ -14,7 +14,7 @@ from oslo_config import fixture as cfg_fixture
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube
-from k8s_mgmt_lab.standins import pki
+from k8s_mgmt_lab.kube import pki
 from tests.helpers import silent_server
 
 TOKEN = 'deadline-test-token-0123456789abcdef'

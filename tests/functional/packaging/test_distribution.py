@@ -132,7 +132,7 @@ def all_members(path):
 # Data of the lab package: the stand-in kubespray tree it copies to the
 # Ansible server VM (every file ships, not only .py) and the pins of the
 # real control plane's virtualenvs.
-LAB_DATA_DIRS = (LAB_PACKAGE + '/kubespray_standin/',
+LAB_DATA_DIRS = (LAB_PACKAGE + '/kube/kubespray_standin/',
                  LAB_PACKAGE + '/openstack/constraints/')
 
 
@@ -384,8 +384,8 @@ def test_the_lab_wheel_holds_the_lab_and_nothing_of_the_driver(dist):
     code = {m for m in members if not m.startswith(
         LAB_PACKAGE.replace('_', '-') + '-') and '.dist-info/' not in m}
     expected = lab_modules(REPO)
-    assert {'k8s_mgmt_lab/cli/lab.py', 'k8s_mgmt_lab/standins/kubeadm.py',
-            'k8s_mgmt_lab/vm.py'} <= expected
+    assert {'k8s_mgmt_lab/cli/lab.py', 'k8s_mgmt_lab/kube/kubeadm.py',
+            'k8s_mgmt_lab/machines/vm.py'} <= expected
     assert sorted(code ^ expected) == []
 
 

@@ -84,13 +84,14 @@ def cycles(graph):
 
 def test_the_graph_covers_both_packages_and_their_function_level_imports():
     graph = import_graph()
-    assert {'k8s_mgmt.driver', 'k8s_mgmt.cli.main', 'k8s_mgmt_lab.vm',
-            'k8s_mgmt_lab.standins.kubeadm',
+    assert {'k8s_mgmt.driver', 'k8s_mgmt.cli.main', 'k8s_mgmt_lab.machines.vm',
+            'k8s_mgmt_lab.kube.kubeadm',
             'k8s_mgmt_lab.cli.lab'} <= set(graph)
     # lcm loads the driver the VNFD names through stevedore (drivers.py).
-    assert 'k8s_mgmt_lab.drivers' in graph['k8s_mgmt_lab.lcm']
-    assert 'k8s_mgmt_lab.standins.kubeadm_join' in graph[
-        'k8s_mgmt_lab.standins.kubeadm']
+    assert 'k8s_mgmt_lab.conductor.drivers' in graph[
+        'k8s_mgmt_lab.conductor.lcm']
+    assert 'k8s_mgmt_lab.kube.kubeadm_join' in graph[
+        'k8s_mgmt_lab.kube.kubeadm']
 
 
 def test_no_import_cycles():

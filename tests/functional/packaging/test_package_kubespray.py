@@ -129,7 +129,7 @@ def test_the_sample_request_validates_with_the_built_package(pkg):
 @pytest.mark.parametrize('flavour, cls', [
     ('kubespray', KubesprayMgmtDriver), ('complex', KubernetesMgmtDriver)])
 def test_the_lab_loads_the_driver_the_vnfd_names(pkg, flavour, cls):
-    drivers = pytest.importorskip('k8s_mgmt_lab.drivers')
+    drivers = pytest.importorskip('k8s_mgmt_lab.conductor.drivers')
     out, _ = pkg
     loaded = drivers.load(str(out), flavour)
     assert type(loaded) is cls

@@ -11,12 +11,12 @@ import sys
 import pytest
 
 from k8s_mgmt.polling import Poll
-from k8s_mgmt_lab import standins
-from k8s_mgmt_lab.standins import kubelet
+from k8s_mgmt_lab import kube
+from k8s_mgmt_lab.kube import kubelet
 
 CHILD = '''
 import sys
-from k8s_mgmt_lab.standins import kubelet
+from k8s_mgmt_lab.kube import kubelet
 kubelet.listen_on_kubelet_port(int(sys.argv[1]), '127.0.0.1')
 print('listening', flush=True)
 sys.stdin.read()   # lives until the parent closes stdin or kills it
@@ -45,7 +45,7 @@ def _refused(port):
 
 def test_the_port_takes_connections_while_the_kubelet_lives():
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=standins.python_path())
+    env = dict(os.environ, PYTHONPATH=kube.python_path())
     child = subprocess.Popen([sys.executable, '-c', CHILD, str(port)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              env=env, text=True)

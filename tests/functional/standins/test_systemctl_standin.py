@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from k8s_mgmt_lab.standins import systemctl
+from k8s_mgmt_lab.kube import systemctl
 
 HAPROXY = shutil.which('haproxy') or '/usr/sbin/haproxy'
 SERVICE = 'haproxy'
@@ -147,7 +147,7 @@ FAST_CASES = (['is-active', 'haproxy'], ['is-active', '--quiet', 'haproxy'],
 @pytest.mark.parametrize('argv', FAST_CASES)
 def test_wrapper_answers_like_the_stand_in_when_nothing_changes(
         dirs, monkeypatch, argv, capsys):
-    from k8s_mgmt_lab.standins import layer
+    from k8s_mgmt_lab.kube import layer
     monkeypatch.setattr(systemctl, 'ENABLED_DIR', str(dirs / 'enabled'))
     monkeypatch.delitem(systemctl.READINESS, SERVICE)
     _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
@@ -171,7 +171,7 @@ def test_wrapper_answers_like_the_stand_in_when_nothing_changes(
     ['is-active', 'nfs-server'], ['start', 'haproxy', 'keepalived']))
 def test_wrapper_leaves_every_change_to_the_stand_in(dirs, monkeypatch,
                                                      argv):
-    from k8s_mgmt_lab.standins import layer
+    from k8s_mgmt_lab.kube import layer
     monkeypatch.setattr(systemctl, 'ENABLED_DIR', str(dirs / 'enabled'))
     monkeypatch.delitem(systemctl.READINESS, SERVICE)
     _use_argv(monkeypatch, [shutil.which('sleep'), '30'])

@@ -9,7 +9,7 @@ Each test uses its own storage class, so volumes and claims of other tests
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from k8s_mgmt_lab.standins import volumes
+from k8s_mgmt_lab.kube import volumes
 
 
 def _pv(name, cls, size='1Gi', labels=None, claim_ref=None, policy=None):

@@ -1,6 +1,6 @@
 """The hook trace: shapes of hook calls, recorded around a driver."""
 
-from k8s_mgmt_lab import hook_trace
+from k8s_mgmt_lab.conductor import hook_trace
 
 
 class Driver(object):

@@ -4,7 +4,7 @@ server it made, as an operator reads it on the server's console."""
 import copy
 
 from k8s_mgmt import shipped
-from k8s_mgmt_lab import ansible_server
+from k8s_mgmt_lab.machines import ansible_server
 
 PRINT = 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'
 SERVER = {'ip': '10.254.0.254', 'host_key_sha256': PRINT}

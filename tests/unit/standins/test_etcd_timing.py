@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from k8s_mgmt_lab.standins import controlplane
-from k8s_mgmt_lab.standins import layer
+from k8s_mgmt_lab.kube import controlplane
+from k8s_mgmt_lab.kube import layer
 
 
 def _use(monkeypatch, tmp_path, **values):

@@ -1,7 +1,7 @@
 """The kubectl stand-in's JSONPath templates, as real kubectl reads them:
 expressions in braces, quoted literals in braces, plain text between."""
 
-from k8s_mgmt_lab.standins import kubectl
+from k8s_mgmt_lab.kube import kubectl
 
 SECRET = {'data': {'token': 'VE9L', 'ca.crt': 'Q0E='},
           'items': [{'metadata': {'name': 'a'}},

@@ -1,13 +1,13 @@
 """The PersistentVolume controller's rules as the API server stand-in runs
-them (``k8s_mgmt_lab.standins.volumes``), on plain objects: the real code
+them (``k8s_mgmt_lab.kube.volumes``), on plain objects: the real code
 and the real label-selector matcher, nothing replaced."""
 
 import decimal
 
 import pytest
 
-from k8s_mgmt_lab.standins import objects
-from k8s_mgmt_lab.standins import volumes
+from k8s_mgmt_lab.kube import objects
+from k8s_mgmt_lab.kube import volumes
 
 
 def pv(name, size='1Gi', modes=('ReadWriteMany',), cls=None, labels=None,
