@@ -1,8 +1,11 @@
-"""``k8s-mgmt lab control-plane build|up|status|openrc|down``: the real
-OpenStack services (MariaDB, RabbitMQ, Keystone, Heat) on their own,
-not yet behind ``lab up``."""
+"""``k8s-mgmt lab control-plane build|up|status|openrc|openstack|down``:
+the real OpenStack services (MariaDB, RabbitMQ, Keystone, Heat) on their
+own, not yet behind ``lab up``; ``openstack ARGS`` runs
+python-openstackclient from the lab's cache as the plane's admin."""
 
+import argparse
 import json
+import subprocess
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt_lab.openstack import bootstrap
@@ -35,6 +38,12 @@ def register(verbs):
             ('down', cmd_down, 'stop every service by PID')):
         action = actions.add_parser(name, help=text)
         action.set_defaults(func=func)
+    client = actions.add_parser(
+        'openstack', help='run python-openstackclient as the admin, e.g. '
+                          '"openstack stack list"')
+    client.add_argument('words', nargs=argparse.REMAINDER,
+                        help='the openstack command\'s arguments')
+    client.set_defaults(func=cmd_openstack)
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
 
 
@@ -43,8 +52,10 @@ def _plane(args):
 
 
 def cmd_build(args):
+    plane = _plane(args)
     try:
-        built = _plane(args).venvs()
+        built = plane.venvs()
+        built['client'] = plane.client_venv()
     except venvs.BuildFailed as error:
         raise UserError(str(error))
     for name, path in sorted(built.items()):
@@ -73,6 +84,17 @@ def cmd_openrc(args):
     except control_plane.NeverStarted as error:
         raise UserError(str(error))
     return 0
+
+
+def cmd_openstack(args):
+    plane = _plane(args)
+    try:
+        env = plane.client_env()
+        argv = venvs.entry_point_argv(plane.client_venv(), 'openstack',
+                                      *args.words)
+    except (control_plane.NeverStarted, venvs.BuildFailed) as error:
+        raise UserError(str(error))
+    return subprocess.run(argv, env=env).returncode
 
 
 def cmd_down(args):

@@ -186,6 +186,20 @@ def heat_url(ports):
     return 'http://%s:%d/v1/%%(tenant_id)s' % (HOST, ports['heat_api'])
 
 
+def parse_openrc(text):
+    """{name: value} of the ``export NAME=value`` lines :func:`openrc`
+    writes (a value may be single-quoted)."""
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition('=')
+        if not sep or not name.startswith('export '):
+            continue
+        if len(value) > 1 and value[0] == value[-1] == "'":
+            value = value[1:-1]
+        found[name[len('export '):].strip()] = value
+    return found
+
+
 def openrc(ports, password=None):
     """An openrc for the control plane's admin; the password line only
     when one is given (the file written 0600 has it, printed text not)."""

@@ -48,6 +48,25 @@ class ControlPlane(object):
         return {name: venvs.ensure(self.cache_dir, name)
                 for name in ('keystone', 'heat')}
 
+    def client_venv(self):
+        """The virtualenv of python-openstackclient (with Heat's
+        plugin), built into the cache if missing."""
+        return venvs.ensure(self.cache_dir, 'client')
+
+    def client_env(self):
+        """The environment ``openstack`` runs with as the lab's admin:
+        this process's, with the openrc's variables (the password among
+        them, read from the 0600 file: never on a command line)."""
+        try:
+            with open(self.layout.openrc) as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            raise NeverStarted('the control plane in %s was never started'
+                               % self.layout.root)
+        env = dict(os.environ)
+        env.update(config.parse_openrc(text))
+        return env
+
     def up(self):
         """Start every service (setting up what was never set up); on any
         failure stop what started and re-raise."""

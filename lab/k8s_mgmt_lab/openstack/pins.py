@@ -13,6 +13,8 @@ RELEASE = '2025.2'
 REQUIREMENTS = {
     'keystone': ['keystone', 'gunicorn', 'pymysql', 'python-memcached'],
     'heat': ['openstack-heat', 'gunicorn', 'pymysql', 'python-memcached'],
+    # What an operator types: ``openstack stack list``, ``server list``.
+    'client': ['python-openstackclient', 'python-heatclient'],
 }
 
 

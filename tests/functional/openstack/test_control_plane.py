@@ -3,8 +3,11 @@ from the cached venvs (built on first use), a token from Keystone, a
 stack through Heat's REST API created, read and deleted, then everything
 down: nothing of it is left running or listening."""
 
+import json
 import os
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -72,6 +75,29 @@ def _wait_for(heat, stacks, name, wanted, timeout=120):
     pytest.fail('%s still %s after %d s' % (name, seen, timeout))
 
 
+def _openstack(plane, *words):
+    """``k8s-mgmt lab control-plane openstack WORDS -f json``, parsed."""
+    done = subprocess.run(
+        [sys.executable, '-m', 'k8s_mgmt', 'lab', 'control-plane',
+         '--dir', plane.layout.root, '--cache-dir', plane.cache_dir,
+         'openstack'] + list(words) + ['-f', 'json'],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _operator_sees_the_stack(plane, stack_id):
+    """What an operator types, through python-openstackclient from the
+    lab's cache: the stack and real Heat's events for it; the password
+    reached the client only through its environment."""
+    listed = _openstack(plane, 'stack', 'list')
+    assert [(s['ID'], s['Stack Status']) for s in listed] == [
+        (stack_id, 'CREATE_COMPLETE')]
+    events = _openstack(plane, 'stack', 'event', 'list', 'probe')
+    assert ('secret', 'CREATE_COMPLETE') in {
+        (e['resource_name'], e['resource_status']) for e in events}
+
+
 def test_a_stack_lives_and_dies_on_real_heat_then_all_stops(plane):
     status = plane.status()
     assert all(service['alive'] for service in status.values()), status
@@ -99,6 +125,7 @@ def test_a_stack_lives_and_dies_on_real_heat_then_all_stops(plane):
     assert {(e['resource_name'], e['resource_status']) for e in events} >= {
         ('secret', 'CREATE_COMPLETE'), ('marker', 'CREATE_COMPLETE'),
         ('probe', 'CREATE_COMPLETE')}
+    _operator_sees_the_stack(plane, created['id'])
     keystone.delete('%s/probe/%s' % (stacks, created['id']))
     _wait_for(keystone, stacks, 'probe/%s' % created['id'],
               'DELETE_COMPLETE')

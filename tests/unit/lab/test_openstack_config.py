@@ -71,6 +71,20 @@ def test_openrc_prints_no_password_unless_asked():
     assert 'OS_AUTH_URL=http://127.0.0.1:15000/v3' in config.openrc(PORTS)
 
 
+def test_the_clients_environment_is_the_openrcs():
+    parsed = config.parse_openrc(config.openrc(PORTS, 'pa ss'))
+    assert parsed['OS_PASSWORD'] == 'pa ss'
+    assert parsed['OS_AUTH_URL'] == 'http://127.0.0.1:15000/v3'
+    assert parsed['OS_USER_DOMAIN_NAME'] == 'Default'
+    assert 'OS_PASSWORD' not in config.parse_openrc(config.openrc(PORTS))
+
+
+def test_the_client_needs_a_started_plane(tmp_path):
+    plane = control_plane.ControlPlane(str(tmp_path), str(tmp_path))
+    with pytest.raises(control_plane.NeverStarted):
+        plane.client_env()
+
+
 def test_pins_come_from_the_packaged_constraints_file():
     assert pins.version('keystone') == '30.0.0'
     assert pins.version('openstack-heat') == '27.0.1'
