@@ -69,7 +69,7 @@ def test_up_builds_the_stack_from_the_request(cli_lab, tmp_path):
         body['extVirtualLinks'][0]['resourceId'] = 'operator-net-a'
         body['extVirtualLinks'][1]['resourceId'] = 'operator-net-b'
     request = _operator_request(tmp_path, two_networks)
-    k8s_mgmt('up', '--request', request, '--subnet', '10.254.203.0/24')
+    k8s_mgmt('up', '--request', request, '--subnet', '10.254.204.0/24')
     from k8s_mgmt_lab import cloud as lab_cloud
     cloud = lab_cloud.LabCloud.load(os.path.join(STATE_DIR, 'cloud.json'))
     record = json.load(open(os.path.join(STATE_DIR, 'lab.json')))
