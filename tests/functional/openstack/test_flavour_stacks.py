@@ -3,9 +3,10 @@ the lab's IaaS stand-ins, through the lab's own Heat side
 (k8s_mgmt_lab.openstack.stacks), as Tacker's OpenStack infra driver
 builds it: the flavour's BaseHOT with its nested templates as files and
 the parameters the package's UserData returns for the flavour's sample
-request. One control plane for the module, a recording provisioner (no
-VMs). For each flavour: create, with exactly the servers the request asks
-for, each at its port's IP; a worker group scaled out and in (simple by
+request (the stand-in's network has the id the samples name). One
+control plane for the module, a recording provisioner (no VMs). For each
+flavour: create, with exactly the servers the request asks for, each at
+its port's IP; a worker group scaled out and in (simple by
 desired_capacity as Tacker's ETSI scale does, complex by the scaling
 policies' signals); one worker healed (mark unhealthy, then an update: a
 new server on the same port); delete, leaving the stand-in empty. Each
@@ -35,12 +36,12 @@ SINGLES = {'storage': ('storage_server',), 'kubespray': ('externalLB',)}
 WORKERS = {'podaffinity': 2}
 
 
-def _request_on(network_id, flavour):
-    """The flavour's sample request with its networks the stand-in's."""
-    body = shipped.sample_request(flavour)
-    for link in body.get('extVirtualLinks') or ():
-        link['resourceId'] = network_id
-    return body
+def _network_of(requests):
+    """The one network the sample requests name: the stand-in's."""
+    named = {link['resourceId'] for body in requests.values()
+             for link in body.get('extVirtualLinks') or ()}
+    assert len(named) == 1, named
+    return named.pop()
 
 
 class Bench(object):
@@ -71,14 +72,14 @@ def bench(tmp_path_factory):
     root = iaas_fixture.plane_root(tmp_path_factory, 'flavours')
     package_dir, csar = str(root / 'vnf_package'), str(root / 'vnf.zip')
     package_mod.build(output=csar, output_dir=package_dir)
-    state = model.State(SUBNET, 3, str(root / 'iaas.json'))
-    network_id = state.network()['id']
+    requests = {f: shipped.sample_request(f) for f in FLAVOURS}
+    state = model.State(SUBNET, 3, str(root / 'iaas.json'),
+                        network_id=_network_of(requests))
     # The UserData runs (a child process each, one at a time: two cores)
     # overlap the plane's start and the first flavours' tests.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         parameters = {f: pool.submit(user_data.hot_parameters, csar,
-                                     _request_on(network_id, f))
-                      for f in FLAVOURS}
+                                     requests[f]) for f in FLAVOURS}
         started = time.monotonic()
         with iaas_fixture.plane_with_iaas(root, state) as running:
             print('\ncontrol plane and stand-ins up in %.1f s'
