@@ -59,7 +59,7 @@ def main(argv=None):
         started = time.monotonic()
         network.up()
         manager = vm.VMManager(network, STATE_DIR)
-        manager._ensure_image()  # one-time image layer, timed on its own
+        manager.ensure_image()  # one-time image layer, timed on its own
         print('%-28s total %7.3f s' % ('bridge + image layer',
                                        time.monotonic() - started))
 

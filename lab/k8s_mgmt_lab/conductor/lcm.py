@@ -60,7 +60,7 @@ def read_lab(settings):
     if record is None:
         raise LabError('no lab is up in %s; run "k8s-mgmt lab up"'
                        % settings.state_dir)
-    if not status_mod._alive(record.get('daemon_pid')):
+    if not status_mod.pid_alive(record.get('daemon_pid')):
         raise LabError('the lab daemon (pid %s) is not running; run '
                        '"k8s-mgmt lab down" to clean up'
                        % record.get('daemon_pid'))

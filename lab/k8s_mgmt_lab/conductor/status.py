@@ -117,7 +117,7 @@ def lab_status(settings, check_ssh=True):
     if record is None:
         raise LabError('no lab is up in %s; run "k8s-mgmt lab up"'
                        % settings.state_dir)
-    if not _alive(record.get('daemon_pid')):
+    if not pid_alive(record.get('daemon_pid')):
         raise LabError('the lab daemon (pid %s) is not running; run '
                        '"k8s-mgmt lab down" to clean up'
                        % record.get('daemon_pid'))
@@ -161,7 +161,8 @@ def lab_status(settings, check_ssh=True):
     return report
 
 
-def _alive(pid):
+def pid_alive(pid):
+    """Whether process ``pid`` exists (a false pid: no)."""
     if not pid:
         return False
     try:

@@ -43,7 +43,8 @@ def kubelet_node_ip(node_registration):
     return extra.get('node-ip')
 
 
-def _start(service):
+def start_service(service):
+    """Start ``service`` through the stand-in systemctl, else Failure."""
     if systemctl.start(service) != 0:
         raise Failure('could not start %s (see %s/%s.log)'
                       % (service, systemctl.LOG_DIR, service))
@@ -98,14 +99,14 @@ def start_etcd(name, ip, initial_cluster, state):
             '--election-timeout', str(election)]
     kube.write_file(kube.STANDIN_DIR + '/etcd.json',
                     json.dumps({'argv': argv}), 0o600)
-    _manifest('etcd', argv)
-    _start('etcd')
+    write_manifest('etcd', argv)
+    start_service('etcd')
     store = store_mod.EtcdStore()
     poll('etcd to become healthy', store.healthy)
     return store
 
 
-def _manifest(name, argv):
+def write_manifest(name, argv):
     """A static-pod-like manifest: what kubeadm reset and preflight look at."""
     import yaml
     doc = {'apiVersion': 'v1', 'kind': 'Pod',
@@ -127,8 +128,8 @@ def start_apiserver(node_ip, node_name, endpoint_host, extra_sans=()):
               'advertise_address': node_ip}
     kube.write_file(kube.STANDIN_DIR + '/apiserver.json',
                     json.dumps(config), 0o600)
-    _manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
-    _start('kube-apiserver')
+    write_manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
+    start_service('kube-apiserver')
     local = client_mod.Client('https://127.0.0.1:%d' % kube.API_PORT,
                               pki.read_ca())
     if not local.wait_ready(WAIT_SECONDS):
@@ -160,7 +161,7 @@ def start_kubelet(server, token, node_name, node_ip, control_plane):
     kube.write_file(kube.KUBELET_STATE,
                     json.dumps(state), 0o644)
     systemctl.main(['enable', 'kubelet'])
-    _start('kubelet')
+    start_service('kubelet')
     api = client_mod.Client(server, pki.read_ca(), token)
 
     def registered():

@@ -175,7 +175,7 @@ def join_commands(args, endpoint, token, key, upload_certs, control_plane):
 def fail_wait_control_plane():
     """An injected kubeadm-init fault: the CA and a manifest are left
     behind, as a real init that gave up waiting leaves them."""
-    cp._manifest('kube-apiserver', ['kube-apiserver'])
+    cp.write_manifest('kube-apiserver', ['kube-apiserver'])
     print('[wait-control-plane] Waiting for the kubelet to boot up the '
           'control plane as static Pods from directory "%s"'
           % kube.MANIFESTS_DIR)
@@ -191,7 +191,7 @@ def restart_failed_kubelet():
     systemctl does not, so a resumed init brings it back once it can run."""
     if os.path.exists(kube.KUBELET_CONF) and \
             not systemctl.running_pid('kubelet'):
-        cp._start('kubelet')
+        cp.start_service('kubelet')
         print('[kubelet-finalize] kubelet started again')
 
 
@@ -286,7 +286,7 @@ def _leave_etcd(store, name):
         members = store.members()
         mine = [m for m in members if m['name'] == name]
         if mine and len(members) > 1:
-            store._call('/v3/cluster/member/remove', {'ID': mine[0]['id']})
+            store.remove_member(mine[0]['id'])
             print('[reset] Removed etcd member %s' % name)
     except store_mod.StoreError as err:
         print('[reset] could not remove the etcd member: %s' % err)

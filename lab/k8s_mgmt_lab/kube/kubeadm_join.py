@@ -157,7 +157,7 @@ def join(args, config_path):
         raise cp.Failure('%s holds no JoinConfiguration' % config_path)
     if 'phase' in args:  # join phase control-plane-join all: resume
         for service in ('etcd', 'kube-apiserver', 'kubelet'):
-            cp._start(service)
+            cp.start_service(service)
         return 0
     bootstrap = (cfg.get('discovery') or {}).get('bootstrapToken') or {}
     endpoint, token = bootstrap.get('apiServerEndpoint'), bootstrap.get(

@@ -148,6 +148,10 @@ class EtcdStore(object):
                  'client_urls': m.get('clientURLs', [])}
                 for m in out.get('members', [])]
 
+    def remove_member(self, member_id):
+        """Remove member ``member_id`` (an ``id`` of members())."""
+        self._call('/v3/cluster/member/remove', {'ID': member_id})
+
     # -- credentials ----------------------------------------------------------
 
     def add_token(self, token, user, groups):

@@ -77,7 +77,8 @@ class VMManager(object):
 
     # -- image --------------------------------------------------------------
 
-    def _ensure_image(self):
+    def ensure_image(self):
+        """Build the image layer all VMs share, once."""
         with self._image_lock:
             done = os.path.join(self.image_dir, '.complete')
             if os.path.exists(done):
@@ -111,7 +112,7 @@ class VMManager(object):
         if not _HOSTNAME.match(hostname or ''):
             raise LabError('invalid VM hostname %r' % hostname)
         self.network.check_ip(ip)
-        self._ensure_image()
+        self.ensure_image()
         started = time.monotonic()
         short = self._claim(vm_id, hostname, ip)
         try:
