@@ -325,3 +325,42 @@ def test_the_network_takes_the_id_a_request_names(tmp_path):
     port = network.Ports(state).create({'network_id': named})
     assert port['network_id'] == named
     assert model.State().network()['id'] != named
+
+
+def test_a_server_deleted_while_its_volume_attaches_leaves_it_available():
+    """The server is deleted while the backend shows the volume to its
+    VM: the attach job then finds its attachment released, so the volume
+    stays available with none, and the backend takes back what it
+    showed the gone VM."""
+    cloud = Cloud()
+    volume = cloud.volumes.create({'size': 1})
+    server = cloud.server()
+    attach = cloud.backend.attach
+
+    def attach_during_the_delete(volume_id, server_id, device):
+        attach(volume_id, server_id, device)
+        cloud.compute.delete(server_id)
+
+    cloud.backend.attach = attach_during_the_delete
+    cloud.actions.attach_volume(server['id'], volume['id'])
+    assert server['id'] not in cloud.state.records('servers')
+    assert (volume['status'], volume['attachments']) == ('available', [])
+    assert [c[0] for c in cloud.backend.calls] == [
+        'ensure', 'attach', 'detach']
+    cloud.volumes.delete(volume['id'])
+
+
+def test_a_failed_detach_of_a_volume_already_released_stays_available():
+    cloud = Cloud()
+    volume = cloud.volumes.create({'size': 1})
+    server = cloud.server()
+    cloud.actions.attach_volume(server['id'], volume['id'])
+    jobs = []
+    cloud.compute.run = lambda work, name: jobs.append((name, work))
+    cloud.actions.detach_volume(server['id'], volume['id'])
+    assert volume['status'] == 'detaching'
+    cloud.compute.run = inline
+    cloud.compute.delete(server['id'])
+    [(name, disconnect)] = jobs
+    disconnect()
+    assert (volume['status'], volume['attachments']) == ('available', [])

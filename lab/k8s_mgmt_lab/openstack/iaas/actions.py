@@ -126,7 +126,7 @@ class ServerActions(object):
         except Exception:
             LOG.exception('volume %s: detaching it from server %s failed',
                           volume_id, server_id)
-            self.volumes._set_status(volume_id, 'in-use')
+            self.volumes.detach_failed(volume_id, server_id)
             return
         with self.state.lock:
             self.volumes.release(volume_id, server_id)

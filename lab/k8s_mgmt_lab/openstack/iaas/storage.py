@@ -147,13 +147,28 @@ class Volumes(object):
         return attachment
 
     def connect(self, volume_id, server_id):
-        """Show the reserved volume to the server's VM: ``in-use``."""
+        """Show the reserved volume to the server's VM: ``in-use``. A
+        server deleted meanwhile released the attachment: the backend
+        takes the volume back and its status stays as the release left
+        it, so no volume is ``in-use`` without an attachment."""
         attachment = self._attachment(volume_id, server_id)
         if self.backend:
             self.backend.attach(volume_id, server_id, attachment['device'])
         with self.state.lock:
-            attachment['attached_at'] = model.now()
-            self._set_status(volume_id, 'in-use')
+            if self.holds(volume_id, attachment):
+                attachment['attached_at'] = model.now()
+                self._set_status(volume_id, 'in-use')
+                return
+        LOG.warning('volume %s: server %s was deleted while it attached',
+                    volume_id, server_id)
+        if self.backend:
+            self.backend.detach(volume_id, server_id, attachment['device'])
+
+    def holds(self, volume_id, attachment):
+        """Whether the attachment is still the volume's; under the lock."""
+        volume = self.state.records('volumes').get(volume_id)
+        return volume is not None and any(
+            a is attachment for a in volume['attachments'])
 
     def disconnect(self, volume_id, server_id):
         """Take the volume from the server's VM (the record stays)."""
@@ -161,6 +176,15 @@ class Volumes(object):
         self._set_status(volume_id, 'detaching')
         if self.backend:
             self.backend.detach(volume_id, server_id, attachment['device'])
+
+    def detach_failed(self, volume_id, server_id):
+        """``in-use`` again after a detach the backend refused, unless a
+        server delete released the attachment meanwhile."""
+        with self.state.lock:
+            volume = self.state.records('volumes').get(volume_id)
+            if volume and any(a['server_id'] == server_id
+                              for a in volume['attachments']):
+                self._set_status(volume_id, 'in-use')
 
     def release(self, volume_id, server_id):
         """Drop the attachment record: ``available`` again; under the
