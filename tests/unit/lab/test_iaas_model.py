@@ -364,3 +364,18 @@ def test_a_failed_detach_of_a_volume_already_released_stays_available():
     [(name, disconnect)] = jobs
     disconnect()
     assert (volume['status'], volume['attachments']) == ('available', [])
+
+
+def test_a_port_for_a_server_that_does_not_exist_is_not_kept():
+    cloud = Cloud()
+    with pytest.raises(model.NotFound):
+        cloud.port(device_id='no-such-server')
+    assert cloud.state.records('ports') == {}
+    port = cloud.port()
+    server = cloud.server(networks=[{'port': port['id']}])
+    with pytest.raises(model.NotFound):
+        cloud.ports.update(port['id'], {'device_id': 'no-such-server',
+                                        'name': 'renamed'})
+    assert (port['device_id'], port['name']) == (server['id'], '')
+    assert _agree(cloud.state, server['id']) == (
+        True, {(port['mac_address'], '10.254.0.10')})

@@ -24,6 +24,9 @@ class Ports(object):
         with state.lock:
             network = state.get('networks', body.get('network_id'),
                                 'Network')
+            # Looked up first: a port for no server is not kept.
+            server = (state.get('servers', body['device_id'])
+                      if body.get('device_id') else None)
             subnet = state.subnet()
             requested = body.get('fixed_ips') or [{}]
             if len(requested) != 1:
@@ -59,8 +62,8 @@ class Ports(object):
                 'project_id': project_id, 'created_at': model.now(),
                 'updated_at': model.now(), 'made_by_nova': False}
             state.records('ports')[port['id']] = port
-            if body.get('device_id'):
-                self.bind(port, state.get('servers', body['device_id']),
+            if server is not None:
+                self.bind(port, server,
                           body.get('device_owner') or 'compute:nova')
             state.save()
             return port
@@ -79,9 +82,12 @@ class Ports(object):
                     body['allowed_address_pairs'], port['mac_address']))
             if 'device_id' in body and body['device_id'] != port[
                     'device_id']:
+                # Looked up before anything changes: no half update.
+                server = (state.get('servers', body['device_id'])
+                          if body['device_id'] else None)
                 self.unbind(port)
-                if body['device_id']:
-                    self.bind(port, state.get('servers', body['device_id']),
+                if server is not None:
+                    self.bind(port, server,
                               body.get('device_owner') or 'compute:nova')
             for key in UPDATABLE:
                 if key in body and key != 'device_id':
