@@ -379,3 +379,13 @@ def test_a_port_for_a_server_that_does_not_exist_is_not_kept():
     assert (port['device_id'], port['name']) == (server['id'], '')
     assert _agree(cloud.state, server['id']) == (
         True, {(port['mac_address'], '10.254.0.10')})
+
+
+def test_the_state_file_is_its_owners_alone(tmp_path):
+    """Servers' user_data can carry credentials."""
+    path = tmp_path / 'iaas.json'
+    path.with_suffix('.json.tmp').write_text('left by a crash')
+    path.with_suffix('.json.tmp').chmod(0o644)
+    model.State(path=str(path)).save()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert not path.with_suffix('.json.tmp').exists()

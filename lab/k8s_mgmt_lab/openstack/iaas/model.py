@@ -133,13 +133,22 @@ class State(object):
         return resumed
 
     def save(self):
+        """Write the state whole or not at all (a temporary file synced,
+        then renamed), readable by its owner alone: servers' user_data
+        can carry credentials."""
         if not self.path:
             return
         with self.lock:
             text = json.dumps(self.data, indent=1, sort_keys=True)
-            with open(self.path + '.tmp', 'w') as handle:
+            temporary = self.path + '.tmp'
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT |
+                                 os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, 'w') as handle:
+                os.fchmod(handle.fileno(), 0o600)
                 handle.write(text)
-            os.replace(self.path + '.tmp', self.path)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.path)
 
     def _seed(self, net, network_id):
         subnet_id = new_id()
