@@ -389,3 +389,48 @@ def test_the_state_file_is_its_owners_alone(tmp_path):
     model.State(path=str(path)).save()
     assert path.stat().st_mode & 0o777 == 0o600
     assert not path.with_suffix('.json.tmp').exists()
+
+
+class _Jobs(object):
+    """A ``run`` that keeps each job to be run by the test, in order."""
+
+    def __init__(self):
+        self.waiting = []
+
+    def __call__(self, work, name):
+        self.waiting.append(work)
+        return self
+
+    def join(self, timeout=None):
+        pass
+
+    def run_next(self):
+        self.waiting.pop(0)()
+
+
+def test_a_build_that_fails_during_a_delete_stays_deleting():
+    jobs = _Jobs()
+    cloud = Cloud(provisioner=Provisioner(fail=True), run=jobs)
+    server = cloud.server()
+    cloud.compute.delete(server['id'])
+    jobs.run_next()                                 # the build fails
+    assert (server['status'], server['task_state']) == ('ERROR', 'deleting')
+    assert cloud.compute.delete(server['id']) is None
+    assert len(jobs.waiting) == 1
+    jobs.run_next()
+    assert cloud.state.records('servers') == {}
+
+
+def test_a_deletion_that_fails_can_be_asked_again():
+    class Stubborn(Provisioner):
+        def delete_servers(self, server_ids):
+            raise RuntimeError('the VM will not go')
+
+    cloud = Cloud(provisioner=Stubborn())
+    server = cloud.server()
+    cloud.compute.delete(server['id'])
+    assert (server['status'], server['task_state']) == ('ERROR', None)
+    assert 'will not go' in server['fault']['message']
+    cloud.provisioner.delete_servers = lambda server_ids: None
+    cloud.compute.delete(server['id'])
+    assert cloud.state.records('servers') == {}

@@ -59,8 +59,9 @@ class Compute(object):
                 self._forget(server['id'])
                 raise
             state.save()
-        self._builds[server['id']] = self.run(
-            lambda: self._build(server['id']), 'build-' + server['id'])
+            # Known before the lock is let go, so a DELETE can wait for it.
+            self._builds[server['id']] = self.run(
+                lambda: self._build(server['id']), 'build-' + server['id'])
         return server
 
     def _new_record(self, request, caller, hints):
@@ -191,7 +192,11 @@ class Compute(object):
             self.state.save()
 
     def _fail(self, server, message):
-        server.update(status='ERROR', vm_state='error', task_state=None,
+        """ERROR with a fault; a delete under way stays so, or a second
+        DELETE would start a second deletion."""
+        deleting = server['task_state'] == 'deleting'
+        server.update(status='ERROR', vm_state='error',
+                      task_state='deleting' if deleting else None,
                       updated=model.now(),
                       fault={'message': message, 'code': 500,
                              'created': model.now()})
@@ -226,8 +231,10 @@ class Compute(object):
         except Exception as failed:
             LOG.exception('server %s: the deletion failed', server_id)
             with self.state.lock:
-                self._fail(self.state.get('servers', server_id),
-                           '%s: %s' % (type(failed).__name__, failed))
+                server = self.state.get('servers', server_id)
+                self._fail(server, '%s: %s' % (type(failed).__name__,
+                                               failed))
+                server['task_state'] = None     # a new DELETE may retry
                 self.state.save()
             return
         with self.state.lock:
