@@ -209,3 +209,37 @@ def test_a_port_keeps_its_allowed_address_pairs(admin):
         'network_id': network, 'allowed_address_pairs': [{'ip': 'x'}]}})
     assert refused.status_code == 400
     assert refused.json()['NeutronError']['type'] == 'InvalidInput'
+
+
+def test_malformed_requests_are_400s_not_500s(admin):
+    """What a client gets wrong is its own error, said as the service
+    says it; a 500 would name only an exception's type."""
+    net = admin.call('network', 'GET', '/v2.0/networks').json()[
+        'networks'][0]['id']
+    made = admin.call('compute', 'POST', '/servers', json={'server': {
+        'name': 'vdu', 'flavorRef': '1', 'networks': [{'uuid': net}]}}
+    ).json()['server']
+    wrong = [
+        admin.call('compute', 'POST', '/servers/%s/action' % made['id'],
+                   json={'os-getConsoleOutput': {'length': 'ten'}}),
+        admin.call('compute', 'GET', '/servers?name=%28'),
+        admin.call('network', 'GET', '/v2.0/ports?fixed_ips=10.254.0.10'),
+        admin.call('compute', 'POST', '/servers', json={'server': {
+            'name': 'vdu', 'flavorRef': '1', 'networks': ['not-a-dict']}}),
+        admin.call('compute', 'POST', '/servers', json={
+            'server': {'name': 'vdu', 'flavorRef': '1'},
+            'os:scheduler_hints': ['not-a-dict']}),
+        admin.call('network', 'POST', '/v2.0/ports', json={'port': {
+            'network_id': net, 'fixed_ips': {'ip_address': 'x'}}}),
+    ]
+    assert [answer.status_code for answer in wrong] == [400] * len(wrong)
+
+
+def test_a_chunked_body_is_refused_and_not_read_as_a_request(admin):
+    def chunks():
+        yield b'{"port": {"network_id": "x"}}'
+
+    answer = admin.call('network', 'POST', '/v2.0/ports', data=chunks(),
+                        headers={'Content-Type': 'application/json'})
+    assert answer.status_code == 411
+    assert answer.headers.get('Connection') == 'close'

@@ -105,6 +105,11 @@ class Compute(object):
             networks = []
         elif networks == 'auto':
             networks = [{'uuid': self.state.network()['id']}]
+        mapped = request.get('block_device_mapping_v2') or []
+        if not _objects(networks) or not _objects(mapped):
+            raise model.BadRequest('Invalid input: networks and '
+                                   'block_device_mapping_v2 are lists of '
+                                   'objects.')
         for wanted in networks:
             if wanted.get('port'):
                 port = self.state.get('ports', wanted['port'], 'Port')
@@ -116,7 +121,7 @@ class Compute(object):
             else:
                 raise model.BadRequest('A network needs a port or a uuid.')
         mappings = []
-        for mapping in request.get('block_device_mapping_v2') or []:
+        for mapping in mapped:
             if mapping.get('source_type') == 'image' and \
                     mapping.get('destination_type', 'local') == 'local':
                 continue    # the image the VM boots from: the provisioner's
@@ -260,3 +265,8 @@ class Compute(object):
 def _last(reference):
     """An id from an id or a link (``.../flavors/3``)."""
     return (reference or '').rstrip('/').rsplit('/', 1)[-1]
+
+
+def _objects(value):
+    return isinstance(value, list) and all(isinstance(v, dict)
+                                           for v in value)

@@ -128,7 +128,11 @@ class Server(object):
             length = int(handler.headers.get('Content-Length') or 0)
         except ValueError:
             length = -1
-        if not 0 <= length <= MAX_BODY:
+        if handler.headers.get('Transfer-Encoding'):
+            # Unread, the chunks would be taken for the next request.
+            handler.close_connection = True
+            response = self._error(_length_required())
+        elif not 0 <= length <= MAX_BODY:
             # The body stays unread: this connection cannot carry another.
             handler.close_connection = True
             response = self._error(model.BadRequest(
@@ -191,6 +195,8 @@ class Server(object):
         if response.body is not None:
             data = json.dumps(response.body).encode('utf-8')
         handler.send_response(response.status)
+        if handler.close_connection:
+            handler.send_header('Connection', 'close')
         if data:
             handler.send_header('Content-Type', 'application/json')
         handler.send_header('Content-Length', str(len(data)))
@@ -199,6 +205,13 @@ class Server(object):
         handler.end_headers()
         if data and handler.command != 'HEAD':
             handler.wfile.write(data)
+
+
+def _length_required():
+    error = model.IaasError('The lab serves bodies with a Content-Length '
+                            'only, not a Transfer-Encoding.')
+    error.status = 411
+    return error
 
 
 def ok(body, status=200, headers=None):

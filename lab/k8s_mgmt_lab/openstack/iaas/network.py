@@ -29,10 +29,11 @@ class Ports(object):
                       if body.get('device_id') else None)
             subnet = state.subnet()
             requested = body.get('fixed_ips') or [{}]
-            if len(requested) != 1:
+            if not isinstance(requested, list) or len(requested) != 1 or \
+                    not isinstance(requested[0], dict):
                 raise model.BadRequest(
-                    'The lab network has one subnet: give at most one '
-                    'fixed IP.', kind='InvalidInput')
+                    'The lab network has one subnet: fixed_ips is a list '
+                    'of at most one object.', kind='InvalidInput')
             wanted = requested[0]
             if wanted.get('subnet_id') not in (None, subnet['id']):
                 raise model.BadRequest('Invalid subnet %s for network %s.' % (

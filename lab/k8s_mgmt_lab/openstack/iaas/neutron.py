@@ -164,6 +164,10 @@ class Neutron(http.Service):
 def _matches(record, key, values):
     if key == 'fixed_ips':
         wanted = [v.split('=', 1) for v in values]
+        if any(len(pair) != 2 for pair in wanted):
+            raise model.BadRequest('fixed_ips filters are key=value: %s.'
+                                   % ', '.join(values),
+                                   kind='HTTPBadRequest')
         return all(any(f.get(k) == v for f in record['fixed_ips'])
                    for k, v in wanted)
     return str(record[key]) in values or (

@@ -132,6 +132,9 @@ class Nova(http.Service):
             raise model.BadRequest("Invalid input: no 'server' object.")
         hints = body.get('os:scheduler_hints') or body.get(
             'OS-SCH-HNT:scheduler_hints') or {}
+        if not isinstance(hints, dict):
+            raise model.BadRequest('Invalid input: scheduler hints must be '
+                                   'an object.')
         made = self.compute.create(wanted, request.caller, hints)
         return http.ok({'server': {
             'id': made['id'], 'OS-DCF:diskConfig': 'MANUAL',
@@ -147,10 +150,14 @@ class Nova(http.Service):
     def servers(self, request):
         version = self._version(request)
         name, status = request.arg('name'), request.arg('status')
+        try:
+            name = re.compile(name or '')
+        except re.error as wrong:
+            raise model.BadRequest('Invalid filter name: %s.' % wrong)
         with self.state.lock:
             found = [s for s in self.state.records('servers').values()
                      if self._visible(request, s) and
-                     (not name or re.search(name, s['name'])) and
+                     name.search(s['name']) and
                      (not status or s['status'] == status.upper())]
             if request.params.get('detail'):
                 return http.ok({'servers': [views.server(
@@ -187,7 +194,7 @@ class Nova(http.Service):
         if 'os-getConsoleOutput' in body:
             asked = body['os-getConsoleOutput'] or {}
             return http.ok({'output': self.actions.console_output(
-                request.params['server_id'], asked.get('length'))})
+                request.params['server_id'], _console_length(asked))})
         raise model.Unsupported('The lab does not imitate the server '
                                 'action(s) %s.' % ', '.join(sorted(body)))
 
@@ -243,3 +250,15 @@ class Nova(http.Service):
             return http.ok({'hypervisors': [
                 views.hypervisor(self.state, n, host)
                 for n, host in enumerate(self.state.hosts)]})
+
+
+def _console_length(asked):
+    """The last lines wanted (None or -1: all), as Nova reads them."""
+    length = asked.get('length') if isinstance(asked, dict) else None
+    if length is None:
+        return None
+    try:
+        return int(length)
+    except (TypeError, ValueError):
+        raise model.BadRequest("Invalid input: 'length' %r is not an "
+                               "integer." % (length,))
