@@ -188,6 +188,9 @@ class Stacks(object):
         names = []
         for _attempt in poll:
             stack = self.show(group_ref)
+            if stack is None:
+                raise StackFailed('group %s of stack %s: its stack %s is '
+                                  'gone' % (group, path, group_ref))
             names = [r['resource_name'] for r in self.resources(group_ref, 0)]
             status = stack['stack_status']
             if status.endswith('FAILED'):

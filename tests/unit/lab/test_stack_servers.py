@@ -132,3 +132,22 @@ def test_a_stack_gone_is_deleted_and_gone_early_is_a_failure():
         _fast(_ScriptedSession([None])).wait('s/1', 'UPDATE')
     assert str(failed.value) == \
         'stack s/1: gone while waiting for UPDATE_COMPLETE'
+
+
+class _GoneGroupSession(object):
+    """A top stack whose group's stack Heat no longer knows."""
+
+    def request(self, url, method, endpoint_filter=None, **kwargs):
+        if url == '/stacks/s/1/resources/workers':
+            return _Answer(200, {'resource': {'links': [
+                {'rel': 'nested', 'href': 'http://heat/v1/p/stacks/g/2'}]}})
+        if url.startswith('/stacks/g/2/resources'):
+            return _Answer(200, {'resources': []})
+        return _Answer(404)
+
+
+def test_a_group_stack_gone_while_waiting_is_named():
+    with pytest.raises(stacks.StackFailed) as failed:
+        _fast(_GoneGroupSession()).wait_group('s/1', 'workers', 2)
+    assert str(failed.value) == (
+        'group workers of stack s/1: its stack g/2 is gone')
