@@ -434,3 +434,20 @@ def test_a_deletion_that_fails_can_be_asked_again():
     cloud.provisioner.delete_servers = lambda server_ids: None
     cloud.compute.delete(server['id'])
     assert cloud.state.records('servers') == {}
+
+
+def test_a_volume_of_a_server_being_deleted_is_not_detached_twice():
+    jobs = _Jobs()
+    cloud = Cloud(run=jobs)
+    volume = cloud.volumes.create({'size': 1})
+    server = cloud.server()
+    jobs.run_next()                                 # the build
+    cloud.actions.attach_volume(server['id'], volume['id'])
+    jobs.run_next()                                 # the attach
+    cloud.compute.delete(server['id'])
+    with pytest.raises(model.Conflict):
+        cloud.actions.detach_volume(server['id'], volume['id'])
+    jobs.run_next()                                 # the deletion
+    assert [c[0] for c in cloud.backend.calls] == [
+        'ensure', 'attach', 'detach']
+    assert (volume['status'], volume['attachments']) == ('available', [])

@@ -107,7 +107,12 @@ class ServerActions(object):
 
     def detach_volume(self, server_id, volume_id):
         with self.state.lock:
-            self.state.get('servers', server_id)
+            server = self.state.get('servers', server_id)
+            if server['task_state'] == 'deleting':
+                # Its deletion detaches the volume itself.
+                raise model.Conflict(
+                    "Cannot 'detach_volume' instance %s while it is in "
+                    "task_state deleting" % server_id)
             volume = self.state.get('volumes', volume_id, 'Volume')
             if not any(a['server_id'] == server_id
                        for a in volume['attachments']):
