@@ -9,88 +9,11 @@ import threading
 
 import pytest
 
-from k8s_mgmt_lab.openstack.iaas import actions
-from k8s_mgmt_lab.openstack.iaas import auth
 from k8s_mgmt_lab.openstack.iaas import compute
 from k8s_mgmt_lab.openstack.iaas import model
 from k8s_mgmt_lab.openstack.iaas import network
 from k8s_mgmt_lab.openstack.iaas import storage
-
-CALLER = auth.Caller('user-1', 'project-1', ('admin',))
-
-
-def inline(work, name):
-    work()
-
-
-class Provisioner(object):
-    def __init__(self, fail=False):
-        self.created, self.deleted, self.fail = [], [], fail
-
-    def create_servers(self, specs):
-        if self.fail:
-            raise RuntimeError('no VM today')
-        self.created.extend(specs)
-
-    def delete_servers(self, server_ids):
-        self.deleted.extend(server_ids)
-
-    def console_output(self, server_id):
-        return 'line 1\nline 2\nlogin: '
-
-
-class Backend(object):
-    def __init__(self):
-        self.calls = []
-
-    def ensure(self, volume_id, size):
-        self.calls.append(('ensure', volume_id, size))
-
-    def attach(self, volume_id, server_id, device):
-        self.calls.append(('attach', volume_id, server_id, device))
-
-    def detach(self, volume_id, server_id, device):
-        self.calls.append(('detach', volume_id, server_id, device))
-
-    def delete(self, volume_id):
-        self.calls.append(('delete', volume_id))
-
-
-class Cloud(object):
-    def __init__(self, tmp_path=None, provisioner=None, hosts=3,
-                 run=inline):
-        path = str(tmp_path / 'iaas.json') if tmp_path else None
-        self.state = model.State('10.254.0.0/24', hosts, path)
-        self.provisioner = provisioner or Provisioner()
-        self.backend = Backend()
-        self.ports = network.Ports(self.state)
-        self.volumes = storage.Volumes(self.state, self.backend, inline)
-        self.compute = compute.Compute(self.state, self.ports, self.volumes,
-                                       self.provisioner, run)
-        self.actions = actions.ServerActions(self.compute)
-        self.net = self.state.network()['id']
-        self.flavor = self.state.find_by_name('flavors', 'm1.tiny')[0]['id']
-
-    def port(self, **extra):
-        return self.ports.create(dict(network_id=self.net, **extra))
-
-    def server(self, name='vdu', networks=None, hints=None, **extra):
-        request = dict(name=name, flavorRef=self.flavor,
-                       networks=networks or [], **extra)
-        return self.compute.create(request, CALLER, hints)
-
-
-def _agree(state, server_id):
-    """Every bound port's MAC and IP in the server's addresses, and
-    nothing else there."""
-    with state.lock:
-        bound = {(p['mac_address'], p['fixed_ips'][0]['ip_address'])
-                 for p in state.records('ports').values()
-                 if p['device_id'] == server_id}
-        shown = {(a['OS-EXT-IPS-MAC:mac_addr'], a['addr'])
-                 for entries in state.addresses(server_id).values()
-                 for a in entries}
-    return bound == shown, bound
+from tests.unit.lab.iaas_cloud import CALLER, Cloud, Provisioner, ports_agree
 
 
 def test_ports_take_addresses_from_ten_up_and_agree_with_the_server():
@@ -103,7 +26,7 @@ def test_ports_take_addresses_from_ten_up_and_agree_with_the_server():
                                     {'uuid': cloud.net}])
     assert server['status'] == 'ACTIVE'
     assert first['device_id'] == server['id']
-    agree, bound = _agree(cloud.state, server['id'])
+    agree, bound = ports_agree(cloud.state, server['id'])
     assert agree and len(bound) == 2
     assert cloud.state.port_status(first) == 'ACTIVE'
     spec = cloud.provisioner.created[0]
@@ -130,7 +53,7 @@ def test_interface_detach_clears_device_id_and_the_mac_at_once():
     cloud.actions.detach_interface(old['id'], port['id'])
     assert port['device_id'] == ''
     assert cloud.state.addresses(old['id']) == {}
-    assert _agree(cloud.state, old['id'])[0]
+    assert ports_agree(cloud.state, old['id'])[0]
     # The heal: the same port on a new server, then the old one deleted.
     new = cloud.server(name='vdu', networks=[{'port': port['id']}])
     cloud.compute.delete(old['id'])
@@ -327,60 +250,6 @@ def test_the_network_takes_the_id_a_request_names(tmp_path):
     assert model.State().network()['id'] != named
 
 
-def test_a_server_deleted_while_its_volume_attaches_leaves_it_available():
-    """The server is deleted while the backend shows the volume to its
-    VM: the attach job then finds its attachment released, so the volume
-    stays available with none, and the backend takes back what it
-    showed the gone VM."""
-    cloud = Cloud()
-    volume = cloud.volumes.create({'size': 1})
-    server = cloud.server()
-    attach = cloud.backend.attach
-
-    def attach_during_the_delete(volume_id, server_id, device):
-        attach(volume_id, server_id, device)
-        cloud.compute.delete(server_id)
-
-    cloud.backend.attach = attach_during_the_delete
-    cloud.actions.attach_volume(server['id'], volume['id'])
-    assert server['id'] not in cloud.state.records('servers')
-    assert (volume['status'], volume['attachments']) == ('available', [])
-    assert [c[0] for c in cloud.backend.calls] == [
-        'ensure', 'attach', 'detach']
-    cloud.volumes.delete(volume['id'])
-
-
-def test_a_failed_detach_of_a_volume_already_released_stays_available():
-    cloud = Cloud()
-    volume = cloud.volumes.create({'size': 1})
-    server = cloud.server()
-    cloud.actions.attach_volume(server['id'], volume['id'])
-    jobs = []
-    cloud.compute.run = lambda work, name: jobs.append((name, work))
-    cloud.actions.detach_volume(server['id'], volume['id'])
-    assert volume['status'] == 'detaching'
-    cloud.compute.run = inline
-    cloud.compute.delete(server['id'])
-    [(name, disconnect)] = jobs
-    disconnect()
-    assert (volume['status'], volume['attachments']) == ('available', [])
-
-
-def test_a_port_for_a_server_that_does_not_exist_is_not_kept():
-    cloud = Cloud()
-    with pytest.raises(model.NotFound):
-        cloud.port(device_id='no-such-server')
-    assert cloud.state.records('ports') == {}
-    port = cloud.port()
-    server = cloud.server(networks=[{'port': port['id']}])
-    with pytest.raises(model.NotFound):
-        cloud.ports.update(port['id'], {'device_id': 'no-such-server',
-                                        'name': 'renamed'})
-    assert (port['device_id'], port['name']) == (server['id'], '')
-    assert _agree(cloud.state, server['id']) == (
-        True, {(port['mac_address'], '10.254.0.10')})
-
-
 def test_the_state_file_is_its_owners_alone(tmp_path):
     """Servers' user_data can carry credentials."""
     path = tmp_path / 'iaas.json'
@@ -389,65 +258,3 @@ def test_the_state_file_is_its_owners_alone(tmp_path):
     model.State(path=str(path)).save()
     assert path.stat().st_mode & 0o777 == 0o600
     assert not path.with_suffix('.json.tmp').exists()
-
-
-class _Jobs(object):
-    """A ``run`` that keeps each job to be run by the test, in order."""
-
-    def __init__(self):
-        self.waiting = []
-
-    def __call__(self, work, name):
-        self.waiting.append(work)
-        return self
-
-    def join(self, timeout=None):
-        pass
-
-    def run_next(self):
-        self.waiting.pop(0)()
-
-
-def test_a_build_that_fails_during_a_delete_stays_deleting():
-    jobs = _Jobs()
-    cloud = Cloud(provisioner=Provisioner(fail=True), run=jobs)
-    server = cloud.server()
-    cloud.compute.delete(server['id'])
-    jobs.run_next()                                 # the build fails
-    assert (server['status'], server['task_state']) == ('ERROR', 'deleting')
-    assert cloud.compute.delete(server['id']) is None
-    assert len(jobs.waiting) == 1
-    jobs.run_next()
-    assert cloud.state.records('servers') == {}
-
-
-def test_a_deletion_that_fails_can_be_asked_again():
-    class Stubborn(Provisioner):
-        def delete_servers(self, server_ids):
-            raise RuntimeError('the VM will not go')
-
-    cloud = Cloud(provisioner=Stubborn())
-    server = cloud.server()
-    cloud.compute.delete(server['id'])
-    assert (server['status'], server['task_state']) == ('ERROR', None)
-    assert 'will not go' in server['fault']['message']
-    cloud.provisioner.delete_servers = lambda server_ids: None
-    cloud.compute.delete(server['id'])
-    assert cloud.state.records('servers') == {}
-
-
-def test_a_volume_of_a_server_being_deleted_is_not_detached_twice():
-    jobs = _Jobs()
-    cloud = Cloud(run=jobs)
-    volume = cloud.volumes.create({'size': 1})
-    server = cloud.server()
-    jobs.run_next()                                 # the build
-    cloud.actions.attach_volume(server['id'], volume['id'])
-    jobs.run_next()                                 # the attach
-    cloud.compute.delete(server['id'])
-    with pytest.raises(model.Conflict):
-        cloud.actions.detach_volume(server['id'], volume['id'])
-    jobs.run_next()                                 # the deletion
-    assert [c[0] for c in cloud.backend.calls] == [
-        'ensure', 'attach', 'detach']
-    assert (volume['status'], volume['attachments']) == ('available', [])
