@@ -1,13 +1,13 @@
 """The stand-in's state when work overlaps or fails half-way: a server
 deleted while its volume attaches or detaches, a build that fails during
-a delete, a deletion that fails, a port for no server, a detach
-during a delete. Jobs are run
-inline or one by one, in the order each test needs."""
+a delete, a deletion that fails, a port for no server, a detach during
+a delete. Jobs run inline or one by one, in the order a test needs."""
 
 import pytest
 
 from k8s_mgmt_lab.openstack.iaas import model
-from tests.unit.lab.iaas_cloud import Cloud, Jobs, Provisioner, inline
+from tests.unit.lab.iaas_cloud import CALLER, Cloud, Jobs, Provisioner
+from tests.unit.lab.iaas_cloud import inline
 from tests.unit.lab.iaas_cloud import ports_agree
 
 
@@ -108,3 +108,34 @@ def test_a_volume_of_a_server_being_deleted_is_not_detached_twice():
     assert [c[0] for c in cloud.backend.calls] == [
         'ensure', 'attach', 'detach']
     assert (volume['status'], volume['attachments']) == ('available', [])
+
+
+def test_an_interface_the_provisioner_cannot_plug_is_not_left_bound():
+    class NoHotPlug(Provisioner):
+        def attach_interface(self, server_id, port_id, mac):
+            raise RuntimeError('no free PCI slot')
+
+    cloud = Cloud(provisioner=NoHotPlug())
+    server = cloud.server()
+    given = cloud.port()
+    with pytest.raises(RuntimeError):
+        cloud.actions.attach_interface(server['id'], {'port_id': given['id']},
+                                       CALLER)
+    with pytest.raises(RuntimeError):
+        cloud.actions.attach_interface(server['id'], {}, CALLER)
+    assert given['device_id'] == '' and server['port_ids'] == []
+    assert list(cloud.state.records('ports')) == [given['id']]
+
+
+def test_a_port_bound_already_is_in_use_for_an_interface_attach():
+    class HotPlug(Provisioner):
+        def attach_interface(self, server_id, port_id, mac):
+            pass
+
+    cloud = Cloud(provisioner=HotPlug())
+    given = cloud.port()
+    server = cloud.server(networks=[{'port': given['id']}])
+    with pytest.raises(model.Conflict):
+        cloud.actions.attach_interface(server['id'], {'port_id': given['id']},
+                                       CALLER)
+    assert given['device_id'] == server['id']

@@ -48,6 +48,9 @@ class ServerActions(object):
             server = self._running(server_id, 'attach_interface')
             if request.get('port_id'):
                 port = self.state.get('ports', request['port_id'], 'Port')
+                if port['device_id']:
+                    raise model.Conflict('Port %s is still in use.'
+                                         % port['id'], kind='PortInUse')
             else:
                 network = self.state.get('networks', request.get('net_id')
                                          or self.state.network()['id'],
@@ -60,9 +63,20 @@ class ServerActions(object):
             self.ports.bind(port, server)
             self.state.save()
         if provisioner is not None:
-            provisioner.attach_interface(server_id, port['id'],
-                                         port['mac_address'])
+            try:
+                provisioner.attach_interface(server_id, port['id'],
+                                             port['mac_address'])
+            except Exception:
+                self._unbind(port)      # the VM did not get it
+                raise
         return port
+
+    def _unbind(self, port):
+        with self.state.lock:
+            self.ports.unbind(port)
+            if port.get('made_by_nova'):
+                self.state.records('ports').pop(port['id'], None)
+            self.state.save()
 
     def detach_interface(self, server_id, port_id):
         """Unbind the port: gone from ``addresses`` and ``device_id`` at
@@ -74,10 +88,7 @@ class ServerActions(object):
             port = self.state.get('ports', port_id, 'Port')
             if port['device_id'] != server_id:
                 raise model.NotFound('Port %s is not attached' % port_id)
-            self.ports.unbind(port)
-            if port.get('made_by_nova'):
-                del self.state.records('ports')[port_id]
-            self.state.save()
+            self._unbind(port)
         unplug = getattr(self.compute.provisioner, 'detach_interface', None)
         if unplug is not None:
             unplug(server_id, port_id)
