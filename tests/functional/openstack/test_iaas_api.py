@@ -95,7 +95,12 @@ def test_errors_have_each_services_shape(admin):
     unknown = admin.call('compute', 'GET', '/os-keypairs')
     assert unknown.status_code == 404
     assert 'does not serve' in unknown.json()['itemNotFound']['message']
-    assert admin.call('compute', 'PUT', '/flavors').status_code == 405
+    wrong_method = admin.call('compute', 'PUT', '/flavors')
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()['badMethod']['code'] == 405
+    too_new = admin.call('volumev3', 'GET', '/volumes', headers={
+        'OpenStack-API-Version': 'volume 3.72'})
+    assert too_new.status_code == 406 and 'computeFault' in too_new.json()
 
 
 def test_a_server_port_and_volume_agree_across_the_services(admin, iaas):

@@ -13,9 +13,12 @@ from k8s_mgmt_lab.openstack.iaas import storage
 MIN_VERSION, MAX_VERSION = '3.0', '3.71'
 VOLUME = r'/v3/(?P<project_id>[^/]+)/volumes/(?P<volume_id>[^/]+)'
 TYPE_ID = '00000000-0000-4000-8000-0000000000f1'
-ERROR_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
-               405: 'methodNotAllowed', 409: 'conflictingRequest',
-               501: 'notImplemented'}
+# Cinder's fault names, the same as Nova's.
+ERROR_NAMES = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
+               404: 'itemNotFound', 405: 'badMethod',
+               409: 'conflictingRequest', 413: 'overLimit',
+               415: 'badMediaType', 429: 'overLimit',
+               501: 'notImplemented', 503: 'serviceUnavailable'}
 
 
 def version_document(base):
@@ -77,7 +80,10 @@ class Cinder(http.Service):
 
     def _project(self, request):
         """The URL's project, which must be the token's (or the caller an
-        admin), as Cinder's policy makes it."""
+        admin), as Cinder's policy makes it; the microversion checked."""
+        # Every project route passes here: a version out of range is a 406.
+        microversion.requested(request.headers, 'volume', MIN_VERSION,
+                               MAX_VERSION)
         project = request.params['project_id']
         if project != request.caller.project_id and \
                 not request.caller.is_admin:
