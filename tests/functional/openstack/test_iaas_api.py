@@ -12,6 +12,7 @@ from k8s_mgmt_lab.openstack.iaas import serve
 
 ADMIN = auth.Caller('admin-user', 'project-a', ('admin', 'member'))
 MEMBER = auth.Caller('member-user', 'project-a', ('member',))
+STRANGER = auth.Caller('other-user', 'project-b', ('member',))
 
 
 class Provisioner(object):
@@ -43,7 +44,8 @@ class Client(object):
 def iaas(tmp_path):
     made = serve.Iaas(
         model.State('10.254.0.0/24', 2, str(tmp_path / 'iaas.json')),
-        auth.StaticTokens({'admin-token': ADMIN, 'member-token': MEMBER}),
+        auth.StaticTokens({'admin-token': ADMIN, 'member-token': MEMBER,
+                           'stranger-token': STRANGER}),
         provisioner=Provisioner(), run=lambda work, name: work()).start()
     yield made
     made.stop()
@@ -248,3 +250,18 @@ def test_a_chunked_body_is_refused_and_not_read_as_a_request(admin):
                         headers={'Content-Type': 'application/json'})
     assert answer.status_code == 411
     assert answer.headers.get('Connection') == 'close'
+
+
+def test_a_server_group_is_its_projects(admin, iaas):
+    """Another project's member neither sees nor deletes it, as Nova's
+    policy makes it; its own project and an admin do."""
+    made = admin.call('compute', 'POST', '/os-server-groups', json={
+        'server_group': {'name': 'g', 'policies': ['affinity']}}).json()[
+            'server_group']
+    path = '/os-server-groups/' + made['id']
+    stranger = Client(iaas, 'stranger-token')
+    assert stranger.call('compute', 'GET', path).status_code == 404
+    assert stranger.call('compute', 'DELETE', path).status_code == 404
+    assert Client(iaas, 'member-token').call(
+        'compute', 'GET', path).status_code == 200
+    assert admin.call('compute', 'DELETE', path).status_code == 204

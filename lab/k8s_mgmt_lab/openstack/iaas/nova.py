@@ -211,14 +211,22 @@ class Nova(http.Service):
                 if request.caller.is_admin or
                 g['project_id'] == request.caller.project_id]})
 
+    def _group(self, request):
+        """The request's group; another project's is not found, as a
+        member of that project alone (or an admin) may see it."""
+        found = self.state.get('server_groups', request.params['group_id'],
+                               'Instance group')
+        if found['project_id'] != request.caller.project_id and \
+                not request.caller.is_admin:
+            raise model.NotFound('Instance group %s could not be found.'
+                                 % found['id'])
+        return found
+
     def group(self, request):
         version = self._version(request)
         with self.state.lock:
-            found = self.state.get('server_groups',
-                                   request.params['group_id'],
-                                   'Instance group')
             return http.ok({'server_group': views.server_group(
-                self.state, found, version)})
+                self.state, self._group(request), version)})
 
     def create_group(self, request):
         version = self._version(request)
@@ -237,6 +245,8 @@ class Nova(http.Service):
                 self.state, made, version)})
 
     def delete_group(self, request):
+        with self.state.lock:
+            self._group(request)
         self.actions.delete_group(request.params['group_id'])
         return http.no_content()
 
