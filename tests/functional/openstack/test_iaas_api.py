@@ -238,6 +238,7 @@ def test_malformed_requests_are_400s_not_500s(admin):
             'os:scheduler_hints': ['not-a-dict']}),
         admin.call('network', 'POST', '/v2.0/ports', json={'port': {
             'network_id': net, 'fixed_ips': {'ip_address': 'x'}}}),
+        admin.call('network', 'POST', '/v2.0/ports', data='[' * 100000),
     ]
     assert [answer.status_code for answer in wrong] == [400] * len(wrong)
 

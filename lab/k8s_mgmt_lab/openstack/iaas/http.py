@@ -43,8 +43,9 @@ class Request(object):
         under that key. Anything else is a 400."""
         try:
             found = json.loads(self.body.decode('utf-8') or 'null')
-        except ValueError:
-            raise model.BadRequest('Malformed request body: not JSON.')
+        except (ValueError, RecursionError):
+            raise model.BadRequest('Malformed request body: not JSON, or '
+                                   'nested too deep.')
         if not isinstance(found, dict):
             raise model.BadRequest('Malformed request body: not an object.')
         if wrapper is None:
