@@ -103,6 +103,8 @@ def test_errors_have_each_services_shape(admin):
     too_new = admin.call('volumev3', 'GET', '/volumes', headers={
         'OpenStack-API-Version': 'volume 3.72'})
     assert too_new.status_code == 406 and 'computeFault' in too_new.json()
+    assert admin.call('compute', 'GET', '/os-availability-zone', headers={
+        'OpenStack-API-Version': 'compute 2.97'}).status_code == 406
 
 
 def test_a_server_port_and_volume_agree_across_the_services(admin, iaas):

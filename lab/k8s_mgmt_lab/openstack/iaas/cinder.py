@@ -71,6 +71,11 @@ class Cinder(http.Service):
             version = MIN_VERSION
         microversion.echo(response.headers, 'volume', version)
 
+    def check(self, request):
+        """A microversion out of range is a 406, whatever the route."""
+        microversion.requested(request.headers, 'volume', MIN_VERSION,
+                               MAX_VERSION)
+
     def versions(self, request):
         return http.ok({'versions': [version_document(request.base_url)]},
                        300)
@@ -80,10 +85,7 @@ class Cinder(http.Service):
 
     def _project(self, request):
         """The URL's project, which must be the token's (or the caller an
-        admin), as Cinder's policy makes it; the microversion checked."""
-        # Every project route passes here: a version out of range is a 406.
-        microversion.requested(request.headers, 'volume', MIN_VERSION,
-                               MAX_VERSION)
+        admin), as Cinder's policy makes it."""
         project = request.params['project_id']
         if project != request.caller.project_id and \
                 not request.caller.is_admin:

@@ -80,6 +80,10 @@ class Service(object):
     def decorate(self, request, response):
         """Headers every answer carries (a microversion, say)."""
 
+    def check(self, request):
+        """What every authenticated request must satisfy before its
+        route runs (a microversion in range, say)."""
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
@@ -163,6 +167,7 @@ class Server(object):
         if not any(p.match(request.path) for p in self._open):
             request.caller = self.tokens.caller(
                 request.headers.get('X-Auth-Token'))
+            self.service.check(request)
         allowed = []
         for route_method, pattern, handler in self._routes:
             matched = pattern.match(request.path)

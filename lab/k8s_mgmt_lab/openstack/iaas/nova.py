@@ -87,6 +87,10 @@ class Nova(http.Service):
         microversion.echo(response.headers, 'compute', version,
                           LEGACY_HEADER)
 
+    def check(self, request):
+        """A microversion out of range is a 406, whatever the route."""
+        requested_version(request.headers)
+
     @staticmethod
     def _version(request):
         return microversion.as_tuple(requested_version(request.headers))
