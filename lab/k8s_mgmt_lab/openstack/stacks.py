@@ -179,9 +179,18 @@ class Stacks(object):
         group's stack updates afterwards (see :meth:`wait_group`)."""
         self._call('POST', '/stacks/%s/resources/%s/signal' % (path, policy))
 
+    def scaling(self, path, group):
+        """Whether Heat still counts the group as scaling: its
+        ``scaling_in_progress`` metadata, cleared a moment after its stack
+        completes. A signal meanwhile is dropped ("already in scaling")."""
+        metadata = self._call('GET', '/stacks/%s/resources/%s/metadata' % (
+            path, group)).json()['metadata']
+        return bool(metadata.get('scaling_in_progress'))
+
     def wait_group(self, path, group, members):
         """Poll until the group's stack is COMPLETE with ``members``
-        members; its member names. The top stack's status does not move
+        members and the group no longer scaling, so the next signal
+        counts; its member names. The top stack's status does not move
         on a signal, the group's does, and not at once."""
         group_ref = self.group_stack(path, group)
         poll = self._poll()
@@ -196,7 +205,8 @@ class Stacks(object):
             if status.endswith('FAILED'):
                 raise StackFailed('stack %s: %s: %s' % (
                     group_ref, status, stack.get('stack_status_reason')))
-            if status.endswith('COMPLETE') and len(names) == members:
+            if status.endswith('COMPLETE') and len(names) == members and \
+                    not self.scaling(path, group):
                 return names
         raise StackFailed('group %s of stack %s: %d members, not %d, after '
                           '%.0f s' % (group, path, len(names), members,

@@ -151,3 +151,32 @@ def test_a_group_stack_gone_while_waiting_is_named():
         _fast(_GoneGroupSession()).wait_group('s/1', 'workers', 2)
     assert str(failed.value) == (
         'group workers of stack s/1: its stack g/2 is gone')
+
+
+class _ScalingGroupSession(object):
+    """A group whose stack completes before Heat clears its
+    ``scaling_in_progress`` metadata (two polls later)."""
+
+    def __init__(self):
+        self.metadata_reads = 0
+
+    def request(self, url, method, endpoint_filter=None, **kwargs):
+        if url == '/stacks/s/1/resources/workers':
+            return _Answer(200, {'resource': {'links': [
+                {'rel': 'nested', 'href': 'http://heat/v1/p/stacks/g/2'}]}})
+        if url == '/stacks/s/1/resources/workers/metadata':
+            self.metadata_reads += 1
+            return _Answer(200, {'metadata': {
+                'scaling_in_progress': self.metadata_reads < 3}})
+        if url.startswith('/stacks/g/2/resources'):
+            return _Answer(200, {'resources': [{'resource_name': 'a'},
+                                               {'resource_name': 'b'}]})
+        return _Answer(200, {'stack': {'stack_status': 'UPDATE_COMPLETE'}})
+
+
+def test_a_group_wait_ends_when_heat_no_longer_counts_it_scaling():
+    """Else the next signal is dropped as 'already in scaling' and the
+    wait for it runs to its deadline."""
+    session = _ScalingGroupSession()
+    assert _fast(session).wait_group('s/1', 'workers', 2) == ['a', 'b']
+    assert session.metadata_reads == 3
