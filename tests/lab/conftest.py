@@ -97,14 +97,17 @@ def one_module_per_worker(request):
     module's lab has fixed settings, and two workers running its tests
     would build it twice on one subnet, bridge and state dir."""
     worker_input = getattr(request.config, 'workerinput', None)
-    if worker_input and _dist_mode(worker_input['mainargv']) != 'loadfile':
+    argv = (os.environ.get('PYTEST_ADDOPTS', '').split()
+            + list((worker_input or {}).get('mainargv', ())))
+    if worker_input and _dist_mode(argv) != 'loadfile':
         pytest.fail('the lab suite runs under pytest-xdist only with '
                     '--dist loadfile (tox -e lab)', pytrace=False)
 
 
 def _dist_mode(argv):
-    """The ``--dist`` mode of the controller's command line (a worker's
-    own option says "no"); xdist's default is "load"."""
+    """The ``--dist`` mode of the controller's command line, after
+    PYTEST_ADDOPTS (a worker's own option says "no"); xdist's default is
+    "load"."""
     mode = 'load'
     for index, arg in enumerate(argv):
         if arg == '--dist' and index + 1 < len(argv):
