@@ -13,12 +13,6 @@ from k8s_mgmt_lab.openstack.iaas import storage
 MIN_VERSION, MAX_VERSION = '3.0', '3.71'
 VOLUME = r'/v3/(?P<project_id>[^/]+)/volumes/(?P<volume_id>[^/]+)'
 TYPE_ID = '00000000-0000-4000-8000-0000000000f1'
-# Cinder's fault names, the same as Nova's.
-ERROR_NAMES = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
-               404: 'itemNotFound', 405: 'badMethod',
-               409: 'conflictingRequest', 413: 'overLimit',
-               415: 'badMediaType', 429: 'overLimit',
-               501: 'notImplemented', 503: 'serviceUnavailable'}
 
 
 def version_document(base):
@@ -60,8 +54,7 @@ class Cinder(http.Service):
         ]
 
     def error_body(self, error):
-        name = ERROR_NAMES.get(error.status, 'computeFault')
-        return {name: {'code': error.status, 'message': error.message}}
+        return http.fault_body(error)
 
     def decorate(self, request, response):
         try:

@@ -220,6 +220,21 @@ def _length_required():
     return error
 
 
+# The fault names of Nova's and Cinder's error bodies (the two share them);
+# a status not named (406 among them) is computeFault.
+FAULT_NAMES = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
+               404: 'itemNotFound', 405: 'badMethod',
+               409: 'conflictingRequest', 413: 'overLimit',
+               415: 'badMediaType', 429: 'overLimit',
+               501: 'notImplemented', 503: 'serviceUnavailable'}
+
+
+def fault_body(error):
+    """A Nova or Cinder error body: ``{fault name: {code, message}}``."""
+    name = FAULT_NAMES.get(error.status, 'computeFault')
+    return {name: {'code': error.status, 'message': error.message}}
+
+
 def ok(body, status=200, headers=None):
     return Response(status, body, headers)
 

@@ -18,12 +18,6 @@ from k8s_mgmt_lab.openstack.iaas import nova_views as views
 MIN_VERSION, MAX_VERSION = '2.1', '2.96'
 LEGACY_HEADER = 'X-OpenStack-Nova-API-Version'
 SERVER = r'/v2\.1/servers/(?P<server_id>[^/]+)'
-# Nova's fault names; a status not named (406 among them) is computeFault.
-ERROR_NAMES = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
-               404: 'itemNotFound', 405: 'badMethod',
-               409: 'conflictingRequest', 413: 'overLimit',
-               415: 'badMediaType', 429: 'overLimit',
-               501: 'notImplemented', 503: 'serviceUnavailable'}
 
 
 def version_document(base):
@@ -76,8 +70,7 @@ class Nova(http.Service):
         ] + self.attachments.routes(SERVER)
 
     def error_body(self, error):
-        name = ERROR_NAMES.get(error.status, 'computeFault')
-        return {name: {'code': error.status, 'message': error.message}}
+        return http.fault_body(error)
 
     def decorate(self, request, response):
         try:
