@@ -154,8 +154,14 @@ class Stacks(object):
             path, name)).json()['resource']
 
     def group_stack(self, path, group):
-        """'name/id' of the stack of the top stack's group ``group``."""
-        return stack_servers.nested_ref(self.resource(path, group))
+        """'name/id' of the stack of the top stack's group ``group``;
+        StackFailed when Heat shows it none (a resource that is no group,
+        or a group whose stack was never made)."""
+        ref = stack_servers.nested_ref(self.resource(path, group))
+        if ref is None:
+            raise StackFailed('group %s of stack %s: Heat shows no stack '
+                              'of its members' % (group, path))
+        return ref
 
     def servers(self, path):
         """Every server of the stack and its nested stacks

@@ -153,6 +153,21 @@ def test_a_group_stack_gone_while_waiting_is_named():
         'group workers of stack s/1: its stack g/2 is gone')
 
 
+class _NoNestedSession(object):
+    """A resource with no link to a nested stack."""
+
+    def request(self, url, method, endpoint_filter=None, **kwargs):
+        return _Answer(200, {'resource': {'links': [
+            {'rel': 'self', 'href': 'http://heat/v1/p/stacks/s/1/x'}]}})
+
+
+def test_a_group_without_a_stack_is_named_not_polled_as_none():
+    with pytest.raises(stacks.StackFailed) as failed:
+        _fast(_NoNestedSession()).group_stack('s/1', 'workers')
+    assert str(failed.value) == (
+        'group workers of stack s/1: Heat shows no stack of its members')
+
+
 class _ScalingGroupSession(object):
     """A group whose stack completes before Heat clears its
     ``scaling_in_progress`` metadata (two polls later)."""
