@@ -92,18 +92,26 @@ def keystone_conf(layout, ports, secrets):
 def keystone_gunicorn(layout, ports):
     """Keystone's gunicorn.conf.py: every setting here, none on gunicorn's
     command line, because Keystone's oslo.config parses sys.argv."""
+    return _gunicorn_serving('keystone.wsgi.api:application',
+                             ports['keystone']) + textwrap.dedent("""\
+        raw_env = ['OS_KEYSTONE_CONFIG_DIR={etc}',
+                   'OS_KEYSTONE_CONFIG_FILES=keystone.conf']
+        """).format(etc=layout.keystone_etc)
+
+
+def _gunicorn_serving(wsgi_app, port):
+    """The lines both services' gunicorn.conf.py share: the application,
+    127.0.0.1 and its port, one worker of 4 threads, no control socket
+    (gunicorn 27 would make one under $HOME)."""
     return textwrap.dedent("""\
-        wsgi_app = 'keystone.wsgi.api:application'
+        wsgi_app = '{app}'
         bind = '{host}:{port}'
         workers = 1
         worker_class = 'gthread'
         threads = 4
         timeout = 120
         control_socket_disable = True
-        raw_env = ['OS_KEYSTONE_CONFIG_DIR={etc}',
-                   'OS_KEYSTONE_CONFIG_FILES=keystone.conf']
-        """).format(host=HOST, port=ports['keystone'],
-                    etc=layout.keystone_etc)
+        """).format(app=wsgi_app, host=HOST, port=port)
 
 
 def heat_conf(layout, ports, secrets):
@@ -168,14 +176,8 @@ def heat_gunicorn(layout, ports):
         import sys
 
         sys.argv = ['heat-api', '--config-file', '{etc}/heat.conf']
-        wsgi_app = 'heat.wsgi.api:application'
-        bind = '{host}:{port}'
-        workers = 1
-        worker_class = 'gthread'
-        threads = 4
-        timeout = 120
-        control_socket_disable = True
-        """).format(host=HOST, port=ports['heat_api'], etc=layout.heat_etc)
+        """).format(etc=layout.heat_etc) + _gunicorn_serving(
+            'heat.wsgi.api:application', ports['heat_api'])
 
 
 def keystone_url(ports):
