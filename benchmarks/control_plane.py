@@ -32,29 +32,29 @@ TARGET_WARM_START = 20.0
 TARGET_RSS_MIB = 1536.0
 
 
-def _ticks(pid):
-    """utime + stime of ``pid`` in clock ticks, or None if it is gone."""
+def _stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state is
+    [0]), or None when the process is gone."""
     try:
         with open('/proc/%d/stat' % pid) as handle:
-            fields = handle.read().rsplit(')', 1)[1].split()
+            return handle.read().rsplit(')', 1)[1].split()
     except OSError:
         return None
-    return int(fields[11]) + int(fields[12])
+
+
+def _ticks(pid):
+    """utime + stime of ``pid`` in clock ticks, or None if it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else int(fields[11]) + int(fields[12])
 
 
 def _group_pids(pgid):
-    pids = []
+    found = []
     for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % name) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            pids.append(int(name))
-    return pids
+        fields = _stat_fields(int(name)) if name.isdigit() else None
+        if fields and fields[2] == str(pgid):
+            found.append(int(name))
+    return found
 
 
 def _rss_kib(pid):
