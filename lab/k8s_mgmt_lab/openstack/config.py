@@ -188,30 +188,26 @@ def heat_url(ports):
     return 'http://%s:%d/v1/%%(tenant_id)s' % (HOST, ports['heat_api'])
 
 
-def parse_openrc(text):
-    """{name: value} of the ``export NAME=value`` lines :func:`openrc`
-    writes (a value may be single-quoted)."""
-    found = {}
-    for line in text.splitlines():
-        name, sep, value = line.partition('=')
-        if not sep or not name.startswith('export '):
-            continue
-        if len(value) > 1 and value[0] == value[-1] == "'":
-            value = value[1:-1]
-        found[name[len('export '):].strip()] = value
-    return found
+def admin_env(ports, password=None):
+    """The control plane's admin as OS_* variables, the password only
+    when one is given: what the openrc exports and what the client runs
+    with."""
+    env = {'OS_AUTH_URL': keystone_url(ports),
+           'OS_IDENTITY_API_VERSION': '3',
+           'OS_REGION_NAME': 'RegionOne',
+           'OS_PROJECT_NAME': 'admin',
+           'OS_PROJECT_DOMAIN_NAME': 'Default',
+           'OS_USERNAME': 'admin',
+           'OS_USER_DOMAIN_NAME': 'Default'}
+    if password is not None:
+        env['OS_PASSWORD'] = password
+    return env
 
 
 def openrc(ports, password=None):
     """An openrc for the control plane's admin; the password line only
     when one is given (the file written 0600 has it, printed text not)."""
-    lines = ['export OS_AUTH_URL=%s' % keystone_url(ports),
-             'export OS_IDENTITY_API_VERSION=3',
-             'export OS_REGION_NAME=RegionOne',
-             'export OS_PROJECT_NAME=admin',
-             'export OS_PROJECT_DOMAIN_NAME=Default',
-             'export OS_USERNAME=admin',
-             'export OS_USER_DOMAIN_NAME=Default']
+    lines = ['export %s=%s' % item for item in admin_env(ports).items()]
     if password is not None:
         lines.append("export OS_PASSWORD='%s'" % password)
     return '\n'.join(lines) + '\n'

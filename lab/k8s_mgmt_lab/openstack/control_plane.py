@@ -56,15 +56,14 @@ class ControlPlane(object):
     def client_env(self):
         """The environment ``openstack`` runs with as the lab's admin:
         this process's, with the openrc's variables (the password among
-        them, read from the 0600 file: never on a command line)."""
-        try:
-            with open(self.layout.openrc) as handle:
-                text = handle.read()
-        except FileNotFoundError:
+        them, from the 0600 secrets file: never on a command line)."""
+        ports = state.recorded_ports(self.layout)
+        if ports is None:
             raise NeverStarted('the control plane in %s was never started'
                                % self.layout.root)
         env = dict(os.environ)
-        env.update(config.parse_openrc(text))
+        env.update(config.admin_env(ports,
+                                    state.secrets(self.layout)['admin']))
         return env
 
     def up(self):

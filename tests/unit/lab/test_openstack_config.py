@@ -72,11 +72,15 @@ def test_openrc_prints_no_password_unless_asked():
 
 
 def test_the_clients_environment_is_the_openrcs():
-    parsed = config.parse_openrc(config.openrc(PORTS, 'pa ss'))
-    assert parsed['OS_PASSWORD'] == 'pa ss'
-    assert parsed['OS_AUTH_URL'] == 'http://127.0.0.1:15000/v3'
-    assert parsed['OS_USER_DOMAIN_NAME'] == 'Default'
-    assert 'OS_PASSWORD' not in config.parse_openrc(config.openrc(PORTS))
+    env = config.admin_env(PORTS, 'pa ss')
+    assert env['OS_PASSWORD'] == 'pa ss'
+    assert env['OS_AUTH_URL'] == 'http://127.0.0.1:15000/v3'
+    assert env['OS_USER_DOMAIN_NAME'] == 'Default'
+    assert 'OS_PASSWORD' not in config.admin_env(PORTS)
+    text = config.openrc(PORTS, 'pa ss')
+    for name, value in env.items():
+        wanted = "'%s'" % value if name == 'OS_PASSWORD' else value
+        assert 'export %s=%s\n' % (name, wanted) in text
 
 
 def test_the_client_needs_a_started_plane(tmp_path):
