@@ -1,35 +1,37 @@
 """First contact with a VM, verified against its console output.
 
 Real parts: the paramiko SSH test server (a real SSH handshake and host
-key), the lab's Keystone and Nova APIs on loopback (a real keystoneauth
-session, a real os-getConsoleOutput over HTTP). The console text of each
-"server" is set by the test: that is the point under test.
+key), the lab's Nova stand-in (:mod:`k8s_mgmt_lab.openstack.iaas`) on
+loopback, reached through a real keystoneauth session (a real
+os-getConsoleOutput over HTTP). No Keystone runs: the stand-in knows the
+session's token in advance, and the session's service catalog is a
+Keystone token body made by keystoneauth's own fixture. The console text
+of each server is set by the test: that is the point under test.
 """
 
 import logging
-import os
 import threading
 
+from keystoneauth1 import access
+from keystoneauth1 import fixture as ks_fixture
+from keystoneauth1.identity import access as access_plugin
+from keystoneauth1 import session as ks_session
 import paramiko
 import pytest
-from keystoneauth1.identity import v3
-from keystoneauth1 import session as ks_session
 
 from k8s_mgmt import exceptions
-from k8s_mgmt_lab import api
-from k8s_mgmt_lab import cloud as lab_cloud
 from k8s_mgmt.ssh import client
 from k8s_mgmt.ssh import console_keys
 from k8s_mgmt.ssh import hostkeys
 from k8s_mgmt.ssh.command import Command
-from tests.lab_cloud import nfv_params
+from k8s_mgmt_lab.openstack.iaas import auth
+from k8s_mgmt_lab.openstack.iaas import model
+from k8s_mgmt_lab.openstack.iaas import serve
 
 import ssh_test_server
 
-PACKAGE = os.path.abspath(os.path.join(
-    os.path.dirname(__file__), '..', '..', '..', 'k8s_mgmt', 'samples',
-    'vnf_package'))
-API_PASSWORD = 'nova-lab-pw-71'
+TOKEN = 'first-contact-token-71'
+CALLER = auth.Caller('admin-user', 'admin-project', ('admin', 'member'))
 
 
 def cloud_init_console(keys, host='node-1'):
@@ -46,20 +48,93 @@ def cloud_init_console(keys, host='node-1'):
     return '\n'.join(lines) + '\n'
 
 
+class Consoles(object):
+    """The provisioner behind the stand-in: no VM, the console text each
+    server's test set."""
+
+    def __init__(self):
+        self.text = {}
+
+    def create_servers(self, specs):
+        pass
+
+    def delete_servers(self, server_ids):
+        pass
+
+    def console_output(self, server_id):
+        return self.text.get(server_id, '')
+
+
+class Builds(object):
+    """Nova's jobs, run at once; a build is held while ``hold`` is set
+    (its server stays BUILD, and Nova answers 409 for its console) until
+    ``release()``."""
+
+    def __init__(self):
+        self.hold, self.held = False, []
+
+    def __call__(self, work, name):
+        if self.hold and name.startswith('build-'):
+            self.held.append(work)
+        else:
+            work()
+
+    def release(self):
+        self.hold = False
+        while self.held:
+            self.held.pop(0)()
+
+
+def _catalog_session(iaas):
+    """A keystoneauth session holding a token whose catalog names the
+    stand-in's Nova in RegionOne, as Keystone's would."""
+    token = ks_fixture.V3Token(user_id=CALLER.user_id,
+                               project_id=CALLER.project_id)
+    compute = iaas.endpoints()['compute']
+    token.add_service('compute').add_standard_endpoints(
+        public=compute, internal=compute, admin=compute, region='RegionOne')
+    auth_ref = access.create(body=token, auth_token=TOKEN)
+    return ks_session.Session(auth=access_plugin.AccessInfoPlugin(auth_ref))
+
+
+class Nova(object):
+    """The stand-in, the consoles behind it, its build jobs and a
+    session; ``boot()`` makes a server through Nova's API."""
+
+    def __init__(self, tmp_path):
+        self.consoles, self.builds = Consoles(), Builds()
+        self.iaas = serve.Iaas(
+            model.State(path=str(tmp_path / 'iaas.json')),
+            auth.StaticTokens({TOKEN: CALLER}), provisioner=self.consoles,
+            run=self.builds).start()
+        self.session = _catalog_session(self.iaas)
+
+    def boot(self, name):
+        network = self.iaas.state.network()['id']
+        answer = self.session.post(
+            '/servers', endpoint_filter={'service_type': 'compute'},
+            json={'server': {'name': name, 'flavorRef': '1',
+                             'networks': [{'uuid': network}]}})
+        return answer.json()['server']['id']
+
+    def status(self, server_id):
+        return self.session.get(
+            '/servers/' + server_id,
+            endpoint_filter={'service_type': 'compute'}).json()[
+                'server']['status']
+
+
 @pytest.fixture
-def nova():
-    """(cloud, server ids, keystoneauth session) of a lab API."""
-    cloud = lab_cloud.LabCloud(PACKAGE)
-    stack_id = cloud.create_stack('simple', nfv_params.sample_parameters(
-        PACKAGE, 'simple', workers=2))
-    server_ids = [s['server_id'] for s in cloud.servers(stack_id)]
-    server, base_url = api.serve(cloud, password=API_PASSWORD)
-    auth = v3.Password(auth_url=base_url + '/v3', username='admin',
-                       password=API_PASSWORD, project_name='admin',
-                       user_domain_name='Default',
-                       project_domain_name='Default')
-    yield cloud, server_ids, ks_session.Session(auth=auth)
-    server.stop()
+def nova(tmp_path):
+    """(consoles, three ACTIVE servers' ids, session, Nova) of the
+    stand-in on loopback."""
+    made = Nova(tmp_path)
+    try:
+        ids = [made.boot('node-%d' % n) for n in range(3)]
+        assert [made.status(i) for i in ids] == ['ACTIVE'] * 3
+        yield made.consoles.text, ids, made.session, made
+    finally:
+        made.iaas.stop()
 
 
 def _verifier(session, region=None, **kwargs):
@@ -74,8 +149,8 @@ def _session(target, store, verifier, policy='console'):
 
 def test_key_listed_on_console_is_pinned_as_console_verified(
         ssh_server, pin_store, make_target, nova, caplog):
-    cloud, ids, session = nova
-    cloud.console_overrides[ids[0]] = cloud_init_console(
+    consoles, ids, session, _ = nova
+    consoles[ids[0]] = cloud_init_console(
         [paramiko.RSAKey.generate(1024), ssh_server.host_key])
     caplog.set_level(logging.INFO)
     target = make_target(ssh_server, server_id=ids[0])
@@ -90,9 +165,9 @@ def test_key_listed_on_console_is_pinned_as_console_verified(
 
 def test_key_missing_from_console_is_refused_before_credentials(
         ssh_server, pin_store, make_target, nova):
-    cloud, ids, session = nova
+    consoles, ids, session, _ = nova
     listed = paramiko.ECDSAKey.generate()
-    cloud.console_overrides[ids[0]] = cloud_init_console([listed])
+    consoles[ids[0]] = cloud_init_console([listed])
     target = make_target(ssh_server, server_id=ids[0])
     with pytest.raises(console_keys.ConsoleKeyMismatch) as info:
         _session(target, pin_store, _verifier(session)).connect()
@@ -106,8 +181,8 @@ def test_key_missing_from_console_is_refused_before_credentials(
 
 def test_console_is_polled_until_cloud_init_prints_the_block(
         ssh_server, pin_store, make_target, nova):
-    cloud, ids, session = nova
-    cloud.console_overrides[ids[0]] = '[    0.0] booting\n'
+    consoles, ids, session, _ = nova
+    consoles[ids[0]] = '[    0.0] booting\n'
     reads = []
 
     def sleep(seconds):
@@ -115,7 +190,7 @@ def test_console_is_polled_until_cloud_init_prints_the_block(
         # must keep polling (and back off) until it does.
         reads.append(seconds)
         if len(reads) == 3:
-            cloud.console_overrides[ids[0]] = cloud_init_console(
+            consoles[ids[0]] = cloud_init_console(
                 [ssh_server.host_key])
 
     verifier = _verifier(session, sleep=sleep)
@@ -128,9 +203,9 @@ def test_console_is_polled_until_cloud_init_prints_the_block(
 
 def test_no_fingerprints_by_the_deadline_is_a_clear_error(
         ssh_server, pin_store, make_target, nova):
-    cloud, ids, session = nova
-    cloud.console_overrides[ids[0]] = ('-----BEGIN SSH HOST KEY '
-                                       'FINGERPRINTS-----\n256 SHA256:')
+    consoles, ids, session, _ = nova
+    consoles[ids[0]] = ('-----BEGIN SSH HOST KEY FINGERPRINTS-----\n'
+                        '256 SHA256:')
     verifier = _verifier(session, deadline=0.3)
     target = make_target(ssh_server, server_id=ids[0])
     with pytest.raises(console_keys.ConsoleKeysMissing) as info:
@@ -144,41 +219,47 @@ def test_no_fingerprints_by_the_deadline_is_a_clear_error(
 
 def test_server_not_ready_is_read_again_never_trusted_blindly(
         ssh_server, pin_store, make_target, nova):
-    # Nova answers 409 while it cannot give a console (InstanceNotReady):
-    # that passes, so it is no reason to fall back to trust on first use.
-    cloud, ids, session = nova
-    cloud.console_overrides[ids[0]] = lab_cloud.NOT_READY
+    # Nova answers 409 while it cannot give a console (the server is still
+    # building): that passes, so it is no reason to fall back to trust on
+    # first use.
+    consoles, _, session, stand_in = nova
+    stand_in.builds.hold = True
+    building = stand_in.boot('node-late')
+    assert stand_in.status(building) == 'BUILD'
+    consoles[building] = cloud_init_console([ssh_server.host_key])
     reads = []
 
     def sleep(seconds):
         reads.append(seconds)
         if len(reads) == 2:
-            cloud.console_overrides[ids[0]] = cloud_init_console(
-                [ssh_server.host_key])
+            stand_in.builds.release()
 
     verifier = _verifier(session, sleep=sleep)
-    target = make_target(ssh_server, server_id=ids[0])
+    target = make_target(ssh_server, server_id=building)
     with _session(target, pin_store, verifier):
         pass
-    assert len(reads) == 2
-    assert pin_store.get(ids[0])['verified'] == 'console'
+    assert len(reads) == 2 and stand_in.status(building) == 'ACTIVE'
+    assert pin_store.get(building)['verified'] == 'console'
 
 
 def test_server_never_ready_ends_at_the_deadline_naming_the_409(
         ssh_server, pin_store, make_target, nova):
-    cloud, ids, session = nova
-    cloud.console_overrides[ids[0]] = lab_cloud.NOT_READY
+    consoles, _, session, stand_in = nova
+    stand_in.builds.hold = True
+    building = stand_in.boot('node-stuck')
+    consoles[building] = cloud_init_console([ssh_server.host_key])
     verifier = _verifier(session, deadline=0.3)
-    target = make_target(ssh_server, server_id=ids[0])
+    target = make_target(ssh_server, server_id=building)
     with pytest.raises(console_keys.ConsoleKeysMissing) as info:
         _session(target, pin_store, verifier).connect()
-    assert '409' in str(info.value) and 'is not ready' in str(info.value)
+    assert '409' in str(info.value)
+    assert 'while it is in vm_state building' in str(info.value)
     assert ssh_server.connections == 0 and pin_store.all() == {}
 
 
 def test_unknown_server_falls_back_to_tofu_with_a_warning(
         ssh_server, pin_store, make_target, nova, caplog):
-    _, _, session = nova
+    _, _, session, _ = nova
     target = make_target(ssh_server, server_id='not-a-nova-server')
     with _session(target, pin_store, _verifier(session)):
         pass
@@ -191,7 +272,7 @@ def test_unknown_server_falls_back_to_tofu_with_a_warning(
 
 def test_no_compute_endpoint_falls_back_to_tofu_with_a_warning(
         ssh_server, pin_store, make_target, nova, caplog):
-    cloud, ids, session = nova
+    consoles, ids, session, _ = nova
     target = make_target(ssh_server, server_id=ids[0])
     verifier = _verifier(session, region='NoSuchRegion')
     with _session(target, pin_store, verifier):
@@ -231,12 +312,11 @@ def test_pinned_server_never_reads_the_console(ssh_server, pin_store,
 
 def test_nodes_are_verified_in_parallel_one_read_each(fast_conf, pin_store,
                                                       nova):
-    cloud, ids, session = nova
+    consoles, ids, session, _ = nova
     servers = [ssh_test_server.SSHTestServer(users={'tester': 'pw-1'})
                .start() for _ in ids]
     for server_id, server in zip(ids, servers):
-        cloud.console_overrides[server_id] = cloud_init_console(
-            [server.host_key])
+        consoles[server_id] = cloud_init_console([server.host_key])
     verifier = _verifier(session)
     errors = []
 
