@@ -1,4 +1,5 @@
-"""The lab daemon: builds a lab, serves its APIs, and waits for SIGTERM.
+"""The lab daemon: builds a lab, serves its stand-in APIs (Nova, Neutron,
+Cinder, Glance), and waits for SIGTERM.
 
 ``k8s-mgmt lab up`` starts it detached and reads one JSON line from the
 status pipe (``--status-fd``): ``{"ready": true}`` or ``{"error": "..."}``.
@@ -39,6 +40,9 @@ def parse(argv):
     parser.add_argument('--init-delay', type=float, default=0.0)
     parser.add_argument('--join-delay', type=float, default=0.0)
     parser.add_argument('--etcd-timing', default='lab')
+    parser.add_argument('--control-plane',
+                        help='state dir of a running control plane the '
+                             'lab shares (default: its own)')
     parser.add_argument('--no-stack', action='store_true',
                         help='build no stack: a client POSTs it')
     parser.add_argument('--status-fd', type=int)
@@ -51,7 +55,7 @@ def main(argv=None):
         state_dir=args.state_dir, subnet=args.subnet, bridge=args.bridge,
         tag=args.tag, compute_hosts=args.compute_hosts,
         init_delay=args.init_delay, join_delay=args.join_delay,
-        etcd_timing=args.etcd_timing)
+        etcd_timing=args.etcd_timing, control_plane=args.control_plane)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(name)s '
                                '%(message)s')

@@ -1,23 +1,25 @@
-"""The lab as one object: network, VMs, the cloud model and its APIs.
+"""The lab as one object: network, VMs, real Keystone and Heat, and the
+stand-in Nova, Neutron, Cinder and Glance that make a Heat server a VM.
 
-``Lab.up`` builds everything in this process; the CLI runs it inside a
-long-lived lab daemon (``k8s_mgmt_lab.daemon``) so the Heat API stays up
-after ``k8s-mgmt lab up`` returns. ``Lab.status`` only needs the state file
-and the API, so any process can ask.
+``Lab.up`` builds everything from this process; the CLI runs it inside a
+long-lived lab daemon (``k8s_mgmt_lab.daemon``) so the stand-ins stay up
+after ``k8s-mgmt lab up`` returns (the control plane's services run on
+their own, stopped by PID at ``lab down``). Status only needs the record
+and the APIs, so any process can ask.
 """
 
+import concurrent.futures
 import dataclasses
 import json
 import os
 import re
-import secrets as pysecrets
 import uuid
 
 from oslo_log import log as logging
 
+import yaml
+
 from k8s_mgmt import shipped
-from k8s_mgmt_lab import api
-from k8s_mgmt_lab import cloud as cloud_mod
 from k8s_mgmt_lab import user_data
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.kube import layer as standins_layer
@@ -26,6 +28,8 @@ from k8s_mgmt_lab.machines import cleanup
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import vm as vm_mod
 from k8s_mgmt_lab.machines import volumes as volumes_mod
+from k8s_mgmt_lab.openstack import lab_region
+from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt import package as package_mod
 from k8s_mgmt_lab.machines import registry as registry_mod
 
@@ -54,6 +58,9 @@ class LabSettings:
     # etcd's raft timing in the VMs: 'lab' (slow-network tuning, for a
     # loaded machine) or 'kubeadm' (etcd's defaults, as kubeadm runs it).
     etcd_timing: str = 'lab'
+    # A running control plane's state dir, shared with other labs (None:
+    # the lab starts its own under its state dir).
+    control_plane: str = None
 
     @property
     def lab_file(self):
@@ -82,7 +89,8 @@ def guest_hostname(server_name):
 
 
 class VMProvisioner(object):
-    """LabCloud's provisioner: a Nova server is a lab VM."""
+    """The stand-in Nova's provisioner: a Nova server is a lab VM, booted
+    under the server's id with the hostname Nova gives its name."""
 
     def __init__(self, vms):
         self.vms = vms
@@ -139,42 +147,96 @@ class Lab(object):
         self.settings = settings or LabSettings()
         self.network = None
         self.vms = None
-        self.cloud = None
-        self.api_server = None
+        self.region = None
 
     # -- building -----------------------------------------------------------
 
     def up(self, request, masters=None, workers=None, max_workers=None,
            stack=True):
-        """Package, bridge, VMs and stack for an InstantiateVnfRequest
-        body (or a flavour name: its sample request); then serve the APIs.
+        """Package, bridge, real Keystone and Heat, the stand-ins, and the
+        stack for an InstantiateVnfRequest body (or a flavour name: its
+        sample request); the stand-ins keep serving in this process.
 
         ``stack=False`` builds no stack (and so no VM): the network, the
-        package and the Keystone and Heat APIs only, for a client that
-        POSTs the stack itself, as Tacker's OpenStack infra driver does.
-        The record's ``stack_id`` is then None.
+        package, the control plane and the stand-ins only, for a client
+        that creates the stack itself, as Tacker's OpenStack infra driver
+        does. The record's ``stack_id`` is then None.
 
-        The stack is built from the parameters that the package's UserData
-        returns for ``request`` through Tacker's own code path, as an
-        operator's Tacker would build it; ``masters``/``workers`` then
-        override the groups' desired capacities. The worker group's
-        max_size is the BaseHOT's (5 in the sample), raised to
-        ``max_workers`` or ``workers`` when either is larger, so a lab
-        bigger than the sample still scales both ways."""
+        The stack is created by real Heat from the flavour's BaseHOT and
+        the parameters that the package's UserData returns for
+        ``request`` through Tacker's own code path, as an operator's
+        Tacker would create it; ``masters``/``workers`` then override the
+        groups' desired capacities. The worker group's max_size is the
+        BaseHOT's (5 in the sample), raised to ``max_workers`` or
+        ``workers`` when either is larger (as an operator edits the
+        template), so a lab bigger than the sample still scales."""
         s = self.settings
         if isinstance(request, str) and request in FLAVOURS:
             request = sample_on_subnet(shipped.sample_request(request),
                                        s.subnet, s.password)
         flavour = request_flavour(request)
+        network_id = request_network(request)
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
         registry_mod.claim_state_dir(s.state_dir)
+        self.region = lab_region.LabRegion(s.state_dir, s.tag,
+                                           s.control_plane)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            # The control plane starts (10 to 50 s) while the package, the
+            # request's parameters, the bridge and the VM layers are made.
+            plane = pool.submit(self.region.start_plane)
+            try:
+                parameters = self._prepare(request, masters, workers)
+            finally:
+                concurrent.futures.wait([plane])
+            plane.result()
+        hosts = max(s.compute_hosts, (workers or 0) + 1)
+        uses_ansible = flavour in ANSIBLE_FLAVOURS
+        ansible_ip = ansible_server.server_ip(s.subnet)
+        self.region.serve(
+            s.subnet, network_id, hosts, VMProvisioner(self.vms),
+            volumes_mod.LoopVolumes(s.state_dir, self.vms),
+            reserved={ansible_ip: 'ansible-server'} if uses_ansible
+            else None)
+        stack_name = 'k8s-lab-%s' % flavour
+        heat = self.region.stacks()
+        path = None
+        if stack:
+            template, files = stacks_mod.package_templates(s.package_dir,
+                                                           flavour)
+            template = raise_max_size(template, 'workerNode',
+                                      max(workers or 0, max_workers or 0))
+            path = heat.create(stack_name, template, files, parameters)
+            heat.wait(path, 'CREATE')
+        server = (ansible_server.start(self.vms, ansible_ip, s.password)
+                  if uses_ansible else None)
+        record = {
+            'flavour': flavour,
+            'stack_id': path.split('/')[1] if path else None,
+            'stack_name': stack_name if path else None,
+            'daemon_pid': os.getpid(),
+            'request': request,
+            'heat': dict(self.region.credentials),
+            'openstack': self.region.record(daemon_log(s)),
+            'vnfc_ids': ({srv.server_id: str(uuid.uuid4())
+                          for srv in heat.servers(path)} if path else {}),
+        }
+        if server is not None:
+            record['ansible_server'] = server
+            ansible_server.give_host_key(request, server)
+        write_record(s.lab_file, record)
+        return record
+
+    def _prepare(self, request, masters, workers):
+        """The package, the request checked against it, its stack
+        parameters, the bridge and the VM manager with the Kubernetes
+        stand-ins' layer; the stack parameters."""
+        s = self.settings
         package_mod.build(output=s.package_zip, output_dir=s.package_dir)
         check_request(request, s.package_dir)
         parameters = user_data.hot_parameters(s.package_zip, request)
         override_group_sizes(parameters, masters=masters, workers=workers)
-        hosts = max(s.compute_hosts, (workers or 0) + 1)
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
         # Kubernetes stand-ins at the real tools' paths in every VM.
@@ -185,60 +247,55 @@ class Lab(object):
         self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password,
                                     extra_layers=[layer],
                                     bind_paths=standins_layer.host_paths())
-        self.cloud = cloud_mod.LabCloud(
-            s.package_dir, s.subnet, provisioner=VMProvisioner(self.vms),
-            compute_hosts=hosts,
-            state_file=os.path.join(s.state_dir, 'cloud.json'),
-            group_max_sizes={'workerNode': max(workers or 0,
-                                               max_workers or 0)},
-            networks=request_networks(request),
-            volumes=volumes_mod.LoopVolumes(s.state_dir, self.vms))
-        stack_name = 'k8s-lab-%s' % flavour
-        uses_ansible = flavour in ANSIBLE_FLAVOURS
-        if uses_ansible:
-            # Taken before the stack is built: no port may get it.
-            self.cloud.state['addresses'][ansible_server.server_ip(
-                s.subnet)] = ansible_server.VM_ID
-        stack_id = (self.cloud.create_stack(flavour, parameters,
-                                            name=stack_name)
-                    if stack else None)
-        server = (ansible_server.start(
-            self.vms, ansible_server.server_ip(s.subnet), s.password)
-            if uses_ansible else None)
-        self.api_server, _url = api.serve(
-            self.cloud, password=pysecrets.token_urlsafe(12))
-        record = {
-            'flavour': flavour, 'stack_id': stack_id,
-            'stack_name': stack_name if stack_id else None,
-            'daemon_pid': os.getpid(),
-            'request': request,
-            'heat': {'auth_url': self.api_server.auth_url,
-                     'username': self.api_server.username,
-                     'password': self.api_server.password,
-                     'project_name': self.api_server.project_name,
-                     'user_domain_name': 'Default',
-                     'project_domain_name': 'Default'},
-            'vnfc_ids': ({srv['server_id']: str(uuid.uuid4())
-                          for srv in self.cloud.servers(stack_id)}
-                         if stack_id else {}),
-        }
-        if server is not None:
-            record['ansible_server'] = server
-            ansible_server.give_host_key(request, server)
-        write_record(s.lab_file, record)
-        return record
+        return parameters
 
     def stop_api(self):
-        if self.api_server is not None:
-            self.api_server.stop()
-            self.api_server = None
+        """Stop serving the stand-ins (the daemon's part)."""
+        if self.region is not None:
+            self.region.stop_serving()
 
     def down(self):
         """Remove everything this lab made; safe after a crash."""
         self.stop_api()
-        return cleanup.teardown(self.settings.state_dir,
-                                tag=self.settings.tag,
-                                bridge=self.settings.bridge)
+        return teardown(self.settings.state_dir, tag=self.settings.tag,
+                        bridge=self.settings.bridge)
+
+
+def teardown(state_dir, tag=None, bridge=None):
+    """The lab's region (or its own control plane) released, then every
+    VM, mount, link and file removed; safe after a crash."""
+    settings = LabSettings(state_dir=state_dir)
+    try:
+        record = read_record(settings)
+    except LabError:
+        record = None
+    lab_region.release(state_dir, record)
+    return cleanup.teardown(state_dir, tag=tag, bridge=bridge)
+
+
+def daemon_log(settings):
+    """Where the lab daemon (and so the stand-ins) logs."""
+    return settings.state_dir.rstrip('/') + '.daemon.log'
+
+
+def raise_max_size(template, vdu, at_least):
+    """The top template's text with the max_size of the group whose
+    desired capacity is ``vdu``'s raised to ``at_least`` (unchanged when
+    it is already as large)."""
+    if not at_least:
+        return template
+    body = yaml.safe_load(template)
+    wanted = {'get_param': ['nfv', 'VDU', vdu, 'desired_capacity']}
+    changed = False
+    for resource in (body.get('resources') or {}).values():
+        props = resource.get('properties') or {}
+        if resource.get('type') == 'OS::Heat::AutoScalingGroup' and \
+                props.get('desired_capacity') == wanted and \
+                isinstance(props.get('max_size'), int) and \
+                props['max_size'] < at_least:
+            props['max_size'] = at_least
+            changed = True
+    return yaml.safe_dump(body, sort_keys=False) if changed else template
 
 
 def override_group_sizes(parameters, masters=None, workers=None):
@@ -273,17 +330,22 @@ def check_request(request, package_dir):
             '%s: %s' % pair for pair in err.problems))
 
 
-def request_networks(request):
-    """{network id: name} of the networks the request's extVirtualLinks
-    name: an operator creates them before instantiating; the lab puts them
-    all on its one bridge and subnet."""
-    networks = {}
+def request_network(request):
+    """The id of the one network the request's extVirtualLinks name: an
+    operator creates it before instantiating; the lab's stand-in Neutron
+    has it, on the lab's bridge and subnet. LabError naming the field for
+    none or several (the lab has one network)."""
+    named = []
     for link in request.get('extVirtualLinks') or []:
         if isinstance(link, dict) and isinstance(link.get('resourceId'),
                                                  str):
-            networks.setdefault(link['resourceId'],
-                                str(link.get('id') or link['resourceId']))
-    return networks
+            if link['resourceId'] not in named:
+                named.append(link['resourceId'])
+    if len(named) != 1:
+        raise LabError('request: extVirtualLinks must name exactly one '
+                       'network (resourceId) for the lab, found %d'
+                       % len(named))
+    return named[0]
 
 
 def lab_request(record):

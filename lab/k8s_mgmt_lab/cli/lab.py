@@ -1,5 +1,6 @@
 """``k8s-mgmt lab up|status|down``: the OpenStack-shaped sandbox."""
 
+import argparse
 import json
 import os
 import select
@@ -19,9 +20,9 @@ from k8s_mgmt_lab.cli import lab_scale
 from k8s_mgmt_lab.cli import lab_tools
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.machines import cleanup
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import prereq
+from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt import shipped
 
 UP_DEADLINE = 300.0
@@ -74,15 +75,33 @@ def register(subparsers):
                          'machine) or "kubeadm" (etcd\'s defaults, as '
                          'kubeadm runs it: 100 ms, 1 s)')
     up.add_argument('--no-stack', action='store_true',
-                    help='network, package and the Keystone and Heat APIs '
-                         'only: no stack and no VM, for a client that '
+                    help='network, package, Keystone, Heat and the stand-in '
+                         'APIs only: no stack and no VM, for a client that '
                          'creates the stack through the Heat API (Tacker)')
+    up.add_argument('--control-plane', metavar='DIR',
+                    default=lab_region.shared_plane_default(),
+                    help='state dir of a running control plane (k8s-mgmt '
+                         'lab control-plane up) to share with other labs: '
+                         'the lab gets its own region and project in it '
+                         '(default: $%s, else the lab starts a control '
+                         'plane of its own)' % lab_region.SHARED_PLANE_ENV)
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
     st.set_defaults(func=cmd_status)
     down = verbs.add_parser('down', help='remove everything the lab made')
     down.set_defaults(func=cmd_down)
+    openrc = verbs.add_parser(
+        'openrc', help='print an openrc for the lab\'s admin, project and '
+                       'region (python-openstackclient)')
+    openrc.set_defaults(func=cmd_openrc)
+    client = verbs.add_parser(
+        'openstack', help='run python-openstackclient as the lab\'s admin '
+                          'in its project and region, e.g. "openstack '
+                          'stack event list k8s-lab-simple"')
+    client.add_argument('words', nargs=argparse.REMAINDER,
+                        help='the openstack command\'s arguments')
+    client.set_defaults(func=cmd_openstack)
     lab_lcm.register(verbs)         # instantiate
     lab_heal.register(verbs)        # heal and kill
     lab_scale.register(verbs)       # scale and terminate
@@ -137,7 +156,8 @@ def cmd_up(args):
                                    compute_hosts=args.compute_hosts,
                                    init_delay=args.init_delay,
                                    join_delay=args.join_delay,
-                                   etcd_timing=args.etcd_timing)
+                                   etcd_timing=args.etcd_timing,
+                                   control_plane=args.control_plane)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -186,7 +206,9 @@ def _start_daemon(settings, args, request):
         argv += ['--max-workers', str(args.max_workers)]
     if getattr(args, 'no_stack', False):
         argv.append('--no-stack')
-    log_path = settings.state_dir.rstrip('/') + '.daemon.log'
+    if settings.control_plane:
+        argv += ['--control-plane', settings.control_plane]
+    log_path = manager.daemon_log(settings)
     with open(log_path, 'ab') as log:
         daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
                                   stderr=log, pass_fds=(write_fd,),
@@ -257,6 +279,23 @@ def _print_status(settings, as_json):
     return 0
 
 
+def cmd_openrc(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    record = manager.read_record(settings)
+    if record is None or 'openstack' not in record:
+        raise UserError('no lab is up in %s' % settings.state_dir)
+    sys.stdout.write(lab_region.openrc(settings.state_dir, record['heat']))
+    return 0
+
+
+def cmd_openstack(args):
+    settings = manager.LabSettings(state_dir=args.state_dir)
+    record = manager.read_record(settings)
+    if record is None or 'openstack' not in record:
+        raise UserError('no lab is up in %s' % settings.state_dir)
+    return lab_region.client_run(record, args.words)
+
+
 def cmd_down(args):
     _require_machine()
     settings = manager.LabSettings(state_dir=args.state_dir)
@@ -269,9 +308,9 @@ def cmd_down(args):
         _stop_daemon(pid)
     # The registry remembers bridge and tag; the options cover a lab whose
     # registry is gone.
-    found = cleanup.teardown(settings.state_dir, tag=args.tag,
+    found = manager.teardown(settings.state_dir, tag=args.tag,
                              bridge=args.bridge)
-    log_path = settings.state_dir.rstrip('/') + '.daemon.log'
+    log_path = manager.daemon_log(settings)
     if os.path.exists(log_path):
         os.unlink(log_path)
     removed = sum(len(v) for v in found.values() if isinstance(v, list))

@@ -14,6 +14,10 @@ from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import venvs
 
+# The region keystone-manage bootstrap makes, where Keystone's and Heat's
+# own endpoints are.
+REGION = 'RegionOne'
+
 
 class StepFailed(Exception):
     pass
@@ -88,7 +92,7 @@ def keystone_manage(layout, ports, secrets, venv):
             '--bootstrap-project-name', 'admin',
             '--bootstrap-role-name', 'admin',
             '--bootstrap-service-name', 'keystone',
-            '--bootstrap-region-id', 'RegionOne',
+            '--bootstrap-region-id', REGION,
             '--bootstrap-admin-url', url, '--bootstrap-internal-url', url,
             '--bootstrap-public-url', url])), env=env)
 
@@ -109,7 +113,7 @@ def admin_session(ports, secrets):
     return session.Session(auth=auth)
 
 
-class _Identity(object):
+class Identity(object):
     """Find-or-create over Keystone's REST API, so a re-run after a
     half-done registration creates only what is missing."""
 
@@ -136,12 +140,13 @@ class _Identity(object):
         self.session.put('%s/%s/%s/users/%s/roles/%s' % (
             self.url, target, target_id, user_id, role_id))
 
-    def ensure_endpoint(self, service_id, interface, url):
-        """The service's endpoint for ``interface`` in RegionOne, made,
+    def ensure_endpoint(self, service_id, interface, url,
+                        region=REGION):
+        """The service's endpoint for ``interface`` in ``region``, made,
         or updated when its URL differs."""
         found = self.session.get('%s/endpoints' % self.url, params={
             'service_id': service_id, 'interface': interface,
-            'region_id': 'RegionOne'}).json()['endpoints']
+            'region_id': region}).json()['endpoints']
         if found and found[0]['url'] != url:
             self.session.patch('%s/endpoints/%s' % (self.url, found[0]['id']),
                                json={'endpoint': {'url': url}})
@@ -149,14 +154,14 @@ class _Identity(object):
             return found[0]['id']
         answer = self.session.post('%s/endpoints' % self.url, json={
             'endpoint': {'service_id': service_id, 'interface': interface,
-                         'region_id': 'RegionOne', 'url': url}})
+                         'region_id': region, 'url': url}})
         return answer.json()['endpoint']['id']
 
 
 def register_heat(layout, ports, secrets):
     """Heat's users, roles, stack domain and catalog entry."""
-    identity = _Identity(admin_session(ports, secrets),
-                         config.keystone_url(ports))
+    identity = Identity(admin_session(ports, secrets),
+                        config.keystone_url(ports))
     admin = identity.find('role', 'admin')
     service_project = identity.ensure(
         'project', {'name': 'service', 'domain_id': 'default',
@@ -214,12 +219,12 @@ def iaas_endpoints(ports):
             'image': host % ports['glance'] + '/'}
 
 
-def register_iaas(ports, secrets, endpoints=None):
+def register_iaas(ports, secrets, endpoints=None, region=REGION):
     """The stand-ins in the catalog: each service found or made, and its
-    public, internal and admin endpoints in RegionOne found or made (a
+    public, internal and admin endpoints in ``region`` found or made (a
     URL that changed is updated), so a re-run adds no duplicate."""
-    identity = _Identity(admin_session(ports, secrets),
-                         config.keystone_url(ports))
+    identity = Identity(admin_session(ports, secrets),
+                        config.keystone_url(ports))
     endpoints = endpoints or iaas_endpoints(ports)
     for service_type, name, description in IAAS_SERVICES:
         service = identity.ensure('service', {
@@ -227,4 +232,4 @@ def register_iaas(ports, secrets, endpoints=None):
             'description': description}, type=service_type)
         for interface in ('public', 'internal', 'admin'):
             identity.ensure_endpoint(service, interface,
-                                     endpoints[service_type])
+                                     endpoints[service_type], region)

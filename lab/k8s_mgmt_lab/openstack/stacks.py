@@ -73,9 +73,15 @@ class Stacks(object):
         self.sleep = sleep
         self.heat = dict(HEAT, region_name=region_name)
         self.neutron = dict(NEUTRON, region_name=region_name)
+        # Heat builds in the region the request names, as heatclient
+        # names it; without the header, in its region_name_for_services.
+        self.headers = {'X-Region-Name': region_name} if region_name else {}
         self.timeout = timeout
 
     def _call(self, method, url, service=None, **kwargs):
+        if service is None:
+            kwargs['headers'] = dict(self.headers, **kwargs.get('headers',
+                                                               {}))
         return self.session.request(
             url, method, endpoint_filter=service or self.heat, **kwargs)
 

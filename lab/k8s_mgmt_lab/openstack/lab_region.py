@@ -1,0 +1,166 @@
+"""A lab's OpenStack: real Keystone and Heat (a control plane of the lab's
+own, or one shared by several labs), and the lab's region of it, where
+the lab serves Nova, Neutron, Cinder and Glance over its VMs.
+
+    region = LabRegion(state_dir, tag, shared_plane=None)
+    region.start_plane()              # own plane: up; shared: must be up
+    region.serve(subnet, network_id, hosts, provisioner, volume_backend)
+    path = region.stacks().create_flavour(...)
+    region.record()                   # what lab.json keeps
+    region.stop_serving()             # the daemon's stand-ins
+    release(state_dir, record)        # lab down: region or whole plane
+"""
+
+import os
+
+from oslo_log import log as logging
+
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.openstack import bootstrap
+from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.openstack.iaas import auth
+from k8s_mgmt_lab.openstack.iaas import model
+from k8s_mgmt_lab.openstack.iaas import network as iaas_network
+from k8s_mgmt_lab.openstack.iaas import serve
+from k8s_mgmt_lab.openstack import stacks as stacks_mod
+from k8s_mgmt_lab.openstack import state as plane_state
+from k8s_mgmt_lab.openstack import tenancy
+
+LOG = logging.getLogger(__name__)
+
+PLANE_SUBDIR = 'openstack'
+IAAS_STATE = 'iaas.json'
+PASSWORD_FILE = 'os-password'
+# The environment variable naming a running control plane that labs
+# share (``k8s-mgmt lab up --control-plane``'s default).
+SHARED_PLANE_ENV = 'K8S_MGMT_LAB_CONTROL_PLANE'
+
+
+def own_plane_dir(state_dir):
+    return os.path.join(state_dir, PLANE_SUBDIR)
+
+
+def shared_plane_default():
+    return os.environ.get(SHARED_PLANE_ENV) or None
+
+
+class LabRegion(object):
+
+    def __init__(self, state_dir, tag, shared_plane=None,
+                 cache_dir=control_plane.DEFAULT_CACHE):
+        self.state_dir = os.path.abspath(state_dir)
+        self.name = tenancy.name_for(tag)
+        self.shared = bool(shared_plane)
+        self.plane = control_plane.ControlPlane(
+            os.path.abspath(shared_plane) if shared_plane
+            else own_plane_dir(self.state_dir), cache_dir)
+        self.iaas = None
+        self.credentials = None
+
+    def start_plane(self):
+        """An own control plane started (set up on its first start); a
+        shared one checked: every service alive, or LabError naming the
+        dead ones."""
+        if not self.shared:
+            self.plane.up()
+            return
+        dead = [name for name, found in self.plane.status().items()
+                if not found['alive']]
+        if dead:
+            raise LabError(
+                'the shared control plane in %s is not running (%s down); '
+                'start it with "k8s-mgmt lab control-plane --dir %s up"'
+                % (self.plane.layout.root, ', '.join(dead),
+                   self.plane.layout.root))
+
+    def serve(self, subnet, network_id, compute_hosts, provisioner,
+              volume_backend, reserved=None):
+        """The stand-ins over the lab's state (``iaas.json`` in its state
+        dir), in the lab's region of the catalog. ``reserved``: {ip: name}
+        of hosts outside the stacks (the Ansible server), each given a
+        Neutron port first, so no server's port takes its address."""
+        plane = self.plane
+        state = model.State.open(
+            os.path.join(self.state_dir, IAAS_STATE), subnet,
+            compute_hosts, network_id=network_id)
+        tokens = auth.KeystoneTokens(
+            bootstrap.admin_session(plane.ports,
+                                    plane_state.secrets(plane.layout)),
+            config.keystone_url(plane.ports))
+        self.iaas = serve.Iaas(state, tokens, None, provisioner,
+                               volume_backend).start()
+        project = tenancy.register(plane, self.name, self.iaas.endpoints())
+        ports = iaas_network.Ports(state)
+        for ip, name in (reserved or {}).items():
+            with state.lock:
+                taken = any(f['ip_address'] == ip
+                            for p in state.records('ports').values()
+                            for f in p['fixed_ips'])
+                if not taken:
+                    ports.create({'network_id': network_id, 'name': name,
+                                  'fixed_ips': [{'ip_address': ip}]},
+                                 project)
+                    state.save()
+        self.credentials = tenancy.credentials(plane, self.name)
+        password_file = os.path.join(self.state_dir, PASSWORD_FILE)
+        plane_state.write_private(password_file,
+                                  self.credentials['password'])
+        return self.iaas
+
+    def stacks(self):
+        """The lab's Heat side (openstack.stacks) in its project and
+        region."""
+        return stacks_mod.Stacks(tenancy.session(self.credentials),
+                                 region_name=self.name)
+
+    def record(self, daemon_log=None):
+        return {'control_plane': self.plane.layout.root,
+                'shared': self.shared, 'region': self.name,
+                'project': self.name,
+                'iaas': {name: server.url for name, server
+                         in self.iaas.servers.items()},
+                'log': daemon_log}
+
+    def stop_serving(self):
+        if self.iaas is not None:
+            self.iaas.stop()
+            self.iaas = None
+
+
+def openrc(state_dir, credentials):
+    """The lab's openrc text (no secret: the password is read from the
+    lab's 0600 password file when sourced)."""
+    return tenancy.openrc(credentials, os.path.join(
+        os.path.abspath(state_dir), PASSWORD_FILE))
+
+
+def client_run(record, words):
+    """python-openstackclient (from the lab's cache) run with ``words``
+    as the lab's admin, in its project and region; its exit status."""
+    import subprocess
+    from k8s_mgmt_lab.openstack import venvs
+    plane = control_plane.ControlPlane(record['openstack']['control_plane'])
+    env = dict(os.environ)
+    env.update(tenancy.client_env(record['heat']))
+    argv = venvs.entry_point_argv(plane.client_venv(), 'openstack', *words)
+    return subprocess.run(argv, env=env).returncode
+
+
+def release(state_dir, record):
+    """What ``lab down`` does to OpenStack, before the state dir goes: a
+    shared plane loses the lab's region and project; a plane of the lab's
+    own is stopped (by PID, whatever its record says). Never raises for a
+    plane that is down or gone: the rest of the teardown must run."""
+    section = (record or {}).get('openstack') or {}
+    own = own_plane_dir(os.path.abspath(state_dir))
+    if section.get('shared'):
+        plane = control_plane.ControlPlane(section['control_plane'])
+        try:
+            tenancy.unregister(plane, section['region'])
+        except Exception as err:    # a shared plane already stopped
+            LOG.warning('lab region %s not removed from %s: %s',
+                        section.get('region'), section['control_plane'],
+                        err)
+    if os.path.isdir(own):
+        control_plane.ControlPlane(own).down()
