@@ -91,10 +91,14 @@ def instance_id(settings, record):
 
 
 def vim_info(record):
+    """The VIM as Tacker's ``_get_vim`` hands it over: the lab's Keystone
+    credentials and its region (``region``, as Tacker names it)."""
     heat = record['heat']
     auth = {key: heat[key] for key in (
         'auth_url', 'username', 'password', 'project_name',
         'user_domain_name', 'project_domain_name')}
+    if heat.get('region_name'):
+        auth['region'] = heat['region_name']
     return {'vim_type': 'openstack', 'vim_auth': auth}
 
 

@@ -1,6 +1,7 @@
 """Heal on the lab the way Tacker runs it, and crash a VM to heal.
 
-Tacker's conductor's order, played with the lab's cloud:
+Tacker's conductor's order, played with the lab's real Heat
+(:class:`k8s_mgmt_lab.openstack.stacks.Stacks`, in the lab's region):
 
 * one VNFC: ``heal_start`` (no kwargs beyond the lab's two), then Heat
   replaces the server (mark the server resource unhealthy, stack update:
@@ -26,9 +27,6 @@ import uuid
 
 
 from k8s_mgmt import package as package_mod
-from k8s_mgmt_lab import cloud as cloud_mod
-from k8s_mgmt_lab import heat_wait
-from k8s_mgmt_lab import hot
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import drivers
 from k8s_mgmt_lab.conductor import lcm
@@ -58,44 +56,53 @@ def kill(settings, vnfc_id):
     return server_id, vm_mod.kill(registry, server_id)
 
 
-def _stack_ref(client, stack_id):
-    # name/id: the lab (like Heat) answers a bare id with a redirect, which
-    # an HTTP client may replay as GET.
-    return '%s/%s' % (client.stacks.get(stack_id).stack_name, stack_id)
+SERVER = 'OS::Nova::Server'
 
 
-def unhealthy_resources(client, top_ref, node, include_block_storage):
-    """(stack name/id, resource name) of what a VNFC heal marks unhealthy:
-    the node's server and, unless kept, every volume Heat shows attached
-    to it."""
-    server_ref = _stack_ref(client, node.stack_id)
-    marked = [(server_ref, node.resource_name)]
+def marked_for_heal(listing, server_id, volume_ids=()):
+    """(stack name/id, resource name) of what a VNFC heal marks unhealthy,
+    from the stack's nested resource listing: the server ``server_id``
+    and the volumes among ``volume_ids`` (those attached to it)."""
+    servers = [r for r in listing if r.get('resource_type') == SERVER and
+               r.get('physical_resource_id') == server_id]
+    if not servers:
+        raise LabError('Heat shows no server %s in the stack' % server_id)
+    server = servers[0]
+    return [(status_mod.stack_of(server), server['resource_name'])] + [
+        (status_mod.stack_of(r), r['resource_name'])
+        for r in status_mod.volume_resources(listing)
+        if r.get('physical_resource_id') in set(volume_ids)]
+
+
+def unhealthy_resources(stacks, path, server_id, include_block_storage):
+    """What a VNFC heal marks unhealthy: the server and, unless kept,
+    every volume Heat shows attached to it."""
+    listing = stacks.resources(path)
+    marked = marked_for_heal(listing, server_id)
     if not include_block_storage:
         return marked
-    server = client.resources.get(server_ref, node.resource_name)
-    ids = {v['id'] for v in server.attributes.get(
-        'os-extended-volumes:volumes_attached') or []}
-    found = client.resources.list(top_ref, nested_depth=5,
-                                  filters={'type': hot.VOLUME})
-    return marked + [(status_mod.stack_of(res), res.resource_name)
-                     for res in found if res.physical_resource_id in ids]
+    shown = stacks.resource(*marked[0]).get('attributes') or {}
+    attached = [v['id'] for v in shown.get(
+        'os-extended-volumes:volumes_attached') or ()]
+    return marked_for_heal(listing, server_id, attached)
 
 
 def replace_vnfc(settings, record, topology, vnfc_id,
                  include_block_storage=True):
-    """Heat heals one server (and, by default, its volumes); lab.json maps
-    the VNFC to the new server."""
+    """Heat heals one server (and, by default, its volumes): each marked
+    unhealthy in its own stack, then the top stack updated as it is;
+    lab.json maps the VNFC to the new server."""
     node = topology.by_vnfc_id(vnfc_id)
     if node is None:
         raise LabError('VNFC %s has no server in stack %s'
                        % (vnfc_id, record['stack_id']))
-    client = status_mod.lab_heat(record)
-    top_ref = _stack_ref(client, record['stack_id'])
-    for stack_ref, name in unhealthy_resources(client, top_ref, node,
-                                               include_block_storage):
-        client.resources.mark_unhealthy(stack_ref, name, True, 'lab heal')
-    client.stacks.update(top_ref, existing=True)
-    heat_wait.stack_done(client, record['stack_id'], 'UPDATE')
+    stacks = status_mod.lab_stacks(record)
+    path = status_mod.stack_path(record)
+    for stack, name in unhealthy_resources(stacks, path, node.server_id,
+                                           include_block_storage):
+        stacks.mark_unhealthy(stack, name, 'lab heal')
+    stacks.update(path)
+    stacks.wait(path, 'UPDATE')
     healed = status_mod.read_topology(record).by_stack_id(node.stack_id)
     if healed is None or healed.server_id == node.server_id:
         raise LabError('the stack update did not replace server %s'
@@ -110,23 +117,21 @@ def replace_vnfc(settings, record, topology, vnfc_id,
 
 def recreate_stack(settings, record):
     """Whole-VNF heal on the cloud, as Tacker's infra driver runs it: the
-    stack deleted (waited for until DELETE_COMPLETE), then created again
-    under the same name from the package's BaseHOT with the parameters it
-    had; new servers, new VNFC ids."""
-    client = status_mod.lab_heat(record)
-    old = client.stacks.get(record['stack_id'])
-    parameters = {k: v for k, v in old.parameters.items()
-                  if not k.startswith('OS::')}
-    client.stacks.delete(old.id)
-    heat_wait.stack_done(client, old.id, 'DELETE')
-    text, files = hot.read_dir_template(cloud_mod.top_template(
-        lcm.package_dir(settings), record['flavour']))
-    created = client.stacks.create(
-        stack_name=old.stack_name, template=text, files=files,
-        parameters=parameters, timeout_mins=10, disable_rollback=True)
-    record['stack_id'] = created['stack']['id']
-    heat_wait.stack_done(client, record['stack_id'], 'CREATE')
+    stack deleted (waited for until Heat no longer knows it), then created
+    again under the same name from the package's BaseHOT with the
+    parameters it had; new servers, new VNFC ids."""
+    stacks = status_mod.lab_stacks(record)
+    old = status_mod.stack_path(record)
+    parameters = stacks.parameters(old)
+    stacks.delete_and_wait(old)
+    new = stacks.create_flavour(record['stack_name'],
+                                lcm.package_dir(settings), record['flavour'],
+                                parameters)
+    record['stack_id'] = new.split('/', 1)[1]
+    # Written before the wait: a failed create still names the stack.
     record['vnfc_ids'] = {}
+    manager.write_record(settings.lab_file, record)
+    stacks.wait(new, 'CREATE')
     topology = status_mod.read_topology(record)
     record['vnfc_ids'] = {n.server_id: str(uuid.uuid4())
                           for n in topology.all_nodes()}

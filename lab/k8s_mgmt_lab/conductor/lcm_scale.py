@@ -1,9 +1,10 @@
 """Scale and terminate on the lab, in the order Tacker's conductor uses.
 
-The cloud side goes through the lab's Heat API, the way Tacker's OpenStack
-infra driver drives Heat (one scaling-policy signal per step, a stack
-delete); the driver's hooks get Tacker-shaped dicts and the conductor's
-keyword arguments (tacker.conductor.conductor_server):
+The cloud side goes through the lab's real Heat, the way Tacker's OpenStack
+infra driver drives it (:mod:`.scale_cloud`: policy signals for the
+complex flavour, desired_capacity updates for the others; a stack delete);
+the driver's hooks get Tacker-shaped dicts and the conductor's keyword
+arguments (tacker.conductor.conductor_server):
 
 * SCALE_OUT: Heat grows the group, then ``scale_end(scale_out_id_list=<new
   member stack ids>, vnf=...)``. When scale_end fails, the op occ's error
@@ -16,9 +17,10 @@ keyword arguments (tacker.conductor.conductor_server):
   for the rollback would; ``fail_after_scale_end`` stands for the other
   case: ``scale_start(scale_name_list=<the new members>)`` with the
   SCALE_OUT request, then Heat.
-* SCALE_IN: ``scale_start(scale_name_list=<members Heat will remove>,
-  scale_out_id_list=<their stack ids>, vnf=...)``, then Heat shrinks the
-  group.
+* SCALE_IN: ``scale_start(scale_name_list=<members Tacker expects Heat to
+  remove>, scale_out_id_list=<their stack ids>, vnf=...)``, then Heat
+  shrinks the group; the result names the members Heat did remove, read
+  from Heat (a warning when they are not the ones the driver was told).
 * Terminate: ``terminate_start(vnf=...)``, Heat deletes the stack, then
   ``terminate_end`` (no ``vnf``) with ``vim_connection_info`` emptied.
 
@@ -33,17 +35,17 @@ import uuid
 from oslo_log import log as logging
 
 from k8s_mgmt import secrets
-from k8s_mgmt_lab import heat_wait
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import drivers
 from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import scale_cloud
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
 
 LOG = logging.getLogger(__name__)
 
-SCALE_OUT = 'SCALE_OUT'
-SCALE_IN = 'SCALE_IN'
+SCALE_OUT = scale_cloud.SCALE_OUT
+SCALE_IN = scale_cloud.SCALE_IN
 DEFAULT_ASPECT = 'worker_instance'
 
 
@@ -57,64 +59,6 @@ class ScaleResult:
     seconds_cloud: float
     seconds_driver: float
     rolled_back: bool = False
-
-
-class Heat(object):
-    """The few Heat calls the conductor's side needs, on the lab's API."""
-
-    def __init__(self, record):
-        self.client = status_mod.lab_heat(record)
-        self.stack_id = record['stack_id']
-        self.stack_ref = '%s/%s' % (record['stack_name'], record['stack_id'])
-
-    def members(self, aspect_id):
-        """The group's members, oldest first: dicts of name, stack id,
-        status, creation time."""
-        group = self.client.resources.get(self.stack_ref, aspect_id)
-        nested = group.physical_resource_id
-        if not nested:
-            raise LabError('group %s has no nested stack' % aspect_id)
-        found = self.client.resources.list(nested)
-        items = [{'name': r.resource_name,
-                  'stack_id': r.physical_resource_id,
-                  'status': r.resource_status,
-                  'created': r.creation_time or ''} for r in found]
-        order = {m['name']: i for i, m in enumerate(items)}
-        return sorted(items, key=lambda m: (m['created'], order[m['name']]))
-
-    def mark_unhealthy(self, aspect_id, names, reason):
-        """Mark members of the group unhealthy (in its nested stack), so
-        that the next scale-in removes them first."""
-        group = self.client.resources.get(self.stack_ref, aspect_id)
-        nested = group.physical_resource_id
-        ref = '%s/%s' % (self.client.stacks.get(nested).stack_name, nested)
-        for name in names:
-            self.client.resources.mark_unhealthy(ref, name, True, reason)
-
-    def signal(self, aspect_id, scale_type, steps):
-        policy = '%s_%s' % (aspect_id, 'scale_out' if scale_type == SCALE_OUT
-                            else 'scale_in')
-        for _ in range(steps):
-            self.client.resources.signal(self.stack_ref, policy)
-            heat_wait.group_done(self.client, self.stack_ref, aspect_id)
-
-    def delete_stack(self):
-        self.client.stacks.delete(self.stack_ref)
-        heat_wait.stack_done(self.client, self.stack_id, 'DELETE')
-
-
-def members_heat_removes(members, count):
-    """Which members a scale-in by ``count`` removes, in removal order
-    (``members`` oldest first): failed ones first, then the oldest, as
-    Heat's AutoScalingGroup chooses."""
-    left = list(members)
-    chosen = []
-    for _ in range(min(count, len(left))):
-        unhealthy = [m for m in left if m['status'].endswith('FAILED')]
-        victim = (unhealthy or left)[0]
-        left.remove(victim)
-        chosen.append(victim)
-    return chosen
 
 
 def scale_request(scale_type, aspect_id, steps, additional_params=None):
@@ -141,7 +85,7 @@ class _Conductor(object):
         lcm.use_driver_state_dir(settings)
         self.inst_request = lcm.instantiate_request(
             manager.lab_request(self.record))
-        self.heat = Heat(self.record)
+        self.heat = scale_cloud.ScaleCloud(self.record, self.pkg)
         self.kwargs = {'vnf_package_path': self.pkg,
                        'vim_info': lcm.vim_info(self.record)}
 
@@ -212,11 +156,13 @@ class ConductorFailure(LabError):
 
 
 def _scale_out(conductor, request, fail_after_scale_end=False):
-    heat, aspect = conductor.heat, request['aspect_id']
-    before = {m['name'] for m in heat.members(aspect)}
+    heat = conductor.heat
+    aspect = heat.aspect(request['aspect_id'])
+    before = heat.members(aspect.name)
     began = time.monotonic()
-    heat.signal(aspect, SCALE_OUT, request['number_of_steps'])
-    new = [m for m in heat.members(aspect) if m['name'] not in before]
+    heat.scale(aspect, SCALE_OUT, request['number_of_steps'], len(before))
+    new, _gone = scale_cloud.changed_members(before, heat.members(
+        aspect.name))
     conductor.remember_servers()
     scale_end = conductor.hook_call(
         'scale_end', request, scale_out_id_list=[m['stack_id'] for m in new],
@@ -236,18 +182,19 @@ def _scale_out(conductor, request, fail_after_scale_end=False):
                     '' if after_hook else ' through Heat alone, as Tacker '
                     'does (no hook)')
         try:
-            _roll_back(conductor, request, new, call_driver=after_hook)
+            _roll_back(conductor, request, aspect, new,
+                       call_driver=after_hook)
         except Exception as rollback_err:  # report, keep the first error
             LOG.error('the rollback failed too: %s',
                       secrets.redact(str(rollback_err)))
         raise
-    return ScaleResult(SCALE_OUT, aspect, request['number_of_steps'],
+    return ScaleResult(SCALE_OUT, aspect.name, request['number_of_steps'],
                        [m['name'] for m in new],
                        [m['stack_id'] for m in new],
                        cloud_done - began, time.monotonic() - cloud_done)
 
 
-def _roll_back(conductor, request, new, call_driver):
+def _roll_back(conductor, request, aspect, new, call_driver):
     """Tacker's rollback of a failed scale-out: the driver's scale_start
     only when the failure came after scale_end (its kwargs: just
     ``scale_name_list``), then Heat."""
@@ -256,30 +203,48 @@ def _roll_back(conductor, request, new, call_driver):
             conductor.hook('scale_start', request,
                            scale_name_list=[m['name'] for m in new])
     finally:
-        # As Tacker's rollback (its OpenStack infra driver's
-        # scale_in_reverse, tacker 16): the new members are marked
-        # unhealthy in the group's stack, so the scale-in removes them
-        # (failed members go first) whatever the driver did; a plain
-        # scale-in would remove the oldest.
-        conductor.heat.mark_unhealthy(request['aspect_id'],
-                                      [m['name'] for m in new], 'Scale')
-        conductor.heat.signal(request['aspect_id'], SCALE_IN, len(new))
+        # As Tacker's rollback (scale_in_reverse, tacker 16): the new
+        # members are marked unhealthy in the group's stack, so Heat
+        # removes them, whatever the driver did; a plain scale-in would
+        # remove the oldest.
+        if new:
+            current = len(conductor.heat.members(aspect.name))
+            conductor.heat.shrink_by(aspect, [m['name'] for m in new],
+                                     current)
         conductor.remember_servers()
 
 
 def _scale_in(conductor, request):
-    heat, aspect = conductor.heat, request['aspect_id']
-    members = heat.members(aspect)
-    gone = members_heat_removes(members, request['number_of_steps'])
-    scale_start = conductor.hook_call(
-        'scale_start', request, scale_name_list=[m['name'] for m in gone],
-        scale_out_id_list=[m['stack_id'] for m in gone], vnf=conductor.vnf())
+    heat = conductor.heat
+    aspect = heat.aspect(request['aspect_id'])
+    before = heat.members(aspect.name)
+    told = scale_cloud.tacker_scale_in_victims(
+        before, aspect, request['number_of_steps'])
+    scale_start = None
+    if told:    # Tacker calls scale_start only with members to remove
+        scale_start = conductor.hook_call(
+            'scale_start', request,
+            scale_name_list=[m['name'] for m in told],
+            scale_out_id_list=[m['stack_id'] for m in told],
+            vnf=conductor.vnf())
+    else:
+        LOG.warning('group %s is at its min_size %d: nothing to remove',
+                    aspect.name, aspect.min_size)
     began = time.monotonic()
-    scale_start()
+    if scale_start is not None:
+        scale_start()
     driver_done = time.monotonic()
-    heat.signal(aspect, SCALE_IN, request['number_of_steps'])
+    heat.scale(aspect, SCALE_IN, request['number_of_steps'], len(before),
+               remove=[m['name'] for m in told])
+    _new, gone = scale_cloud.changed_members(before, heat.members(
+        aspect.name))
     conductor.remember_servers()
-    return ScaleResult(SCALE_IN, aspect, request['number_of_steps'],
+    if {m['name'] for m in gone} != {m['name'] for m in told}:
+        LOG.warning('Heat removed %s from group %s; the driver was told %s',
+                    ', '.join(m['name'] for m in gone) or 'nothing',
+                    aspect.name,
+                    ', '.join(m['name'] for m in told) or 'nothing')
+    return ScaleResult(SCALE_IN, aspect.name, request['number_of_steps'],
                        [m['name'] for m in gone],
                        [m['stack_id'] for m in gone],
                        time.monotonic() - driver_done, driver_done - began)
@@ -291,7 +256,7 @@ def terminate(settings, driver=None):
     request = {'termination_type': 'FORCEFUL', 'additional_params': {}}
     began = time.monotonic()
     conductor.hook('terminate_start', request, vnf=conductor.vnf())
-    conductor.heat.delete_stack()
+    conductor.heat.delete()
     conductor.record['terminated'] = True
     manager.write_record(settings.lab_file, conductor.record)
     # Tacker re-initialises instantiated_vnf_info and empties

@@ -40,9 +40,12 @@ def follow(settings, report):
     info = report.get('instantiated_vnf_info')
     stack_id = info.get('stack_id') if info else None
     if report['instantiation_state'] == 'INSTANTIATED' and stack_id:
-        client = status_mod.lab_heat(record)
+        stack = status_mod.lab_stacks(record).show(stack_id)
+        if stack is None:
+            raise LabError('Tacker\'s stack %s is not in the lab\'s Heat'
+                           % stack_id)
         record['stack_id'] = stack_id
-        record['stack_name'] = client.stacks.get(stack_id).stack_name
+        record['stack_name'] = stack['stack_name']
         record['vnfc_ids'] = vnfc_ids(report)
         record.pop('terminated', None)
     elif report['instantiation_state'] == 'NOT_INSTANTIATED':
@@ -54,18 +57,16 @@ def follow(settings, report):
 
 
 def delete_prebuilt_stack(settings, record):
-    """Delete the stack ``lab up`` built (through the lab's Heat API,
-    until DELETE_COMPLETE), so that Tacker creates its own."""
-    from k8s_mgmt_lab import heat_wait
+    """Delete the stack ``lab up`` built (through the lab's Heat, until
+    Heat no longer knows it), so that Tacker creates its own."""
     if not record.get('stack_id'):
         return None
     if record.get('vnf_instance_id'):
         raise LabError('the lab\'s stack %s belongs to VNF instance %s'
                        % (record['stack_id'], record['vnf_instance_id']))
-    client = status_mod.lab_heat(record)
     stack_id = record['stack_id']
-    client.stacks.delete('%s/%s' % (record['stack_name'], stack_id))
-    heat_wait.stack_done(client, stack_id, 'DELETE')
+    status_mod.lab_stacks(record).delete_and_wait(
+        status_mod.stack_path(record))
     record.update(stack_id=None, stack_name=None, vnfc_ids={})
     manager.write_record(settings.lab_file, record)
     return stack_id

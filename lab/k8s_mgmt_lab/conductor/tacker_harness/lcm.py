@@ -65,13 +65,16 @@ def create_instance(context, ctl, vnfd_id, name):
     return instance
 
 
-def request_for_vim(body, vim_id):
+def request_for_vim(body, vim_id, region=None):
     """The InstantiateVnfRequest body with its VIM connections on the
     registered VIM: a sample names a placeholder VIM id, which an operator
-    replaces with their own VIM's."""
+    replaces with their own VIM's; ``region`` (the lab's Keystone region)
+    goes in their accessInfo, where Tacker's ``_get_vim`` reads it."""
     body = copy.deepcopy(body)
     for conn in body.get('vimConnectionInfo') or []:
         conn['vimId'] = vim_id
+        if region:
+            conn.setdefault('accessInfo', {})['region'] = region
     return body
 
 

@@ -149,7 +149,8 @@ def instantiate(settings, request_body=None, name=None):
         began = time.monotonic()
         op_occ_id = lcm.instantiate(
             session.context, session.ctl, instance_id,
-            lcm.request_for_vim(body, session.state['vim_id']))
+            lcm.request_for_vim(body, session.state['vim_id'],
+                                record['heat'].get('region_name')))
         seconds['instantiate'] = time.monotonic() - began
         report = finish(session, instance_id, op_occ_id, seconds)
     labrecord.follow(settings, report)

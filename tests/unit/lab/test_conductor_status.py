@@ -1,0 +1,113 @@
+"""The lab conductor's side of real Keystone and Heat without either: the
+record's region on every client, the volumes and heal marks read from
+Heat-shaped listings, and status's ``openstack`` section."""
+
+import os
+
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_heal
+from k8s_mgmt_lab.conductor import status
+from k8s_mgmt_lab.conductor.tacker_harness import lcm as harness_lcm
+from k8s_mgmt_lab.openstack import pins
+
+HEAT = 'http://127.0.0.1:18004/v1/p/stacks/'
+RECORD = {'stack_name': 'vnf', 'stack_id': 'top', 'flavour': 'storage',
+          'daemon_pid': os.getpid(),
+          'heat': {'auth_url': 'http://127.0.0.1:5000/v3', 'username': 'u',
+                   'password': 'p', 'project_name': 'lab-p',
+                   'user_domain_name': 'Default',
+                   'project_domain_name': 'Default', 'region_name': 'lab-r'}}
+
+
+def _res(stack, name, rtype, physical):
+    return {'resource_name': name, 'resource_type': rtype,
+            'physical_resource_id': physical,
+            'links': [{'rel': 'stack', 'href': HEAT + stack}]}
+
+
+LISTING = [
+    _res('vnf/top', 'storage_server', 'OS::Nova::Server', 'srv-s'),
+    _res('vnf/top', 'storage_volume', 'OS::Cinder::Volume', 'vol-s'),
+    _res('vnf-w-m1/m1', 'workerNode', 'OS::Nova::Server', 'srv-w'),
+    _res('vnf-w-m1/m1', 'worker_volume', 'OS::Cinder::Volume', 'vol-w'),
+]
+
+
+def test_every_client_asks_for_the_labs_region():
+    assert status.lab_stacks(RECORD).heat['region_name'] == 'lab-r'
+    assert status.lab_heat(RECORD).http_client.region_name == 'lab-r'
+    assert lcm.vim_info(RECORD)['vim_auth']['region'] == 'lab-r'
+    old = dict(RECORD, heat=dict(RECORD['heat'], region_name=None))
+    assert 'region' not in lcm.vim_info(old)['vim_auth']
+
+
+def test_tacker_is_given_the_region_in_the_vim_connection():
+    body = {'vimConnectionInfo': [{'id': 'c', 'vimId': 'x'}]}
+    sent = harness_lcm.request_for_vim(body, 'vim-1', 'lab-r')
+    assert sent['vimConnectionInfo'] == [{
+        'id': 'c', 'vimId': 'vim-1', 'accessInfo': {'region': 'lab-r'}}]
+    assert 'accessInfo' not in harness_lcm.request_for_vim(
+        body, 'vim-1')['vimConnectionInfo'][0]
+
+
+class ShownStacks(object):
+    def resources(self, path):
+        assert path == 'vnf/top'
+        return LISTING
+
+    def resource(self, stack, name):
+        return {'attributes': {
+            'id': 'vol-s', 'size': 1, 'status': 'in-use',
+            'attachments': [{'device': '/dev/vdb', 'server_id': 'srv-s'}],
+            'os-extended-volumes:volumes_attached': [{'id': 'vol-w'}]}}
+
+
+def test_volumes_are_read_from_the_nested_listing():
+    rows = status.read_volumes(RECORD, stacks=ShownStacks())
+    assert [r['resource'] for r in rows] == ['storage_volume',
+                                             'worker_volume']
+    assert rows[0] == {'id': 'vol-s', 'resource': 'storage_volume',
+                       'device': '/dev/vdb', 'server': 'srv-s', 'size': 1,
+                       'status': 'in-use'}
+
+
+def test_a_vnfc_heal_marks_the_server_and_its_volumes_in_their_stacks():
+    assert lcm_heal.unhealthy_resources(
+        ShownStacks(), 'vnf/top', 'srv-w', True) == [
+            ('vnf-w-m1/m1', 'workerNode'), ('vnf-w-m1/m1', 'worker_volume')]
+    assert lcm_heal.unhealthy_resources(
+        ShownStacks(), 'vnf/top', 'srv-w', False) == [
+            ('vnf-w-m1/m1', 'workerNode')]
+
+
+def test_stand_ins_say_keystone_and_heat_are_real():
+    text = status.STAND_INS['openstack']
+    assert 'real Keystone %s and Heat %s' % (
+        pins.version('keystone'), pins.version('openstack-heat')) in text
+    assert 'Nova, Neutron, Cinder and Glance are the lab\'s stand-ins' \
+        in text
+
+
+def test_the_openstack_section_names_every_service(tmp_path):
+    assert status.openstack_report(RECORD) is None
+    record = dict(RECORD, openstack={
+        'control_plane': str(tmp_path), 'shared': False, 'region': 'lab-r',
+        'project': 'lab-p', 'log': '/var/log/lab.log',
+        'iaas': {'nova': 'http://127.0.0.1:1/v2.1',
+                 'neutron': 'http://127.0.0.1:2',
+                 'cinder': 'http://127.0.0.1:3/v3',
+                 'glance': 'http://127.0.0.1:4'}})
+    found = status.openstack_report(record)
+    assert {k: found[k] for k in ('auth_url', 'region', 'project', 'user')} \
+        == {'auth_url': 'http://127.0.0.1:5000/v3', 'region': 'lab-r',
+            'project': 'lab-p', 'user': 'u'}
+    services = found['services']
+    assert set(services) == {'mariadb', 'epmd', 'rabbitmq', 'keystone',
+                             'heat-api', 'heat-engine', 'nova', 'neutron',
+                             'cinder', 'glance'}
+    assert services['keystone']['version'] == pins.version('keystone')
+    assert services['keystone']['alive'] is False   # never started here
+    assert services['nova'] == {
+        'pid': os.getpid(), 'alive': True, 'log': '/var/log/lab.log',
+        'url': 'http://127.0.0.1:1/v2.1',
+        'version': 'compute v2.1, microversions 2.1 to 2.96'}
