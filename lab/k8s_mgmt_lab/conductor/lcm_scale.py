@@ -85,7 +85,7 @@ class _Conductor(object):
         lcm.use_driver_state_dir(settings)
         self.inst_request = lcm.instantiate_request(
             manager.lab_request(self.record))
-        self.heat = scale_cloud.ScaleCloud(self.record, self.pkg)
+        self.heat = scale_cloud.ScaleCloud(self.record)
         self.kwargs = {'vnf_package_path': self.pkg,
                        'vim_info': lcm.vim_info(self.record)}
 
@@ -164,6 +164,13 @@ def _scale_out(conductor, request, fail_after_scale_end=False):
     new, _gone = scale_cloud.changed_members(before, heat.members(
         aspect.name))
     conductor.remember_servers()
+    cloud_done = time.monotonic()
+    if not new:     # Tacker calls scale_end only with members added
+        LOG.warning('group %s is at its max_size %d: nothing added',
+                    aspect.name, aspect.max_size)
+        return ScaleResult(SCALE_OUT, aspect.name,
+                           request['number_of_steps'], [], [],
+                           cloud_done - began, 0.0)
     scale_end = conductor.hook_call(
         'scale_end', request, scale_out_id_list=[m['stack_id'] for m in new],
         vnf=conductor.vnf())

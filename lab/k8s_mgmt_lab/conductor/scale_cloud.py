@@ -12,19 +12,23 @@ OpenStack infra driver plays it (tacker 16,
   unhealthy first (``scale_out_initial``, ``scale_in_reverse``);
 * what Heat did is read from Heat afterwards: a signal at the group's
   ``min_size`` or ``max_size`` answers 200 and changes nothing, and Heat,
-  not the lab, picks the members a signal removes.
+  not the lab, picks the members a signal removes;
+* a rollback marks the new members unhealthy and lowers desired_capacity
+  for every flavour, as Tacker's does.
 
-The group's sizes and policies come from the package's BaseHOT, where
-Tacker reads them too (the VNF's ``heat_template``).
+Real Heat resets a group to its desired_capacity parameter on every
+update of the stack, a heal's included, so a heal after a signalled
+scale brings the group back to the size the parameters name.
+
+The group's sizes and policies come from the template Heat holds for the
+stack (Tacker reads the VNF's ``heat_template``): ``lab up`` may have
+raised a group's max_size over the package's.
 """
 
 import dataclasses
 
-import yaml
-
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.openstack import stacks as stacks_mod
 
 SCALE_OUT = 'SCALE_OUT'
 SCALE_IN = 'SCALE_IN'
@@ -112,17 +116,17 @@ def tacker_scale_in_victims(members, aspect, steps):
 class ScaleCloud(object):
     """Heat's part of the lab's scale and terminate, on one stack."""
 
-    def __init__(self, record, package_dir, stacks=None):
+    def __init__(self, record, stacks=None, template=None):
+        self.record = record
         self.stacks = stacks or status_mod.lab_stacks(record)
         self.path = status_mod.stack_path(record)
         self.signalled = record['flavour'] in SIGNALLED_FLAVOURS
-        self._template = None
-        self._package = (package_dir, record['flavour'])
+        self._template = template
 
     def aspect(self, aspect_id):
         if self._template is None:
-            text, _files = stacks_mod.package_templates(*self._package)
-            self._template = yaml.safe_load(text)
+            self._template = status_mod.lab_heat(self.record).stacks.template(
+                self.path)
         return aspect_of(self._template, aspect_id)
 
     def members(self, aspect_id):
@@ -158,14 +162,15 @@ class ScaleCloud(object):
         return target
 
     def shrink_by(self, aspect, names, current):
-        """Remove the members ``names``, marked unhealthy first, as
-        Tacker's rollback of a scale-out does (``scale_in_reverse``): a
-        signalled group then takes them first, failed members going
-        first."""
-        steps = -(-len(names) // aspect.step_in)
-        if self.signalled:
-            self.mark_unhealthy(aspect.name, names)
-        return self.scale(aspect, SCALE_IN, steps, current, remove=names)
+        """Remove the members ``names`` as Tacker's rollback of a
+        scale-out does (``scale_in_reverse``): marked unhealthy, then the
+        desired_capacity lowered by their number, whatever the flavour.
+        Heat counts a group's size without its failed members, so a
+        signal after the marks would remove one member more."""
+        target = max(current - len(names), aspect.min_size)
+        self.mark_unhealthy(aspect.name, names)
+        self.stacks.resize(self.path, aspect.vdu, target)
+        return target
 
     def delete(self):
         return self.stacks.delete_and_wait(self.path)

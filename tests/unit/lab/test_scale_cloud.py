@@ -110,8 +110,8 @@ class RecordingStacks(object):
 def _cloud(flavour):
     stacks = RecordingStacks()
     record = dict(RECORD, flavour=flavour)
-    return scale_cloud.ScaleCloud(record, str(shipped.sample_package()),
-                                  stacks=stacks), stacks
+    return scale_cloud.ScaleCloud(record, stacks=stacks,
+                                  template=_template(flavour)), stacks
 
 
 def test_complex_signals_once_a_step_and_waits_for_each_clamped_size():
@@ -137,25 +137,89 @@ def test_the_other_flavours_mark_tackers_victims_then_update_capacity():
     assert stacks.calls == []          # at min_size: no update at all
 
 
-def test_a_rollback_marks_the_new_members_then_shrinks_by_them():
-    cloud, stacks = _cloud('complex')
-    aspect = cloud.aspect('worker_instance')
-    cloud.shrink_by(aspect, ['n1', 'n2'], 4)
-    assert stacks.calls == [
-        ('mark_unhealthy', 'group/worker_instance', 'n1', 'Scale'),
-        ('mark_unhealthy', 'group/worker_instance', 'n2', 'Scale'),
-        ('signal', 'vnf/top', 'worker_instance_scale_in'),
-        ('wait_group', 'worker_instance', 3),
-        ('signal', 'vnf/top', 'worker_instance_scale_in'),
-        ('wait_group', 'worker_instance', 2)]
-    cloud, stacks = _cloud('storage')
-    cloud.shrink_by(cloud.aspect('worker_instance'), ['n1'], 2)
-    assert stacks.calls == [
-        ('mark_unhealthy', 'group/worker_instance', 'n1', 'Scale'),
-        ('resize', 'vnf/top', 'workerNode', 1)]
+def test_a_rollback_marks_the_new_members_then_lowers_the_capacity():
+    # Even where scales go by signal: Heat sizes a group without its
+    # failed members, so a signal after the marks removes one more.
+    for flavour in ('complex', 'storage'):
+        cloud, stacks = _cloud(flavour)
+        assert cloud.shrink_by(cloud.aspect('worker_instance'),
+                               ['n1', 'n2'], 4) == 2
+        assert stacks.calls == [
+            ('mark_unhealthy', 'group/worker_instance', 'n1', 'Scale'),
+            ('mark_unhealthy', 'group/worker_instance', 'n2', 'Scale'),
+            ('resize', 'vnf/top', 'workerNode', 2)]
 
 
 def test_terminate_deletes_the_stack_by_its_path():
     cloud, stacks = _cloud('simple')
     cloud.delete()
     assert stacks.calls == [('delete_and_wait', 'vnf/top')]
+
+
+class FakeCloud(object):
+    """A group whose members Heat changes as ``after`` says."""
+
+    def __init__(self, before, after):
+        self.reads = [before, after]
+        self.scaled = []
+
+    def aspect(self, aspect_id):
+        return WORKERS
+
+    def members(self, aspect_id):
+        return self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+
+    def scale(self, aspect, scale_type, steps, current, remove=()):
+        self.scaled.append((scale_type, steps, current, list(remove)))
+
+
+class FakeConductor(object):
+    def __init__(self, cloud):
+        self.heat = cloud
+        self.hooks = []
+
+    def hook_call(self, name, request, **kwargs):
+        return lambda: self.hooks.append((name, kwargs))
+
+    def vnf(self):
+        return {'id': 'vnf'}
+
+    def remember_servers(self):
+        pass
+
+
+def _members(*names):
+    return [{'name': n, 'stack_id': 'stack-' + n, 'status': 'CREATE_COMPLETE',
+             'created': str(i)} for i, n in enumerate(names)]
+
+
+def test_scale_in_tells_the_driver_tackers_guess_and_reports_heats_choice(
+        caplog):
+    from k8s_mgmt_lab.conductor import lcm_scale
+    cloud = FakeCloud(_members('a', 'b', 'c'), _members('a', 'c'))
+    conductor = FakeConductor(cloud)
+    result = lcm_scale._scale_in(conductor, lcm_scale.scale_request(
+        'SCALE_IN', 'worker_instance', 1))
+    assert conductor.hooks == [('scale_start', {
+        'scale_name_list': ['a'], 'scale_out_id_list': ['stack-a'],
+        'vnf': {'id': 'vnf'}})]
+    assert cloud.scaled == [('SCALE_IN', 1, 3, ['a'])]
+    assert (result.member_names, result.member_stack_ids) == (
+        ['b'], ['stack-b'])
+    assert 'Heat removed b from group worker_instance; the driver was ' \
+        'told a' in caplog.text
+
+
+def test_scale_out_at_max_size_calls_no_hook():
+    from k8s_mgmt_lab.conductor import lcm_scale
+    five = _members('a', 'b', 'c', 'd', 'e')
+    conductor = FakeConductor(FakeCloud(five, five))
+    result = lcm_scale._scale_out(conductor, lcm_scale.scale_request(
+        'SCALE_OUT', 'worker_instance', 1))
+    assert conductor.hooks == [] and result.member_names == []
+    conductor = FakeConductor(FakeCloud(five[:3], five))
+    result = lcm_scale._scale_out(conductor, lcm_scale.scale_request(
+        'SCALE_OUT', 'worker_instance', 2))
+    assert result.member_names == ['d', 'e']
+    assert conductor.hooks == [('scale_end', {
+        'scale_out_id_list': ['stack-d', 'stack-e'], 'vnf': {'id': 'vnf'}})]
