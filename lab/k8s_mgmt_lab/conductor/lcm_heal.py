@@ -34,6 +34,7 @@ from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import registry as registry_mod
 from k8s_mgmt_lab.machines import vm as vm_mod
+from k8s_mgmt_lab.openstack import stacks as stacks_mod
 
 # Tacker's additionalParams switch of a VNFC heal: false keeps the volumes.
 INCLUDE_BLOCK_STORAGE = 'tacker_extension_heal_include_block_storage'
@@ -118,15 +119,19 @@ def replace_vnfc(settings, record, topology, vnfc_id,
 def recreate_stack(settings, record):
     """Whole-VNF heal on the cloud, as Tacker's infra driver runs it: the
     stack deleted (waited for until Heat no longer knows it), then created
-    again under the same name from the package's BaseHOT with the
-    parameters it had; new servers, new VNFC ids."""
+    again under the same name from the flavour's BaseHOT with the
+    parameters it had; new servers, new VNFC ids. The top template is the
+    one Heat held, which ``lab up`` may have edited (a raised max_size),
+    as an operator's package would hold it; the nested ones the
+    package's."""
     stacks = status_mod.lab_stacks(record)
     old = status_mod.stack_path(record)
     parameters = stacks.parameters(old)
+    template = status_mod.lab_heat(record).stacks.template(old)
+    _top, files = stacks_mod.package_templates(lcm.package_dir(settings),
+                                               record['flavour'])
     stacks.delete_and_wait(old)
-    new = stacks.create_flavour(record['stack_name'],
-                                lcm.package_dir(settings), record['flavour'],
-                                parameters)
+    new = stacks.create(record['stack_name'], template, files, parameters)
     record['stack_id'] = new.split('/', 1)[1]
     # Written before the wait: a failed create still names the stack.
     record['vnfc_ids'] = {}

@@ -111,3 +111,54 @@ def test_the_openstack_section_names_every_service(tmp_path):
         'pid': os.getpid(), 'alive': True, 'log': '/var/log/lab.log',
         'url': 'http://127.0.0.1:1/v2.1',
         'version': 'compute v2.1, microversions 2.1 to 2.96'}
+
+
+class RecreatingStacks(object):
+    def __init__(self):
+        self.calls = []
+
+    def parameters(self, path):
+        return {'nfv': {'VDU': {}}}
+
+    def delete_and_wait(self, path):
+        self.calls.append(('delete_and_wait', path))
+
+    def create(self, name, template, files, parameters):
+        self.calls.append(('create', name, template, sorted(files),
+                           parameters))
+        return '%s/new-id' % name
+
+    def wait(self, path, action):
+        self.calls.append(('wait', path, action))
+
+
+def test_a_whole_vnf_heal_recreates_the_stack_heat_held(monkeypatch,
+                                                        tmp_path):
+    import types
+    from k8s_mgmt import shipped
+    stacks = RecreatingStacks()
+    held = {'heat_template_version': '2016-10-14', 'resources': {}}
+    monkeypatch.setattr(status, 'lab_stacks', lambda record: stacks)
+    monkeypatch.setattr(status, 'lab_heat', lambda record: types.
+                        SimpleNamespace(stacks=types.SimpleNamespace(
+                            template=lambda path: held)))
+    node = types.SimpleNamespace(server_id='srv-new')
+    monkeypatch.setattr(status, 'read_topology', lambda record: types.
+                        SimpleNamespace(all_nodes=lambda: [node]))
+    written = []
+    monkeypatch.setattr(lcm_heal.manager, 'write_record',
+                        lambda path, record: written.append(dict(record)))
+    settings = types.SimpleNamespace(
+        package_dir=str(shipped.sample_package()),
+        lab_file=str(tmp_path / 'lab.json'))
+    record = dict(RECORD, vnfc_ids={'srv-old': 'v1'})
+    assert lcm_heal.recreate_stack(settings, record) == 'new-id'
+    assert stacks.calls == [
+        ('delete_and_wait', 'vnf/top'),
+        ('create', 'vnf', held, ['storage_nested_master.yaml',
+                                 'storage_nested_worker.yaml'],
+         {'nfv': {'VDU': {}}}),
+        ('wait', 'vnf/new-id', 'CREATE')]
+    assert written[0]['stack_id'] == 'new-id' and \
+        written[0]['vnfc_ids'] == {}
+    assert list(record['vnfc_ids']) == ['srv-new']
