@@ -40,17 +40,25 @@ def plane_root(tmp_path_factory, name):
 
 
 class RecordingProvisioner(object):
-    """Servers recorded, never VMs; a console with a login prompt."""
+    """Servers recorded, never VMs; a console with a login prompt. With
+    the stand-in's ``state``, what Nova's ``addresses`` showed of each
+    server when its VM was deleted (``addresses_at_delete``)."""
 
-    def __init__(self):
+    def __init__(self, state=None):
         self.lock = threading.Lock()
         self.created, self.deleted = [], []
+        self.state, self.addresses_at_delete = state, {}
 
     def create_servers(self, specs):
         with self.lock:
             self.created.extend(specs)
 
     def delete_servers(self, server_ids):
+        if self.state is not None:
+            with self.state.lock:
+                shown = {i: self.state.addresses(i) for i in server_ids}
+            with self.lock:
+                self.addresses_at_delete.update(shown)
         with self.lock:
             self.deleted.extend(server_ids)
 
@@ -92,7 +100,8 @@ def plane_with_iaas(root, iaas_state):
         ports, secrets = plane.ports, plane_state.secrets(plane.layout)
         tokens = auth.KeystoneTokens(bootstrap.admin_session(ports, secrets),
                                      config.keystone_url(ports))
-        provisioner, volumes = RecordingProvisioner(), RecordingVolumes()
+        provisioner = RecordingProvisioner(iaas_state)
+        volumes = RecordingVolumes()
         iaas = serve.Iaas(iaas_state, tokens, plane.iaas_ports(),
                           provisioner, volumes).start()
         plane.register_iaas()

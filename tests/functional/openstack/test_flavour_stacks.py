@@ -19,7 +19,11 @@ import time
 import pytest
 
 from k8s_mgmt import package as package_mod
+from k8s_mgmt import params as params_mod
 from k8s_mgmt import shipped
+from k8s_mgmt.topology import heat as topology_heat
+from k8s_mgmt.topology import model as topology_model
+from k8s_mgmt.topology.from_params import spec_from_params
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import stack_servers
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
@@ -160,6 +164,40 @@ def _check_spread(bench, servers):
     assert group['policy'] == 'anti-affinity'
 
 
+def _check_topology(bench, flavour, path, servers):
+    """The driver's own Heat reader, as instantiate_end runs it on the
+    flavour's sample request, finds each server in its role at its port's
+    IP on the host Nova put it, the VIP's address and the storage
+    volume: what the stand-ins show through real Heat is what the driver
+    reads."""
+    cluster = params_mod.load_request(shipped.sample_request(flavour))
+    reader = topology_heat.HeatReader(bench.stacks.session)
+    topology = reader.read_topology(spec_from_params(cluster),
+                                    path.split('/')[1])
+    nova, ports = bench.records('servers'), bench.records('ports')
+    by_vdu = stack_servers.by_vdu(servers)
+    roles = {'masterNode': topology.masters, 'workerNode': topology.workers,
+             'storage_server': topology.storage, 'externalLB': topology.lbs}
+    for vdu, nodes in roles.items():
+        assert sorted(n.server_id for n in nodes) == sorted(
+            s.server_id for s in by_vdu.get(vdu, ())), vdu
+    ips = {s.server_id: {ip for _name, _id, ip in s.ports} for s in servers}
+    for nodes in roles.values():
+        for node in nodes:
+            assert node.ssh_ip in ips[node.server_id]
+            assert node.nic_ip in ips[node.server_id]
+            assert node.compute_host == nova[node.server_id]['host']
+    if flavour in ('complex', 'podaffinity'):
+        vip = bench.stacks.resource(path, 'vip_CP')['physical_resource_id']
+        assert topology.vip == ports[vip]['fixed_ips'][0]['ip_address']
+    if flavour == 'storage':
+        [volume_id] = bench.records('volumes')
+        [storage] = topology.storage
+        assert topology.volumes == (topology_model.Volume(
+            resource_name='storage_server_volume', volume_id=volume_id,
+            device='/dev/vdb', server_id=storage.server_id),)
+
+
 def _scale(bench, flavour, path, seconds):
     """Out by one worker, then in by that one; the provisioner made and
     removed exactly it."""
@@ -235,6 +273,8 @@ def test_the_flavours_stack_is_created_scaled_healed_and_deleted(
         _check_spread(bench, servers)
     if flavour in ('complex', 'podaffinity'):
         _check_vip(bench, path, servers)
+    _timed(seconds, 'topology read', _check_topology, bench, flavour, path,
+           servers)
     if flavour in ('simple', 'complex'):
         _scale(bench, flavour, path, seconds)
     _heal(bench, path, seconds)

@@ -16,6 +16,11 @@ STRANGER = auth.Caller('other-user', 'project-b', ('member',))
 
 
 class Provisioner(object):
+    """No VM; a console a test may set (``consoles``, by server id)."""
+
+    def __init__(self):
+        self.consoles = {}
+
     def create_servers(self, specs):
         pass
 
@@ -23,7 +28,7 @@ class Provisioner(object):
         pass
 
     def console_output(self, server_id):
-        return 'console of %s' % server_id
+        return self.consoles.get(server_id, 'console of %s' % server_id)
 
 
 class Client(object):
@@ -268,3 +273,84 @@ def test_a_server_group_is_its_projects(admin, iaas):
     assert Client(iaas, 'member-token').call(
         'compute', 'GET', path).status_code == 200
     assert admin.call('compute', 'DELETE', path).status_code == 204
+
+
+def _network(admin):
+    return admin.call('network', 'GET', '/v2.0/networks').json()[
+        'networks'][0]['id']
+
+
+def test_console_output_gives_the_last_lines_asked_for(admin, iaas):
+    """As Nova reads os-getConsoleOutput's ``length``: none, null or -1
+    for all of it, N for the last N lines, 0 for none; an unknown server
+    is a 404 naming the instance."""
+    server_id = admin.call('compute', 'POST', '/servers', json={'server': {
+        'name': 'vdu', 'flavorRef': '1', 'networks': [
+            {'uuid': _network(admin)}]}}).json()['server']['id']
+    text = ''.join('line %d\n' % n for n in range(4)) + 'vdu login: '
+    iaas.compute.provisioner.consoles[server_id] = text
+
+    def console(asked):
+        answer = admin.call('compute', 'POST', '/servers/%s/action'
+                            % server_id, json={'os-getConsoleOutput': asked})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    for asked in ({}, None, {'length': None}, {'length': -1}):
+        assert console(asked) == {'output': text}, asked
+    assert console({'length': 2}) == {'output': 'line 3\nvdu login: '}
+    assert console({'length': '1'}) == {'output': 'vdu login: '}
+    assert console({'length': 0}) == {'output': ''}
+    missing = admin.call('compute', 'POST', '/servers/no-such-server/action',
+                         json={'os-getConsoleOutput': {}})
+    assert missing.status_code == 404
+    assert missing.json() == {'itemNotFound': {
+        'code': 404,
+        'message': 'Instance no-such-server could not be found.'}}
+
+
+def test_nova_and_cinder_agree_on_a_servers_volumes(admin):
+    """A volume mapped at boot keeps the device asked for (vdc), one
+    attached later takes the first free one (vdb); Cinder's attachments,
+    Nova's volumes_attached and its os-volume_attachments say the same."""
+    def volume(size):
+        return admin.call('volumev3', 'POST', '/volumes', json={
+            'volume': {'size': size}}).json()['volume']['id']
+
+    mapped, attached = volume(1), volume(2)
+    server_id = admin.call('compute', 'POST', '/servers', json={'server': {
+        'name': 'vdu', 'flavorRef': '1',
+        'networks': [{'uuid': _network(admin)}],
+        'block_device_mapping_v2': [{
+            'uuid': mapped, 'source_type': 'volume',
+            'destination_type': 'volume', 'boot_index': -1,
+            'device_name': 'vdc'}]}}).json()['server']['id']
+    later = admin.call('compute', 'POST',
+                       '/servers/%s/os-volume_attachments' % server_id,
+                       json={'volumeAttachment': {'volumeId': attached}})
+    assert later.json()['volumeAttachment']['device'] == '/dev/vdb'
+    devices = {}
+    for volume_id in (mapped, attached):
+        shown = admin.call('volumev3', 'GET', '/volumes/' + volume_id).json()[
+            'volume']
+        assert shown['status'] == 'in-use'
+        [attachment] = shown['attachments']
+        assert set(attachment) == {'server_id', 'attachment_id',
+                                   'attached_at', 'host_name', 'volume_id',
+                                   'device', 'id'}
+        assert attachment['server_id'] == server_id
+        assert attachment['volume_id'] == attachment['id'] == volume_id
+        devices[volume_id] = (attachment['device'],
+                              attachment['attachment_id'])
+    assert devices[mapped][0] == '/dev/vdc'
+    assert devices[attached][0] == '/dev/vdb'
+    server = admin.call('compute', 'GET', '/servers/' + server_id).json()[
+        'server']
+    assert sorted(v['id'] for v in server[
+        'os-extended-volumes:volumes_attached']) == sorted([mapped,
+                                                            attached])
+    listed = admin.call('compute', 'GET', '/servers/%s/os-volume_attachments'
+                        % server_id).json()['volumeAttachments']
+    assert {a['volumeId']: (a['device'], a['attachment_id'])
+            for a in listed} == devices
+    assert all(a['serverId'] == server_id for a in listed)

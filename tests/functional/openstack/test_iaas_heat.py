@@ -5,9 +5,13 @@ a recording volume backend. Through Heat's REST API: a port, server,
 volume and attachment stack is created, healed (mark unhealthy, then an
 update: a new server on the same port, which is where a stand-in that
 leaves the MAC in the old server's addresses fails with
-InterfaceDetachFailed) and deleted; a server boots with a volume
-mapped; an autoscaling group of a nested template spreads over compute
-hosts through an anti-affinity server group; nothing stays behind.
+InterfaceDetachFailed; the old server's addresses are empty when its VM
+goes, the new one shows the port's MAC) and deleted; a server boots
+with a volume mapped; a storage server is healed with a new volume, and
+a heal that would keep its volume fails as Nova refuses a volume in use;
+an autoscaling group of a nested template spreads over compute hosts
+through an anti-affinity server group, and a member healed stays in the
+group on a host of its own; nothing stays behind.
 The seconds Heat took are printed (run with -s to see them)."""
 
 import json
@@ -19,6 +23,7 @@ import requests
 from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt_lab.openstack import state as plane_state
 from k8s_mgmt_lab.openstack.iaas import model
 from tests.functional.openstack import iaas_fixture
@@ -84,6 +89,12 @@ class Lab(object):
         return self.session.get('%s/%s/resources/%s' % (
             self.stacks, path, resource)).json()['resource'][
                 'physical_resource_id']
+
+    def nova(self, path, raise_exc=True):
+        """GET Nova's ``path``: its JSON, or the answer when not raising."""
+        answer = self.session.get('%s/%s' % (self.session.get_endpoint(
+            service_type='compute'), path), raise_exc=raise_exc)
+        return answer.json() if raise_exc else answer
 
     def records(self, kind):
         with self.state.lock:
@@ -154,10 +165,22 @@ def test_a_server_stack_is_created_healed_and_deleted(lab):
     assert lab.provisioner.created[-1][:3] == (new_id, 'vdu1', ip)
     servers = lab.records('servers')
     assert list(servers) == [new_id]
-    assert lab.state.addresses(new_id) == {model.NETWORK_NAME: [{
+    # The user port moved with its MAC: Heat detached it from the old
+    # server first and waited until Nova's addresses no longer showed the
+    # MAC (else InterfaceDetachFailed); the old server's VM went with
+    # nothing left in them, the new server shows the port.
+    assert lab.provisioner.addresses_at_delete[server_id] == {}
+    shown = lab.nova('servers/' + new_id)['server']['addresses']
+    assert shown == {model.NETWORK_NAME: [{
         'addr': ip, 'version': 4, 'OS-EXT-IPS:type': 'fixed',
         'OS-EXT-IPS-MAC:mac_addr': port['mac_address']}]}
-    assert lab.records('ports')[port_id]['device_id'] == new_id
+    assert lab.nova('servers/' + server_id, raise_exc=False).status_code \
+        == 404
+    neutron = lab.session.get_endpoint(service_type='network')
+    moved = lab.session.get('%s/v2.0/ports/%s' % (
+        neutron.rstrip('/'), port_id)).json()['port']
+    assert (moved['device_id'], moved['mac_address'], moved['status']) == (
+        new_id, port['mac_address'], 'ACTIVE')
     volume = lab.records('volumes')[volume_id]
     assert [a['server_id'] for a in volume['attachments']] == [new_id]
 
@@ -190,29 +213,42 @@ def test_a_volume_mapped_at_boot_is_in_use(lab):
     assert ('delete', volume_id) in lab.volumes.calls
 
 
-def test_an_autoscaling_group_spreads_over_hosts_by_anti_affinity(lab):
-    worker = {
-        'heat_template_version': '2018-08-31',
-        'parameters': {'net': {'type': 'string'},
-                       'group': {'type': 'string'}},
-        'resources': {
-            'port': {'type': 'OS::Neutron::Port',
-                     'properties': {'network': {'get_param': 'net'}}},
-            'server': {'type': 'OS::Nova::Server', 'properties': {
-                'flavor': 'm1.small', 'image': IMAGE,
-                'networks': [{'port': {'get_resource': 'port'}}],
-                'scheduler_hints': {'group': {'get_param': 'group'}}}}}}
-    path = lab.create('workers', {
+WORKER = {
+    'heat_template_version': '2018-08-31',
+    'parameters': {'net': {'type': 'string'},
+                   'group': {'type': 'string'}},
+    'resources': {
+        'port': {'type': 'OS::Neutron::Port',
+                 'properties': {'network': {'get_param': 'net'}}},
+        'server': {'type': 'OS::Nova::Server', 'properties': {
+            'flavor': 'm1.small', 'image': IMAGE,
+            'networks': [{'port': {'get_resource': 'port'}}],
+            'scheduler_hints': {'group': {'get_param': 'group'}}}}}}
+
+
+def _anti_affine_workers(size):
+    """A top template: an anti-affinity server group and an autoscaling
+    group of ``size`` WORKER members in it; its files."""
+    return {
         'heat_template_version': '2018-08-31',
         'resources': {
             'group': {'type': 'OS::Nova::ServerGroup', 'properties': {
                 'name': 'workers', 'policies': ['anti-affinity']}},
             'asg': {'type': 'OS::Heat::AutoScalingGroup', 'properties': {
-                'min_size': 2, 'max_size': 3, 'desired_capacity': 2,
+                'min_size': size, 'max_size': size + 1,
+                'desired_capacity': size,
                 'resource': {'type': 'worker.yaml', 'properties': {
                     'net': model.NETWORK_NAME,
-                    'group': {'get_resource': 'group'}}}}}}},
-        files={'worker.yaml': json.dumps(worker)})
+                    'group': {'get_resource': 'group'}}}}}}}, {
+        'worker.yaml': json.dumps(WORKER)}
+
+
+def test_an_autoscaling_group_spreads_over_hosts_by_anti_affinity(lab):
+    """Spread at create, and still after a member is healed: the new
+    server is in the group, on a host no other member has, and Nova's
+    group shows it in the old one's place."""
+    template, files = _anti_affine_workers(2)
+    path = lab.create('workers', template, files=files)
     group_id = lab.resource_id(path, 'group')
     servers = lab.records('servers').values()
     assert len(servers) == 2
@@ -220,8 +256,119 @@ def test_an_autoscaling_group_spreads_over_hosts_by_anti_affinity(lab):
     assert len({s['host'] for s in servers}) == 2
     assert lab.records('server_groups')[group_id]['policy'] == \
         'anti-affinity'
+
+    stacks = stacks_mod.Stacks(lab.session)
+    old = stacks.servers(path)[0]
+    started = time.monotonic()
+    stacks.heal(path, [old])
+    print('Heat: heal a group member took %.1f s'
+          % (time.monotonic() - started))
+    after = stacks.servers(path)
+    [new] = [s for s in after if s.member == old.member]
+    assert new.server_id != old.server_id and new.ports == old.ports
+    nova = lab.records('servers')
+    assert sorted(nova) == sorted(s.server_id for s in after)
+    assert len({nova[s.server_id]['host'] for s in after}) == 2
+    assert nova[new.server_id]['group_id'] == group_id
+    members = lab.nova('os-server-groups/' + group_id)['server_group'][
+        'members']
+    assert sorted(members) == sorted(s.server_id for s in after)
     lab.delete(path)
     for kind in ('servers', 'ports', 'volumes', 'server_groups'):
+        assert lab.records(kind) == {}, kind
+
+
+def _storage_template():
+    """The storage flavour's shape: a server with its own port and a
+    volume mapped as vdb."""
+    return {
+        'heat_template_version': '2018-08-31',
+        'resources': {
+            'storage_server_volume': {'type': 'OS::Cinder::Volume',
+                                      'properties': {'size': 1}},
+            'storage_server_CP': {'type': 'OS::Neutron::Port', 'properties': {
+                'network': model.NETWORK_NAME}},
+            'storage_server': {'type': 'OS::Nova::Server', 'properties': {
+                'name': 'storage_server', 'flavor': 'm1.tiny',
+                'image': IMAGE,
+                'networks': [{'port': {'get_resource': 'storage_server_CP'}}],
+                'block_device_mapping_v2': [{
+                    'device_name': 'vdb', 'boot_index': -1,
+                    'volume_id': {'get_resource':
+                                  'storage_server_volume'}}]}}}}
+
+
+def _heal_storage(lab, path, what, keep_volume):
+    """Mark the storage server unhealthy, its volume too unless kept, and
+    update the stack as Tacker's heal does; the status it ends in."""
+    started = time.monotonic()
+    resources = '%s/%s/resources/' % (lab.stacks, path)
+    marked = ['storage_server'] + ([] if keep_volume
+                                   else ['storage_server_volume'])
+    for resource in marked:
+        lab.session.patch(resources + resource, json={
+            'mark_unhealthy': True, 'resource_status_reason': 'heal'})
+    lab.session.patch('%s/%s' % (lab.stacks, path), json={})
+    for _attempt in polling.Poll(150, first=0.3, maximum=1.5):
+        seen = _stack_status(lab.session, lab.stacks, path)
+        if seen in ('UPDATE_COMPLETE', 'UPDATE_FAILED'):
+            print('Heat: %s took %.1f s' % (what, time.monotonic() - started))
+            return seen
+    pytest.fail('%s: still %s' % (what, seen))
+
+
+def test_a_storage_server_is_healed_with_a_new_volume(lab):
+    """As Tacker heals the storage VDU with its volume: both marked
+    unhealthy. The new server has a new volume as vdb, Nova and Cinder
+    agree on it, and the old volume is gone."""
+    path = lab.create('storage-new', _storage_template())
+    try:
+        server_id = lab.resource_id(path, 'storage_server')
+        volume_id = lab.resource_id(path, 'storage_server_volume')
+        assert _heal_storage(lab, path, 'heal storage-new', False) == \
+            'UPDATE_COMPLETE'
+        new_id = lab.resource_id(path, 'storage_server')
+        new_volume = lab.resource_id(path, 'storage_server_volume')
+        assert new_id != server_id and new_volume != volume_id
+        volumes = lab.records('volumes')
+        assert list(volumes) == [new_volume]
+        [attachment] = volumes[new_volume]['attachments']
+        assert (attachment['server_id'], attachment['device']) == (
+            new_id, '/dev/vdb')
+        assert volumes[new_volume]['status'] == 'in-use'
+        assert [v['id'] for v in lab.nova('servers/' + new_id)['server'][
+            'os-extended-volumes:volumes_attached']] == [new_volume]
+        assert ('delete', volume_id) in lab.volumes.calls
+    finally:
+        lab.delete(path)
+    for kind in ('servers', 'ports', 'volumes'):
+        assert lab.records(kind) == {}, kind
+
+
+def test_a_heal_keeping_a_volume_mapped_at_boot_fails_as_in_openstack(lab):
+    """Heat makes the replacement server before it deletes the old one,
+    and asks Nova to boot it with the volume the old server still has:
+    Nova refuses a volume in use (400), as real Nova does, and the stack
+    is UPDATE_FAILED with the old server and its volume untouched. So a
+    storage server whose volume is mapped at boot is healed with a new
+    volume (or not at all); a lab that keeps the volume over a heal does
+    what OpenStack would not."""
+    path = lab.create('storage-kept', _storage_template())
+    try:
+        server_id = lab.resource_id(path, 'storage_server')
+        volume_id = lab.resource_id(path, 'storage_server_volume')
+        assert _heal_storage(lab, path, 'heal storage-kept', True) == \
+            'UPDATE_FAILED'
+        reason = lab.session.get('%s/%s' % (lab.stacks, path)).json()[
+            'stack']['stack_status_reason']
+        assert 'Invalid volume: volume %s' % volume_id in reason
+        assert 'in-use' in reason
+        assert list(lab.records('servers')) == [server_id]
+        [attachment] = lab.records('volumes')[volume_id]['attachments']
+        assert attachment['server_id'] == server_id
+    finally:
+        lab.delete(path)
+    for kind in ('servers', 'ports', 'volumes'):
         assert lab.records(kind) == {}, kind
 
 
