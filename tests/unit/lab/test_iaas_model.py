@@ -1,8 +1,8 @@
 """The stand-in's shared state without HTTP or threads (jobs run inline):
 a port and its server agree on MAC and address, an interface detach
-takes both away at once, volumes follow Nova's attach and detach, a
-failed build is an ERROR with a fault, and the state survives a save and
-a load."""
+takes both away at once, volumes follow Nova's attach and detach (one in
+use is refused for another server's boot), a failed build is an ERROR
+with a fault, and the state survives a save and a load."""
 
 import json
 import threading
@@ -258,3 +258,27 @@ def test_the_state_file_is_its_owners_alone(tmp_path):
     model.State(path=str(path)).save()
     assert path.stat().st_mode & 0o777 == 0o600
     assert not path.with_suffix('.json.tmp').exists()
+
+
+def test_a_volume_in_use_is_refused_for_another_servers_boot():
+    """What Heat asks when it replaces a server whose volume is mapped at
+    boot (the new server first, with the old one's volume): refused as
+    Nova refuses it, nothing of the new server kept, the old one keeping
+    its volume."""
+    cloud = Cloud()
+    volume = cloud.volumes.create({'size': 1})
+    mapping = [{'uuid': volume['id'], 'source_type': 'volume',
+                'destination_type': 'volume', 'boot_index': -1,
+                'device_name': 'vdb'}]
+    old = cloud.server(block_device_mapping_v2=mapping)
+    port = cloud.port()
+    with pytest.raises(model.BadRequest) as refused:
+        cloud.server(networks=[{'port': port['id']}],
+                     block_device_mapping_v2=mapping)
+    assert refused.value.message == 'Invalid volume: volume %s is in-use.' \
+        % volume['id']
+    assert list(cloud.state.records('servers')) == [old['id']]
+    assert port['device_id'] == ''
+    assert [(a['server_id'], a['device']) for a in volume['attachments']] \
+        == [(old['id'], '/dev/vdb')]
+    assert volume['status'] == 'in-use'
