@@ -9,7 +9,7 @@ import re
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 LANES = {'unit': ['tests/unit'], 'functional': ['tests/functional'],
-         'lab': ['tests/lab', 'tests/lab_cloud']}
+         'lab': ['tests/lab']}
 
 
 def _folders(words):

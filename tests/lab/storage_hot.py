@@ -18,7 +18,7 @@ resources:
     properties:
       name: storage
       flavor: m1.small
-      image: ubuntu
+      image: ubuntu-22.04-server-cloudimg-amd64
       block_device_mapping_v2:
         - {device_name: %(device)s,
            volume_id: {get_resource: storage_server_volume}, boot_index: -1}
