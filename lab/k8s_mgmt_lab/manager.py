@@ -58,8 +58,9 @@ class LabSettings:
     # etcd's raft timing in the VMs: 'lab' (slow-network tuning, for a
     # loaded machine) or 'kubeadm' (etcd's defaults, as kubeadm runs it).
     etcd_timing: str = 'lab'
-    # A running control plane's state dir, shared with other labs (None:
-    # the lab starts its own under its state dir).
+    # The state dir of a control plane shared with other labs (None:
+    # $K8S_MGMT_LAB_CONTROL_PLANE, else the lab starts its own under its
+    # state dir).
     control_plane: str = None
 
     @property
@@ -98,6 +99,11 @@ class VMProvisioner(object):
     def create_servers(self, specs):
         self.vms.create_many([(s.server_id, guest_hostname(s.name), s.ip)
                               for s in specs])
+
+    def detach_interface(self, server_id, port_id, ip):
+        """Nova's interface detach: the VM's NIC, when it holds the port's
+        address, is unplugged and the address freed."""
+        self.vms.unplug_nic(server_id, ip)
 
     def delete_servers(self, server_ids):
         for server_id in server_ids:
@@ -180,8 +186,9 @@ class Lab(object):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
         registry_mod.claim_state_dir(s.state_dir)
-        self.region = lab_region.LabRegion(s.state_dir, s.tag,
-                                           s.control_plane)
+        self.region = lab_region.LabRegion(
+            s.state_dir, s.tag,
+            s.control_plane or lab_region.shared_plane_default())
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             # The control plane starts (10 to 50 s) while the package, the
             # request's parameters, the bridge and the VM layers are made.

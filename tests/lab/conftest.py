@@ -118,6 +118,29 @@ def _dist_mode(argv):
 
 
 @pytest.fixture(scope='session', autouse=True)
+def shared_control_plane(tmp_path_factory):
+    """One real control plane (MariaDB, RabbitMQ, Keystone, Heat) per
+    worker for every lab the session builds, in-process or through
+    ``k8s-mgmt lab up``: its directory goes to the environment
+    (``K8S_MGMT_LAB_CONTROL_PLANE``), the first lab up starts it, each lab
+    gets a region and project of its own in it, and it stops when the
+    session ends; nothing of it keeps running."""
+    from k8s_mgmt_lab.openstack import control_plane
+    from k8s_mgmt_lab.openstack import lab_region
+    root = str(tmp_path_factory.mktemp('control-plane'))
+    saved = os.environ.get(lab_region.SHARED_PLANE_ENV)
+    os.environ[lab_region.SHARED_PLANE_ENV] = root
+    try:
+        yield root
+    finally:
+        if saved is None:
+            del os.environ[lab_region.SHARED_PLANE_ENV]
+        else:
+            os.environ[lab_region.SHARED_PLANE_ENV] = saved
+        control_plane.ControlPlane(root).down()
+
+
+@pytest.fixture(scope='session', autouse=True)
 def lab_leak_check():
     """After the whole lab suite: the test lab is gone without a trace."""
     yield

@@ -2,6 +2,7 @@
 
 import json
 import os
+import uuid
 
 import pytest
 
@@ -62,30 +63,40 @@ def _operator_request(tmp_path, mutate):
 
 
 def test_up_builds_the_stack_from_the_request(cli_lab, tmp_path):
-    """The networks and sizes come from the request through the UserData:
-    the master's port is on the request's network, under its link's
-    name, as Nova and Neutron would show it."""
-    def two_networks(body):
-        body['extVirtualLinks'][0]['resourceId'] = 'operator-net-a'
-        body['extVirtualLinks'][1]['resourceId'] = 'operator-net-b'
-    request = _operator_request(tmp_path, two_networks)
+    """The network and sizes come from the request through the UserData:
+    every server's port is on the network the request names, as the
+    stand-in Neutron shows it; a request naming two networks is refused
+    in one line before anything is built (the lab has one network)."""
+    network = str(uuid.uuid4())      # Neutron's ids are UUIDs
+
+    def operator_net(body):
+        for link in body['extVirtualLinks']:
+            link['resourceId'] = network
+    request = _operator_request(tmp_path, operator_net)
     k8s_mgmt('up', '--request', request, '--subnet', '10.254.204.0/24')
-    from k8s_mgmt_lab import cloud as lab_cloud
-    cloud = lab_cloud.LabCloud.load(os.path.join(STATE_DIR, 'cloud.json'))
+    from k8s_mgmt_lab.openstack.iaas import model
+    state = model.State.load(os.path.join(STATE_DIR, 'iaas.json'))
     record = json.load(open(os.path.join(STATE_DIR, 'lab.json')))
-    assert record['request']['extVirtualLinks'][0]['resourceId'] == (
-        'operator-net-a')
-    networks = {}
-    for server in cloud.servers(record['stack_id']):
-        port = [r for s in cloud.state['stacks'].values()
-                for r in s['resources'].values()
-                if r['type'] == 'OS::Neutron::Port' and
-                r['data'].get('device_id') == server['server_id']]
-        networks[server['resource_name']] = {
-            (p['data']['network_id'], p['data']['network']) for p in port}
-    assert networks == {
-        'masterNode': {('operator-net-a', 'k8s_net_master')},
-        'workerNode': {('operator-net-b', 'k8s_net_worker')}}
+    assert record['request']['extVirtualLinks'][0]['resourceId'] == network
+    servers = state.records('servers')
+    assert len(servers) == 2
+    for server_id in servers:
+        ports = state.server_ports(server_id)
+        assert [p['network_id'] for p in ports] == [network]
+        assert [a['addr'] for found in state.addresses(server_id).values()
+                for a in found] == [ports[0]['fixed_ips'][0]['ip_address']]
+    k8s_mgmt('down')
+
+    def two_networks(body):
+        body['extVirtualLinks'][0]['resourceId'] = str(uuid.uuid4())
+        body['extVirtualLinks'][1]['resourceId'] = str(uuid.uuid4())
+    proc = k8s_mgmt('up', '--request', _operator_request(tmp_path,
+                                                         two_networks),
+                    check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count('\n') == 1, proc.stderr
+    assert 'extVirtualLinks' in proc.stderr and 'Traceback' not in proc.stderr
+    assert not os.path.exists(os.path.join(STATE_DIR, 'lab.json'))
 
 
 def test_up_refuses_a_bad_request_before_any_vm(cli_lab, tmp_path):

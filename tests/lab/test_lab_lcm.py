@@ -87,7 +87,8 @@ def test_hooks_get_the_conductors_keyword_arguments(lab):
     info = after['instantiated_vnf_info']
     assert info['instance_id'] == end['vnf']['instance_id'] == \
         record['stack_id']
-    servers = {s['server_id'] for s in lab.cloud.servers(record['stack_id'])}
+    servers = {s.server_id for s in lab.region.stacks().servers(
+        '%s/%s' % (record['stack_name'], record['stack_id']))}
     vnfcs = info['vnfc_resource_info']
     assert {v['compute_resource']['resource_id'] for v in vnfcs} == servers
     assert {v['id'] for v in vnfcs} == set(record['vnfc_ids'].values())

@@ -1,19 +1,20 @@
 """Cinder volumes of the lab as real block devices in real lab VMs.
 
-The lab's cloud builds a small storage stack (one server, a volume mapped
-as vdb): the VM sees the volume as /dev/vdb with its by-id link, a real
-ext4 made on it survives a heal that keeps the volume, a heal that does
-not gives an empty one, and no loop device or file outlives the stack.
+Real Heat builds a small storage stack (one server, a volume mapped as
+vdb) on the lab's stand-in Nova and Cinder: the VM sees the volume as
+/dev/vdb with its by-id link, a real ext4 made on it survives a heal that
+keeps the volume, a heal that does not gives an empty one, and no loop
+device or file outlives the stack.
 """
 
+import contextlib
 import os
 import uuid
 
 import pytest
 
-from tests.lab_cloud import storage_hot
-
 from session_lab import SUBNET as TEST_SUBNET  # this worker's
+import storage_hot
 
 
 def _losetup_files():
@@ -22,49 +23,81 @@ def _losetup_files():
                 'BACK-FILE']).stdout
 
 
-def _cloud(tmp_path, state_dir, network, vms, subnet):
-    from k8s_mgmt_lab import cloud as lab_cloud
+NETWORK_ID = '6b1f0c1e-3d4c-4a55-9d0e-6c1d2b7a9e01'   # a UUID, as Neutron's
+
+
+@contextlib.contextmanager
+def _region(state_dir, tag, subnet, vms):
+    """The lab's stand-ins over ``vms`` in a region of the session's
+    shared control plane; released when the block ends."""
     from k8s_mgmt_lab import manager
     from k8s_mgmt_lab.machines import volumes
-    return lab_cloud.LabCloud(
-        storage_hot.write_package(tmp_path), subnet,
-        provisioner=manager.VMProvisioner(vms),
-        volumes=volumes.LoopVolumes(state_dir, vms))
+    from k8s_mgmt_lab.openstack import lab_region
+    from k8s_mgmt_lab.openstack import tenancy
+    region = lab_region.LabRegion(state_dir, tag,
+                                  lab_region.shared_plane_default())
+    region.start_plane()
+    try:
+        region.serve(subnet, NETWORK_ID, 3, manager.VMProvisioner(vms),
+                     volumes.LoopVolumes(state_dir, vms))
+        yield region
+    finally:
+        region.stop_serving()
+        tenancy.unregister(region.plane, region.name)
+
+
+class Storage(object):
+    """A storage stack built by real Heat, read through it."""
+
+    def __init__(self, region, package_dir, name):
+        self.heat = region.stacks()
+        self.path = self.heat.create_flavour(name, package_dir, 'storage',
+                                             {})
+        self.heat.wait(self.path, 'CREATE')
+
+    def ids(self):
+        return tuple(self.heat.resource(self.path, name)[
+            'physical_resource_id'] for name in ('storage_server',
+                                                 'storage_server_volume'))
+
+    def heal(self, keep):
+        """Tacker's heal: the server (and, unless ``keep``, its volume)
+        marked unhealthy, then an update."""
+        stack = self.path
+        self.heat.mark_unhealthy(stack, 'storage_server', 'Healing')
+        if not keep:
+            self.heat.mark_unhealthy(stack, 'storage_server_volume',
+                                     'Healing')
+        self.heat.update(stack)
+        self.heat.wait(stack, 'UPDATE')
+        return self.ids()
+
+    def delete(self):
+        if self.heat.show(self.path) is not None:
+            self.heat.delete_and_wait(self.path)
 
 
 @pytest.fixture
 def storage_stack(tmp_path, lab_network, vm_manager, lab_config):
-    cloud = _cloud(tmp_path, lab_config['state_dir'], lab_network,
-                   vm_manager, TEST_SUBNET)
-    stack_id = cloud.create_stack('storage', {}, name='volume-test')
-    yield cloud, stack_id
-    if any(s['id'] == stack_id for s in cloud.top_stacks()):
-        cloud.delete_stack(stack_id)   # whatever the test's outcome
-
-
-def _ids(cloud, stack_id):
-    server = cloud.resource(stack_id, 'storage_server')[2]
-    volume = cloud.resource(stack_id, 'storage_server_volume')[2]
-    return server['id'], volume['id']
+    with _region(lab_config['state_dir'], lab_config['tag'] + 'v',
+                 TEST_SUBNET, vm_manager) as region:
+        stack = Storage(region, storage_hot.write_package(tmp_path),
+                        'volume-test')
+        try:
+            yield stack
+        finally:
+            stack.delete()     # whatever the test's outcome
 
 
 def _in_vm(vms, server_id, script):
     return vms.exec(server_id, ['sh', '-c', script], check=False)
 
 
-def _heal(cloud, stack_id, keep):
-    cloud.mark_unhealthy(stack_id, 'storage_server')
-    if not keep:
-        cloud.mark_unhealthy(stack_id, 'storage_server_volume')
-    cloud.update_stack(stack_id)
-    return _ids(cloud, stack_id)
-
-
 def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
                                                    vm_manager, lab_config):
     from k8s_mgmt_lab.machines import volumes
-    cloud, stack_id = storage_stack
-    server_id, volume_id = _ids(cloud, stack_id)
+    stack = storage_stack
+    server_id, volume_id = stack.ids()
     path = volumes.LoopVolumes(lab_config['state_dir'], vm_manager).path(
         volume_id)
     assert os.path.getsize(path) == 1024 ** 3 and path in _losetup_files()
@@ -82,7 +115,7 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
     assert made.returncode == 0, made.stderr
 
     # keep: the same volume, its ext4 and the marker on the new server
-    kept_server, kept_volume = _heal(cloud, stack_id, keep=True)
+    kept_server, kept_volume = stack.heal(keep=True)
     assert kept_server != server_id and kept_volume == volume_id
     read = _in_vm(vm_manager, kept_server,
                   'set -e; blkid -p -s TYPE -o value /dev/vdb; mkdir -p '
@@ -90,7 +123,7 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
     assert read.stdout.split() == ['ext4', 'kept'], read.stderr
 
     # default: a new, empty volume; the old one's file is gone
-    new_server, new_volume = _heal(cloud, stack_id, keep=False)
+    new_server, new_volume = stack.heal(keep=False)
     assert new_volume != volume_id and not os.path.exists(path)
     assert path not in _losetup_files()
     assert _in_vm(vm_manager, new_server,
@@ -99,7 +132,7 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
                    'virtio-%s' % new_volume[:20])
     assert by_id.stdout.strip() == '../../vdb'
 
-    cloud.delete_stack(stack_id)
+    stack.delete()
     assert volumes.volumes_dir(lab_config['state_dir']) + '/' not in \
         _losetup_files()
     assert not os.listdir(volumes.volumes_dir(lab_config['state_dir']))
@@ -107,8 +140,9 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
 
 def test_teardown_releases_a_mounted_volume(tmp_path, lab_config,
                                             assert_lab_clean):
-    """A lab left with a volume mounted in a VM (a failed run) is torn
-    down: no loop device, no file, nothing else."""
+    """A lab left with a volume mounted in a VM (a failed run: its stack
+    never deleted) is torn down: no loop device, no file, nothing
+    else."""
     from k8s_mgmt_lab.machines import cleanup
     from k8s_mgmt_lab.machines import net
     from k8s_mgmt_lab.machines import vm
@@ -120,14 +154,15 @@ def test_teardown_releases_a_mounted_volume(tmp_path, lab_config,
                                  tag=tag)
         network.up()
         vms = vm.VMManager(network, state_dir)
-        cloud = _cloud(tmp_path, state_dir, network, vms, subnet)
-        stack_id = cloud.create_stack('storage', {}, name=str(uuid.uuid4()))
-        server_id, _ = _ids(cloud, stack_id)
-        busy = _in_vm(vms, server_id, 'set -e; mkfs.ext4 -q /dev/vdb; '
-                      'mkdir -p /srv/data; mount /dev/vdb /srv/data')
-        assert busy.returncode == 0, busy.stderr
-        left = cleanup.find_leftovers(state_dir, tag, bridge)
-        assert len(left['loop_devices']) == 1
+        with _region(state_dir, tag, subnet, vms) as region:
+            stack = Storage(region, storage_hot.write_package(tmp_path),
+                            str(uuid.uuid4()))
+            server_id, _ = stack.ids()
+            busy = _in_vm(vms, server_id, 'set -e; mkfs.ext4 -q /dev/vdb; '
+                          'mkdir -p /srv/data; mount /dev/vdb /srv/data')
+            assert busy.returncode == 0, busy.stderr
+            left = cleanup.find_leftovers(state_dir, tag, bridge)
+            assert len(left['loop_devices']) == 1
     finally:
         cleanup.teardown(state_dir)
     assert_lab_clean(state_dir, tag, bridge)

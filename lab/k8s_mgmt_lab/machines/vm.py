@@ -179,6 +179,19 @@ class VMManager(object):
                 '%s: %s' % (name, err) for name, err in failed))
         return [f.result() for f in futures]
 
+    def unplug_nic(self, vm_id, ip):
+        """Take away the VM's NIC if it holds ``ip`` (a lab VM has one, at
+        its first port's address): its veth is removed and the address is
+        free for another VM; the VM runs on without a network until it is
+        destroyed. A VM gone already, or at another address: nothing."""
+        record = self.registry.read()['vms'].get(vm_id)
+        if record is None or not ip or record.get('ip') != ip:
+            return
+        net.remove_link(net.host_veth_name(self.network.tag,
+                                           record['short']))
+        self.registry.update_vm(vm_id, ip=None)
+        LOG.info('lab VM %s: NIC with %s unplugged', vm_id, ip)
+
     def kill(self, vm_id):
         """Crash the VM: every process in it dies and its link goes down;
         netns and files stay."""

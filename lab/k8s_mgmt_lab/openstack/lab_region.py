@@ -11,11 +11,11 @@ the lab serves Nova, Neutron, Cinder and Glance over its VMs.
     release(state_dir, record)        # lab down: region or whole plane
 """
 
+import fcntl
 import os
 
 from oslo_log import log as logging
 
-from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import control_plane
@@ -59,20 +59,23 @@ class LabRegion(object):
         self.credentials = None
 
     def start_plane(self):
-        """An own control plane started (set up on its first start); a
-        shared one checked: every service alive, or LabError naming the
-        dead ones."""
+        """The control plane started (set up on its first start). A shared
+        one that runs is used as it is; one that does not (never started,
+        or a service died) is restarted here and keeps running after this
+        lab is down: whoever shares it stops it
+        (``k8s-mgmt lab control-plane --dir DIR down``)."""
         if not self.shared:
             self.plane.up()
             return
-        dead = [name for name, found in self.plane.status().items()
-                if not found['alive']]
-        if dead:
-            raise LabError(
-                'the shared control plane in %s is not running (%s down); '
-                'start it with "k8s-mgmt lab control-plane --dir %s up"'
-                % (self.plane.layout.root, ', '.join(dead),
-                   self.plane.layout.root))
+        root = self.plane.layout.root
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        # Two labs coming up at once on one shared plane: one starts it.
+        with open(os.path.join(root, 'start.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if all(found['alive'] for found in self.plane.status().values()):
+                return
+            self.plane.down()
+            self.plane.up()
 
     def serve(self, subnet, network_id, compute_hosts, provisioner,
               volume_backend, reserved=None):

@@ -80,8 +80,9 @@ class Stacks(object):
 
     def _call(self, method, url, service=None, **kwargs):
         if service is None:
-            kwargs['headers'] = dict(self.headers, **kwargs.get('headers',
-                                                               {}))
+            headers = dict(self.headers)
+            headers.update(kwargs.get('headers') or {})
+            kwargs['headers'] = headers
         return self.session.request(
             url, method, endpoint_filter=service or self.heat, **kwargs)
 
@@ -247,5 +248,17 @@ class Stacks(object):
         return self.wait(path, 'UPDATE')
 
     def delete_and_wait(self, path):
+        """Delete, wait for DELETE_COMPLETE, then until Heat lists no
+        stack of that name: it frees the name a moment after the status
+        (the purge of a convergence stack), and a create of the same name
+        meanwhile is a 409 "already exists"."""
         self.delete(path)
-        return self.wait(path, 'DELETE')
+        self.wait(path, 'DELETE')
+        name = path.split('/')[0]
+        for _attempt in self._poll():
+            listed = self._call('GET', '/stacks', params={
+                'name': name}).json()['stacks']
+            if not listed:
+                return None
+        raise StackFailed('stack %s: its name is still taken %.0f s after '
+                          'its deletion' % (path, self.timeout))

@@ -80,18 +80,22 @@ class ServerActions(object):
 
     def detach_interface(self, server_id, port_id):
         """Unbind the port: gone from ``addresses`` and ``device_id`` at
-        once. The VM keeps its NIC until it is deleted unless the
-        provisioner can unplug it (Heat deletes the old server of a heal
-        right after)."""
+        once, and unplugged from the VM by a provisioner that can
+        (``detach_interface(server_id, port_id, ip)``), so the address is
+        free for the server that takes the port next: Heat replacing a
+        server detaches its ports before it creates the new one on them,
+        and deletes the old server only after."""
         with self.state.lock:
             self.state.get('servers', server_id)
             port = self.state.get('ports', port_id, 'Port')
             if port['device_id'] != server_id:
                 raise model.NotFound('Port %s is not attached' % port_id)
             self._unbind(port)
+            ip = port['fixed_ips'][0]['ip_address'] if port['fixed_ips'] \
+                else None
         unplug = getattr(self.compute.provisioner, 'detach_interface', None)
         if unplug is not None:
-            unplug(server_id, port_id)
+            unplug(server_id, port_id, ip)
 
     # Volumes.
 
