@@ -1,30 +1,56 @@
 """``k8s-mgmt demo``: an HA cluster built on a fresh lab, shown, torn down.
 
-Runs the same code paths an operator would: ``lab up`` (through the CLI's
-own parser, so every lab option keeps its default), ``lab instantiate`` (the
-driver's hooks with the conductor's arguments), then ``lab down`` in a
-``finally`` - also after a failure or Ctrl-C.
+Runs the same code paths an operator would: the real control plane
+(MariaDB, RabbitMQ, Keystone, Heat) started, or used as it runs, in its
+own directory, so that a second demo starts it warm; ``lab up`` (through
+the CLI's own parser, so every lab option keeps its default), in which
+real Heat creates the stack; ``lab instantiate`` (the driver's hooks with
+the conductor's arguments); real Heat's events of the stack through
+python-openstackclient; then ``lab down`` in a ``finally`` - also after a
+failure or Ctrl-C - and the control plane stopped if the demo started it.
 """
 
 import argparse
 import os
 import signal
+import subprocess
+import time
 
 from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab as lab_cli
+from k8s_mgmt_lab.cli import lab_control_plane
 from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import net
+from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.openstack import lab_region
 
 DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
 DEFAULT_BRIDGE = 'k8sdemo0'
 DEFAULT_TAG = 'k8dm'
 FLAVOUR = 'complex'
 
-# What runs for real in the demo (the stand-ins are listed by the lab).
+# Real Heat's last events of the stack that the demo prints.
+EVENTS_SHOWN = 8
+
+
+def control_plane_parts():
+    """The control plane's services with the versions that run."""
+    return ('Keystone %s (identity, the catalog, tokens)'
+            % control_plane.version('keystone'),
+            'Heat %s (heat-api and heat-engine): the stack from the '
+            'package\'s BaseHOT, as Tacker\'s infra driver creates it'
+            % control_plane.version('heat-engine'),
+            'MariaDB %s and RabbitMQ %s under them'
+            % (control_plane.version('mariadb'),
+               control_plane.version('rabbitmq')))
+
+
+# What runs for real in the demo besides the control plane (the stand-ins
+# are listed by the lab).
 REAL_PARTS = (
     'the driver (mgmt-drivers-kubernetes) and its hooks, called with the '
     'arguments Tacker\'s conductor passes',
@@ -52,6 +78,12 @@ def register(subparsers):
                            'machine (default: %(default)s)')
     demo.add_argument('--bridge', default=DEFAULT_BRIDGE)
     demo.add_argument('--tag', default=DEFAULT_TAG)
+    demo.add_argument('--control-plane', metavar='DIR',
+                      default=lab_control_plane.DEFAULT_DIR,
+                      help='the control plane\'s state dir; kept between '
+                           'demos so that it starts warm, stopped after the '
+                           'demo unless it was running before (default: '
+                           '%(default)s)')
     demo.add_argument('--workers', type=int, default=2,
                       help='worker VMs (default: %(default)s)')
     demo.add_argument('--request', metavar='FILE',
@@ -73,16 +105,47 @@ def _lab_args(args, *verb):
     lab_cli.register(parser.add_subparsers())
     argv = ['lab', '--state-dir', args.state_dir, '--bridge', args.bridge,
             '--tag', args.tag] + list(verb)
+    if verb[0] == 'up':
+        argv += ['--control-plane', args.control_plane]
     return parser.parse_args(argv)
 
 
 def _print_parts(stand_ins):
     print('real parts:')
-    for part in REAL_PARTS:
+    for part in control_plane_parts() + REAL_PARTS:
         print('  - %s' % part)
     print('stand-ins:')
     for name in sorted(stand_ins):
         print('  - %s: %s' % (name, stand_ins[name]))
+
+
+def _start_plane(args):
+    """The control plane up; whether the demo started it."""
+    plane = control_plane.ControlPlane(args.control_plane)
+    if all(found['alive'] for found in plane.status().values()):
+        print('==> control plane: running in %s' % args.control_plane)
+        return False
+    print('==> control plane: starting in %s' % args.control_plane)
+    started = time.monotonic()
+    region = lab_region.LabRegion(args.state_dir, args.tag,
+                                  args.control_plane)
+    region.start_plane()
+    print('    up in %.1f s' % (time.monotonic() - started))
+    return True
+
+
+def _print_events(settings):
+    """Real Heat's last events of the lab's stack, through
+    python-openstackclient as the lab's admin."""
+    record = manager.read_record(settings)
+    print('==> openstack stack event list %s (the last %d)'
+          % (record['stack_name'], EVENTS_SHOWN))
+    done = lab_region.client_run(
+        record, ['stack', 'event', 'list', record['stack_name'],
+                 '--sort', 'event_time:desc', '--limit', str(EVENTS_SHOWN)],
+        stdout=subprocess.PIPE)
+    for line in done.stdout.decode(errors='replace').splitlines():
+        print('    ' + line)
 
 
 def _run(args, settings):
@@ -98,6 +161,7 @@ def _run(args, settings):
     except LabError as err:
         raise UserError('cannot read the lab after instantiate: %s' % err)
     lab_lcm.print_cluster(report, vip=lab.get('vip'))
+    _print_events(settings)
     _print_parts(lab.get('stand_ins') or status_mod.STAND_INS)
     not_ready = [n['name'] for n in report['nodes'] if not n['ready']]
     if not report['nodes'] or not_ready:
@@ -105,13 +169,19 @@ def _run(args, settings):
                         % (', '.join(not_ready) or 'no nodes'))
 
 
-def _take_down(args):
-    # A second Ctrl-C must not leave namespaces and mounts behind.
+def _take_down(args, stop_plane):
+    # A second Ctrl-C must not leave namespaces, mounts or services behind.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         print('==> lab down')
         down = _lab_args(args, 'down')
         down.func(down)
+        if stop_plane:
+            print('==> control plane: stopping (its data stays in %s)'
+                  % args.control_plane)
+            started = time.monotonic()
+            control_plane.ControlPlane(args.control_plane).down()
+            print('    stopped in %.1f s' % (time.monotonic() - started))
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -129,10 +199,12 @@ def cmd_demo(args):
     if os.path.exists(log_path):
         os.unlink(log_path)  # the details of an earlier run's failure
     reporting.show_progress(quiet=False)
+    started_plane = False
     try:
+        started_plane = _start_plane(args)
         _run(args, settings)
     finally:
-        _take_down(args)
+        _take_down(args, started_plane)
     print('demo finished: the HA cluster was built, checked Ready and '
           'removed')
     return 0

@@ -293,7 +293,7 @@ def cmd_openstack(args):
     record = manager.read_record(settings)
     if record is None or 'openstack' not in record:
         raise UserError('no lab is up in %s' % settings.state_dir)
-    return lab_region.client_run(record, args.words)
+    return lab_region.client_run(record, args.words).returncode
 
 
 def cmd_down(args):

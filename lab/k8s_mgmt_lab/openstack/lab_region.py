@@ -138,16 +138,17 @@ def openrc(state_dir, credentials):
         os.path.abspath(state_dir), PASSWORD_FILE))
 
 
-def client_run(record, words):
+def client_run(record, words, **run_kwargs):
     """python-openstackclient (from the lab's cache) run with ``words``
-    as the lab's admin, in its project and region; its exit status."""
+    as the lab's admin, in its project and region; the finished
+    process."""
     import subprocess
     from k8s_mgmt_lab.openstack import venvs
     plane = control_plane.ControlPlane(record['openstack']['control_plane'])
     env = dict(os.environ)
     env.update(tenancy.client_env(record['heat']))
     argv = venvs.entry_point_argv(plane.client_venv(), 'openstack', *words)
-    return subprocess.run(argv, env=env).returncode
+    return subprocess.run(argv, env=env, **run_kwargs)
 
 
 def release(state_dir, record):
