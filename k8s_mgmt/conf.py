@@ -104,6 +104,12 @@ runtime_opts = [
                       'as every other hook does.'),
     cfg.FloatOpt('node_ready_timeout', default=900.0, min=1.0,
                  help='Seconds to wait for every node to report Ready.'),
+    cfg.FloatOpt('volume_detach_timeout', default=300.0, min=1.0,
+                 help='Seconds to wait, in heal_start of a storage server '
+                      'heal that keeps its Cinder volume, for the volume '
+                      'to become available after the driver asked Nova to '
+                      'detach it from the old server (Heat\'s replacement '
+                      'server can only take an available volume).'),
     cfg.StrOpt('cni_manifest', default=None,
                help='CNI manifest the install script applies on the first '
                     'master: an http(s) URL, an absolute path on the master, '

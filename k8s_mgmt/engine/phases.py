@@ -40,8 +40,9 @@ class Work:
 
     ``node`` is where it runs (None: from the driver itself, e.g. a Heat
     or Kubernetes API call); ``kind`` is ``ssh``, ``sftp``, ``kubernetes``,
-    ``heat``, ``tacker`` or ``local``; ``text`` is what runs, secrets
-    masked; ``stdin`` names the secrets sent on the command's stdin.
+    ``heat``, ``nova``, ``cinder``, ``tacker`` or ``local``; ``text`` is
+    what runs, secrets masked; ``stdin`` names the secrets sent on the
+    command's stdin.
     """
 
     node: typing.Optional[str]

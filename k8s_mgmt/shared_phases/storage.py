@@ -15,7 +15,8 @@ client right after the node joined. Healing the storage server VNFC::
 
     heal_start: Check that no PersistentVolume is in use (refused, naming
                 PV, claim and pods, when one is), Delete the
-                PersistentVolumes
+                PersistentVolumes; a kept volume is then unmounted on the
+                old server and detached from it (storage_release.py)
     heal_end:   Connect, Upload, Set up the storage server, Register the
                 PersistentVolumes (with the new server address), Wait ...
 

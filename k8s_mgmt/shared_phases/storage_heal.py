@@ -27,6 +27,12 @@ def recreates_volume(request, setting=None):
     return bool(additional.get(setting.key, setting.default))
 
 
+def keeps_volume(request, setting=None):
+    """True when a VNFC heal of the storage server keeps its volume (the
+    driver then frees it for Heat's new server: storage_release.py)."""
+    return not recreates_volume(request, setting)
+
+
 def _pv_names(op):
     """The PVs the request registers, named for the refusal (the files'
     paths when the package cannot be read)."""

@@ -7,8 +7,10 @@ anything changes. Masters are handled first (one etcd change at a time),
 then workers. The storage server VNFC is healed as storage.py says: a
 heal that would give it an empty volume is refused unless the request
 accepts it (storage_heal.py), its PVs are checked and deleted first,
-registered again last. See
-heal_master.py, heal_worker.py and storage.py (k8s_mgmt.shared_phases).
+registered again last; a volume the heal keeps is unmounted on the old
+server and detached from it through Nova before Heat replaces the server
+(storage_release.py). See heal_master.py, heal_worker.py and storage.py
+(k8s_mgmt.shared_phases).
 
 The whole VNF: Heat deletes the stack and creates it again.
 
@@ -40,6 +42,7 @@ from k8s_mgmt.shared_phases import heal_worker
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import storage
 from k8s_mgmt.shared_phases import storage_heal
+from k8s_mgmt.shared_phases import storage_release
 
 HealRefused = heal_plan.HealRefused
 
@@ -67,14 +70,18 @@ def build_vnfcs_start(op):
     masters, workers, storage_targets = _split(targets)
     access = helper = None
     if storage_targets:
+        server = storage_targets[0]
         # Before any node is touched: an emptied volume needs consent.
-        yield storage_heal.check_phase(op, storage_targets[0])
+        yield storage_heal.check_phase(op, server)
+        kept = (storage_release.kept_volumes(op.params, topology, server)
+                if storage_heal.keeps_volume(op.ctx.request) else None)
         helper, access = yield from heal_master.api_through_a_master(
             op, topology, targets)
         names = yield storage.check_phase(
-            op, access, 'healing the storage server %s'
-            % storage_targets[0].name)
+            op, access, 'healing the storage server %s' % server.name)
         yield storage.delete_phase(op, access, names)
+        # Heat's new server takes the kept volume only once it is free.
+        yield from storage_release.free_volume_phases(op, server, kept)
         yield heal_worker.forget_pins_phase(op, storage_targets)
     if masters:
         helper, access = yield from heal_master.remove_masters(

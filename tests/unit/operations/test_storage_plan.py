@@ -34,6 +34,11 @@ def _manifest(name, path):
 
 @pytest.fixture
 def package(tmp_path):
+    return write_package(tmp_path)
+
+
+def write_package(tmp_path):
+    """A package directory with the two PV manifests the params name."""
     folder = tmp_path / 'Files' / 'kubernetes'
     folder.mkdir(parents=True)
     for index in (1, 2):
@@ -203,7 +208,11 @@ def test_heal_of_the_storage_server(package):
         'Probe the other masters',
         'Read the API credentials through master-1',
         'Check that no PersistentVolume is in use',
-        'Delete the PersistentVolumes', 'Forget the healed VMs\' host keys',
+        'Delete the PersistentVolumes',
+        'Probe the storage server to heal',
+        'Stop the NFS server and unmount the volume on storage-1',
+        'Detach the volume from storage-1 and wait until it is available',
+        'Forget the healed VMs\' host keys',
         'Keep the sessions to master-1 for heal_end']
     delete = op_helpers.phase(start, 'Delete the PersistentVolumes')
     assert [w.text.split()[2] for w in delete.work] == ['nfs-pv1', 'nfs-pv2']
