@@ -99,7 +99,7 @@ def release(op, node, mounts):
         ', '.join(unmounted) or 'nothing (none was mounted)')
 
 
-def _vim_session(op, node, volume_id):
+def _vim_session(op, node, volumes):
     """(session, region) of the VIM holding the stack."""
     try:
         vim_info = op.ctx.vim_info
@@ -107,20 +107,19 @@ def _vim_session(op, node, volume_id):
             vim_info = heat.vim_info_for_instance(op.ctx.tacker_context,
                                                   op.ctx.vnf_instance)
         return heat.session_for_vim(vim_info)
-    except Exception as err:  # no Tacker, no VIM: say so, for this volume
+    except Exception as err:  # no Tacker, no VIM: say so, for these volumes
         raise volume_detach.VolumeDetachError(
-            node=node.name, step='reach the VIM', volume_id=volume_id,
+            node=node.name, step='reach the VIM',
+            volume_id=', '.join(v.volume_id for v in volumes),
             reason='%s: %s' % (type(err).__name__, err))
 
 
 def detach(op, node, volumes):
     """Each volume detached from the old server and available."""
-    done = []
-    for volume in volumes:
-        session, region = _vim_session(op, node, volume.volume_id)
-        done.append(volume_detach.detach_and_wait(
-            session, region, node.name, node.server_id, volume.volume_id))
-    return done
+    session, region = _vim_session(op, node, volumes)
+    return [volume_detach.detach_and_wait(session, region, node.name,
+                                          node.server_id, volume.volume_id)
+            for volume in volumes]
 
 
 def release_work(node, mounts):

@@ -165,3 +165,44 @@ def test_the_volume_id_comes_from_heat_by_the_requests_resource_name():
     kept = storage_release.kept_volumes(params, topo, topo.storage[0])
     assert [(m, v.volume_id) for m, v in kept] == [
         ('/volume', storage_plan.VOLUME_ID)]
+
+
+# -- the detach phase's action: the VIM's session, then volume_detach -----
+
+
+class CtxOp(object):
+    def __init__(self, vim_info):
+        self.ctx = type('Ctx', (), {'vim_info': vim_info,
+                                    'tacker_context': None,
+                                    'vnf_instance': {'id': 'inst-1'}})()
+
+
+def test_the_detach_uses_the_vims_session_and_region(monkeypatch):
+    from k8s_mgmt import volume_detach
+    from k8s_mgmt.topology import heat
+    seen = []
+    monkeypatch.setattr(heat, 'session_for_vim',
+                        lambda info: ('session-of-%s' % info['name'],
+                                      'RegionTwo'))
+    monkeypatch.setattr(volume_detach, 'detach_and_wait',
+                        lambda *args: seen.append(args) or 'done')
+    volume = model.Volume('storage_server_volume', 'vol-1', '/dev/vdb',
+                          NODE.server_id)
+    said = storage_release.detach(CtxOp({'name': 'vim'}), NODE, (volume,))
+    assert said == ['done']
+    assert seen == [('session-of-vim', 'RegionTwo', 'storage-1',
+                     'srv-storage-1', 'vol-1')]
+
+
+def test_no_vim_to_reach_names_node_step_and_volume(monkeypatch):
+    from k8s_mgmt.topology import heat
+
+    def no_tacker(context, instance):
+        raise ImportError('No module named tacker')
+    monkeypatch.setattr(heat, 'vim_info_for_instance', no_tacker)
+    volume = model.Volume('storage_server_volume', 'vol-1', '/dev/vdb',
+                          NODE.server_id)
+    with pytest.raises(exceptions.MgmtDriverError) as err:
+        storage_release.detach(CtxOp(None), NODE, (volume,))
+    assert str(err.value) == ('storage-1: reach the VIM: volume vol-1: '
+                              'ImportError: No module named tacker')
