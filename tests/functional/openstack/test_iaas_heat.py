@@ -7,9 +7,10 @@ update: a new server on the same port, which is where a stand-in that
 leaves the MAC in the old server's addresses fails with
 InterfaceDetachFailed; the old server's addresses are empty when its VM
 goes, the new one shows the port's MAC) and deleted; a server boots
-with a volume mapped; a storage server is healed with a new volume, and
-a heal that would keep its volume fails as Nova refuses a volume in use;
-an autoscaling group of a nested template spreads over compute hosts
+with a volume mapped; a storage server is healed with a new volume, a
+heal that would keep its volume fails as Nova refuses a volume in use,
+and one that detaches the volume first moves it to the new server; an
+autoscaling group of a nested template spreads over compute hosts
 through an anti-affinity server group, and a member healed stays in the
 group on a host of its own; nothing stays behind.
 The seconds Heat took are printed (run with -s to see them)."""
@@ -350,9 +351,9 @@ def test_a_heal_keeping_a_volume_mapped_at_boot_fails_as_in_openstack(lab):
     and asks Nova to boot it with the volume the old server still has:
     Nova refuses a volume in use (400), as real Nova does, and the stack
     is UPDATE_FAILED with the old server and its volume untouched. So a
-    storage server whose volume is mapped at boot is healed with a new
-    volume (or not at all); a lab that keeps the volume over a heal does
-    what OpenStack would not."""
+    heal that keeps a volume mapped at boot must detach it from the old
+    server first (the driver's heal_start does: k8s_mgmt/volume_detach.py;
+    the next test)."""
     path = lab.create('storage-kept', _storage_template())
     try:
         server_id = lab.resource_id(path, 'storage_server')
@@ -366,6 +367,42 @@ def test_a_heal_keeping_a_volume_mapped_at_boot_fails_as_in_openstack(lab):
         assert list(lab.records('servers')) == [server_id]
         [attachment] = lab.records('volumes')[volume_id]['attachments']
         assert attachment['server_id'] == server_id
+    finally:
+        lab.delete(path)
+    for kind in ('servers', 'ports', 'volumes'):
+        assert lab.records(kind) == {}, kind
+
+
+def test_a_heal_keeping_a_volume_detached_first_moves_it(lab):
+    """The kept volume detached through Nova first (DELETE
+    os-volume_attachments, as the driver's heal_start does), then the
+    heal: the new server boots with the same volume as vdb, the old one
+    goes, and Nova and Cinder agree on the volume's one attachment."""
+    path = lab.create('storage-moved', _storage_template())
+    try:
+        server_id = lab.resource_id(path, 'storage_server')
+        volume_id = lab.resource_id(path, 'storage_server_volume')
+        nova = lab.session.get_endpoint(service_type='compute')
+        lab.session.delete('%s/servers/%s/os-volume_attachments/%s' % (
+            nova, server_id, volume_id))
+        for _attempt in polling.Poll(30, first=0.1, maximum=0.5):
+            if lab.records('volumes')[volume_id]['status'] == 'available':
+                break
+        else:
+            pytest.fail('the volume was never detached')
+        assert _heal_storage(lab, path, 'heal storage-moved', True) == \
+            'UPDATE_COMPLETE'
+        new_id = lab.resource_id(path, 'storage_server')
+        assert new_id != server_id
+        assert lab.resource_id(path, 'storage_server_volume') == volume_id
+        assert list(lab.records('servers')) == [new_id]
+        volume = lab.records('volumes')[volume_id]
+        assert volume['status'] == 'in-use'
+        assert [(a['server_id'], a['device'])
+                for a in volume['attachments']] == [(new_id, '/dev/vdb')]
+        assert [v['id'] for v in lab.nova('servers/' + new_id)['server'][
+            'os-extended-volumes:volumes_attached']] == [volume_id]
+        assert ('delete', volume_id) not in lab.volumes.calls
     finally:
         lab.delete(path)
     for kind in ('servers', 'ports', 'volumes'):
