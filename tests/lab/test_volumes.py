@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from k8s_mgmt import polling
 from session_lab import SUBNET as TEST_SUBNET  # this worker's
 import storage_hot
 
@@ -62,8 +63,13 @@ class Storage(object):
 
     def heal(self, keep):
         """Tacker's heal: the server (and, unless ``keep``, its volume)
-        marked unhealthy, then an update."""
+        marked unhealthy, then an update. A kept volume is detached from
+        the old server first, as the driver's heal_start does: Heat
+        creates the new server before it deletes the old one, and Nova
+        refuses a volume still in use."""
         stack = self.path
+        if keep:
+            self._detach(*self.ids())
         self.heat.mark_unhealthy(stack, 'storage_server', 'Healing')
         if not keep:
             self.heat.mark_unhealthy(stack, 'storage_server_volume',
@@ -72,8 +78,24 @@ class Storage(object):
         self.heat.wait(stack, 'UPDATE')
         return self.ids()
 
+    def _detach(self, server_id, volume_id):
+        session, region = self.heat.session, self.heat.heat['region_name']
+        session.delete('/servers/%s/os-volume_attachments/%s' % (
+            server_id, volume_id), endpoint_filter={
+                'service_type': 'compute', 'region_name': region})
+        for _attempt in polling.Poll(60, first=0.1, maximum=1.0):
+            shown = session.get('/volumes/%s' % volume_id, endpoint_filter={
+                'service_type': 'volumev3', 'region_name': region}).json()
+            if shown['volume']['status'] == 'available':
+                return
+        raise AssertionError('volume %s not available 60 s after its '
+                             'detach' % volume_id)
+
     def delete(self):
-        if self.heat.show(self.path) is not None:
+        """Delete the stack unless it is gone (Heat shows a deleted stack
+        by its id as DELETE_COMPLETE)."""
+        shown = self.heat.show(self.path)
+        if shown is not None and shown['stack_status'] != 'DELETE_COMPLETE':
             self.heat.delete_and_wait(self.path)
 
 
@@ -115,6 +137,10 @@ def test_volume_is_vdb_and_heal_keeps_or_renews_it(storage_stack,
     assert made.returncode == 0, made.stderr
 
     # keep: the same volume, its ext4 and the marker on the new server
+    # (unmounted first, as the driver's heal_start does: a guest does not
+    # give up a disk it has mounted)
+    assert _in_vm(vm_manager, server_id,
+                  'umount /srv/data').returncode == 0
     kept_server, kept_volume = stack.heal(keep=True)
     assert kept_server != server_id and kept_volume == volume_id
     read = _in_vm(vm_manager, kept_server,

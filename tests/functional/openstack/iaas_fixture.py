@@ -81,7 +81,7 @@ class RecordingVolumes(object):
     def attach(self, volume_id, server_id, device):
         self._record('attach', volume_id, server_id, device)
 
-    def detach(self, volume_id, server_id, device):
+    def detach(self, volume_id, server_id=None, device=None):
         self._record('detach', volume_id, server_id, device)
 
     def delete(self, volume_id):

@@ -43,7 +43,7 @@ class Backend(object):
     def attach(self, volume_id, server_id, device):
         self.calls.append(('attach', volume_id, server_id, device))
 
-    def detach(self, volume_id, server_id, device):
+    def detach(self, volume_id, server_id=None, device=None):
         self.calls.append(('detach', volume_id, server_id, device))
 
     def delete(self, volume_id):

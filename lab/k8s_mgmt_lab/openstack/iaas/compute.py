@@ -228,11 +228,15 @@ class Compute(object):
                         self.state.attachments_of(server_id)]
             spawned = self.state.get('servers', server_id).get('spawned')
         try:
-            for volume_id, status in attached:
-                if status == 'in-use':
-                    self.volumes.disconnect(volume_id, server_id)
+            # The guest goes first, then its volumes, as Nova destroys the
+            # instance before it terminates the volume connections: a disk
+            # the guest still had mounted is free once the guest is gone.
             if self.provisioner and spawned:
                 self.provisioner.delete_servers([server_id])
+            for volume_id, status in attached:
+                if status == 'in-use':
+                    self.volumes.disconnect(volume_id, server_id,
+                                            guest_gone=True)
         except Exception as failed:
             LOG.exception('server %s: the deletion failed', server_id)
             with self.state.lock:

@@ -170,12 +170,18 @@ class Volumes(object):
         return volume is not None and any(
             a is attachment for a in volume['attachments'])
 
-    def disconnect(self, volume_id, server_id):
-        """Take the volume from the server's VM (the record stays)."""
+    def disconnect(self, volume_id, server_id, guest_gone=False):
+        """Take the volume from the server's VM (the record stays); from
+        a server whose guest is ``guest_gone`` (deleted), only its
+        backend's connection is undone."""
         attachment = self._attachment(volume_id, server_id)
         self._set_status(volume_id, 'detaching')
         if self.backend:
-            self.backend.detach(volume_id, server_id, attachment['device'])
+            if guest_gone:
+                self.backend.detach(volume_id)
+            else:
+                self.backend.detach(volume_id, server_id,
+                                    attachment['device'])
 
     def detach_failed(self, volume_id, server_id):
         """``in-use`` again after a detach the backend refused, unless a
