@@ -153,7 +153,9 @@ def _run(args, settings):
     request = ['--request', args.request] if args.request else []
     up = _lab_args(args, 'up', '--flavour', FLAVOUR, '--workers',
                    str(args.workers), '--subnet', args.subnet, *request)
+    started = time.monotonic()
     up.func(up)
+    print('    lab up in %.1f s' % (time.monotonic() - started))
     print('==> instantiate (instantiate_start, instantiate_end)')
     report = lab_lcm.run_instantiate(settings, log_path=_log_path(args))
     try:
@@ -174,8 +176,10 @@ def _take_down(args, stop_plane):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         print('==> lab down')
+        started = time.monotonic()
         down = _lab_args(args, 'down')
         down.func(down)
+        print('    down in %.1f s' % (time.monotonic() - started))
         if stop_plane:
             print('==> control plane: stopping (its data stays in %s)'
                   % args.control_plane)
@@ -199,12 +203,13 @@ def cmd_demo(args):
     if os.path.exists(log_path):
         os.unlink(log_path)  # the details of an earlier run's failure
     reporting.show_progress(quiet=False)
+    began = time.monotonic()
     started_plane = False
     try:
         started_plane = _start_plane(args)
         _run(args, settings)
     finally:
         _take_down(args, started_plane)
-    print('demo finished: the HA cluster was built, checked Ready and '
-          'removed')
+    print('demo finished in %.0f s: the HA cluster was built, checked Ready '
+          'and removed' % (time.monotonic() - began))
     return 0
