@@ -325,8 +325,22 @@ def _stop_daemon(pid):
     except ProcessLookupError:
         return
     for _ in Poll(DOWN_DEADLINE, first=0.02, maximum=0.5):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if _exited(pid):
             return
     os.kill(pid, signal.SIGKILL)
+
+
+def _exited(pid):
+    """Whether the daemon is gone. A daemon this process started (the
+    demo's) stays a zombie, which signal 0 still reaches, until it is
+    reaped here."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:
+        pass        # not our child: its own parent or init reaps it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
