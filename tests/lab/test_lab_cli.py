@@ -32,9 +32,15 @@ def test_up_status_down(cli_lab):
     for vm in vms:
         assert vm['server_id'] and vm['vnfc_id'] and vm['compute_host']
     heat = report['heat']
-    for key in ('auth_url', 'username', 'password', 'project_name',
+    for key in ('auth_url', 'username', 'project_name', 'region_name',
                 'stack_id', 'stack_name'):
         assert heat[key]
+    assert 'password' not in heat and 'password' not in json.dumps(report)
+    openstack = report['openstack']
+    assert openstack['region'] == heat['region_name'] == 'lab-k8c'
+    assert {'keystone', 'heat-api', 'heat-engine', 'nova', 'neutron',
+            'cinder', 'glance'} <= set(openstack['services'])
+    assert all(s['alive'] for s in openstack['services'].values())
 
     again = k8s_mgmt('up', '--flavour', 'simple', check=False)
     assert again.returncode == 1

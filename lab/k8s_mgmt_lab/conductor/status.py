@@ -193,16 +193,21 @@ def lab_status(settings, check_ssh=True):
     if record is None:
         raise LabError('no lab is up in %s; run "k8s-mgmt lab up"'
                        % settings.state_dir)
-    if not pid_alive(record.get('daemon_pid')):
-        raise LabError('the lab daemon (pid %s) is not running; run '
-                       '"k8s-mgmt lab down" to clean up'
-                       % record.get('daemon_pid'))
+    openstack = openstack_report(record)
+    dead = dead_services(record, openstack)
+    if dead:
+        raise LabError('the lab in %s is not running: %s; run "k8s-mgmt '
+                       'lab down" to clean up' % (settings.state_dir,
+                                                  ', '.join(dead)))
     # A lab brought up with no stack has no VM until a client creates it.
     topology = read_topology(record) if record.get('stack_id') else None
     nodes = topology.all_nodes() if topology is not None else []
     answers = probe_ssh(settings, record, nodes) if check_ssh else {}
-    heat = dict(record['heat'], stack_id=record['stack_id'],
-                stack_name=record['stack_name'])
+    # The record's copy has the password (the file is 0600); a report
+    # does not.
+    heat = {key: value for key, value in record['heat'].items()
+            if key != 'password'}
+    heat.update(stack_id=record['stack_id'], stack_name=record['stack_name'])
     vms = registry_mod.Registry(settings.state_dir).read()['vms']
     kubernetes = standins_report.cluster_report(
         settings.state_dir, [vms.get(n.server_id, {}).get('vm_dir')
@@ -221,7 +226,7 @@ def lab_status(settings, check_ssh=True):
                 for n in nodes],
         'volumes': read_volumes(record) if topology is not None else [],
         'stand_ins': STAND_INS,
-        'openstack': openstack_report(record),
+        'openstack': openstack,
     }
     server = ansible_server.status_entry(
         registry_mod.Registry(settings.state_dir), record)
@@ -236,6 +241,20 @@ def lab_status(settings, check_ssh=True):
         report['kubernetes'] = kubernetes
         report['etcd_members'] = kubernetes.pop('etcd_members', None)
     return report
+
+
+def dead_services(record, openstack=None):
+    """What of a lab is not running, each as "<name> (pid N)": its daemon
+    (the stand-ins) and the control plane's services (after a machine
+    restart, or a crash)."""
+    dead = []
+    if not pid_alive(record.get('daemon_pid')):
+        dead.append('the lab daemon (pid %s)' % record.get('daemon_pid'))
+    openstack = openstack or openstack_report(record) or {}
+    for name, found in sorted((openstack.get('services') or {}).items()):
+        if name not in IAAS_VERSIONS and not found['alive']:
+            dead.append('%s (pid %s)' % (name, found['pid']))
+    return dead
 
 
 def pid_alive(pid):

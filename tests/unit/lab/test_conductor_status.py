@@ -4,6 +4,8 @@ Heat-shaped listings, and status's ``openstack`` section."""
 
 import os
 
+import pytest
+
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.conductor import status
@@ -162,3 +164,28 @@ def test_a_whole_vnf_heal_recreates_the_stack_heat_held(monkeypatch,
     assert written[0]['stack_id'] == 'new-id' and \
         written[0]['vnfc_ids'] == {}
     assert list(record['vnfc_ids']) == ['srv-new']
+
+
+def test_a_lab_whose_services_died_is_reported_as_such(tmp_path):
+    """After a machine restart nothing of the lab runs: status names the
+    daemon and every control-plane service, and points at lab down."""
+    from k8s_mgmt_lab import manager
+    from k8s_mgmt_lab.errors import LabError
+    dead_pid = 2 ** 22 + 1          # above pid_max's default: no process
+    record = dict(RECORD, daemon_pid=dead_pid, stack_id=None,
+                  stack_name=None, openstack={
+                      'control_plane': str(tmp_path / 'plane'),
+                      'shared': False, 'region': 'lab-r', 'project': 'lab-r',
+                      'iaas': {}, 'log': None})
+    assert status.dead_services(record) == [
+        'the lab daemon (pid %d)' % dead_pid, 'epmd (pid None)',
+        'heat-api (pid None)', 'heat-engine (pid None)',
+        'keystone (pid None)', 'mariadb (pid None)', 'rabbitmq (pid None)']
+    settings = manager.LabSettings(state_dir=str(tmp_path / 'lab'))
+    manager.write_record(settings.lab_file, record)
+    with pytest.raises(LabError) as refused:
+        status.lab_status(settings, check_ssh=False)
+    message = str(refused.value)
+    assert 'is not running: the lab daemon' in message
+    assert 'heat-engine (pid None)' in message and 'lab down' in message
+    assert '\n' not in message
