@@ -259,8 +259,13 @@ def _print_status(settings, as_json):
     print('flavour %s, stack %s (%s)' % (report['flavour'],
                                          heat['stack_name'] or '-',
                                          heat['stack_id'] or 'none yet'))
-    print('Keystone %s (user %s, project %s)'
-          % (heat['auth_url'], heat['username'], heat['project_name']))
+    print('Keystone %s (user %s, project %s, region %s)'
+          % (heat['auth_url'], heat['username'], heat['project_name'],
+             heat.get('region_name') or '-'))
+    for name, found in sorted(((report.get('openstack') or {}).get(
+            'services') or {}).items()):
+        print('  %-12s %-8s %s' % (name, found['pid'] or '-',
+                                   found['url'] or '-'))
     print('VIP %s' % (report['vip'] or '-'))
     for vm in report['vms']:
         print('  %-8s %-22s %-15s %-10s ssh %s' % (
