@@ -182,7 +182,7 @@ def test_teardown_releases_a_mounted_volume(tmp_path, lab_config,
         vms = vm.VMManager(network, state_dir)
         with _region(state_dir, tag, subnet, vms) as region:
             stack = Storage(region, storage_hot.write_package(tmp_path),
-                            str(uuid.uuid4()))
+                            'volumes-%s' % uuid.uuid4())
             server_id, _ = stack.ids()
             busy = _in_vm(vms, server_id, 'set -e; mkfs.ext4 -q /dev/vdb; '
                           'mkdir -p /srv/data; mount /dev/vdb /srv/data')

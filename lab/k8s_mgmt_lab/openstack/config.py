@@ -122,6 +122,7 @@ def heat_conf(layout, ports, secrets):
         transport_url = rabbit://openstack:{rabbit}@{host}:{rabbit_port}/
         num_engine_workers = 1
         graceful_shutdown_timeout = 5
+        enable_stack_abandon = true
         region_name_for_services = RegionOne
         stack_user_domain_name = heat
         stack_domain_admin = heat_domain_admin

@@ -247,6 +247,30 @@ class Stacks(object):
         self.update(path)
         return self.wait(path, 'UPDATE')
 
+    def project_stacks(self):
+        """'name/id' of every top-level stack of the session's project (an
+        admin's listing shows other projects' stacks too)."""
+        project = self.session.get_project_id()
+        return ['%s/%s' % (s['stack_name'], s['id'])
+                for s in self._call('GET', '/stacks').json()['stacks']
+                if s.get('project') == project]
+
+    def abandon(self, path):
+        """Heat forgets the stack without deleting its resources (the
+        lab's own teardown removes its servers and volumes)."""
+        self._call('DELETE', '/stacks/%s/abandon' % path)
+
+    def wait_no_stacks(self):
+        """Poll until the project has no stack left (StackFailed at the
+        deadline, naming those left)."""
+        left = []
+        for _attempt in self._poll():
+            left = self.project_stacks()
+            if not left:
+                return
+        raise StackFailed('stacks still there %.0f s after their abandon: '
+                          '%s' % (self.timeout, ', '.join(left)))
+
     def delete_and_wait(self, path):
         """Delete, wait for DELETE_COMPLETE, then until Heat lists no
         stack of that name: it frees the name a moment after the status
@@ -255,9 +279,12 @@ class Stacks(object):
         self.delete(path)
         self.wait(path, 'DELETE')
         name = path.split('/')[0]
+        project = self.session.get_project_id()
         for _attempt in self._poll():
-            listed = self._call('GET', '/stacks', params={
+            # An admin's listing shows other projects' stacks too.
+            listed = [s for s in self._call('GET', '/stacks', params={
                 'name': name}).json()['stacks']
+                if s.get('project') in (None, project)]
             if not listed:
                 return None
         raise StackFailed('stack %s: its name is still taken %.0f s after '

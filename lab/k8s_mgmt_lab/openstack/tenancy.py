@@ -16,10 +16,14 @@ per project, so two labs may both call their stack ``k8s-lab-simple``.
 
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
+from oslo_log import log as logging
 
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt_lab.openstack import state
+
+LOG = logging.getLogger(__name__)
 
 USER = 'admin'
 DOMAIN = 'Default'
@@ -74,19 +78,30 @@ def register(plane, name, iaas_endpoints):
 
 
 def unregister(plane, name):
-    """Remove the region's endpoints, the region and the project; what is
-    already gone is skipped. Stacks of the project stay in Heat's database
-    (their servers went with the lab's stand-ins)."""
+    """Abandon the project's stacks (Heat forgets them; the lab's teardown
+    removes their servers and volumes), remove the region's endpoints, the
+    region and the project; what is already gone is skipped, so a shared
+    control plane keeps nothing of a lab that is down."""
     identity = _identity(plane)
-    session, url = identity.session, identity.url
-    for endpoint in session.get('%s/endpoints' % url, params={
+    admin, url = identity.session, identity.url
+    try:
+        heat = stacks_mod.Stacks(session(credentials(plane, name)),
+                                 region_name=name)
+        for path in heat.project_stacks():
+            heat.abandon(path)
+        # Heat finishes an abandon in the background, through the
+        # region's endpoints: they stay until it has.
+        heat.wait_no_stacks()
+    except Exception as err:    # the region's project may be gone already
+        LOG.warning('stacks of lab region %s not abandoned: %s', name, err)
+    for endpoint in admin.get('%s/endpoints' % url, params={
             'region_id': name}).json()['endpoints']:
-        session.delete('%s/endpoints/%s' % (url, endpoint['id']),
-                       raise_exc=False)
-    session.delete('%s/regions/%s' % (url, name), raise_exc=False)
+        admin.delete('%s/endpoints/%s' % (url, endpoint['id']),
+                     raise_exc=False)
+    admin.delete('%s/regions/%s' % (url, name), raise_exc=False)
     project = identity.find('project', name, domain_id='default')
     if project:
-        session.delete('%s/projects/%s' % (url, project), raise_exc=False)
+        admin.delete('%s/projects/%s' % (url, project), raise_exc=False)
 
 
 def credentials(plane, name):
