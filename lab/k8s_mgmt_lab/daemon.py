@@ -43,6 +43,7 @@ def parse(argv):
     parser.add_argument('--control-plane',
                         help='state dir of a running control plane the '
                              'lab shares (default: its own)')
+    parser.add_argument('--own-control-plane', action='store_true')
     parser.add_argument('--no-stack', action='store_true',
                         help='build no stack: a client POSTs it')
     parser.add_argument('--status-fd', type=int)
@@ -55,7 +56,8 @@ def main(argv=None):
         state_dir=args.state_dir, subnet=args.subnet, bridge=args.bridge,
         tag=args.tag, compute_hosts=args.compute_hosts,
         init_delay=args.init_delay, join_delay=args.join_delay,
-        etcd_timing=args.etcd_timing, control_plane=args.control_plane)
+        etcd_timing=args.etcd_timing, control_plane=args.control_plane,
+        own_control_plane=args.own_control_plane)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(name)s '
                                '%(message)s')

@@ -64,6 +64,9 @@ class LabSettings:
     # $K8S_MGMT_LAB_CONTROL_PLANE, else the lab starts its own under its
     # state dir).
     control_plane: str = None
+    # A control plane of the lab's own even when one is shared: its
+    # stand-ins are then in RegionOne (what Tacker's v1 driver needs).
+    own_control_plane: bool = False
 
     @property
     def lab_file(self):
@@ -199,7 +202,7 @@ class Lab(object):
                            'down" first' % s.state_dir)
         registry_mod.claim_state_dir(s.state_dir)
         self.region = lab_region.LabRegion(
-            s.state_dir, s.tag,
+            s.state_dir, s.tag, None if s.own_control_plane else
             s.control_plane or lab_region.shared_plane_default())
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             # The control plane starts (10 to 50 s) while the package, the

@@ -60,7 +60,8 @@ def _kubectl(master, *args):
 def test_flavour_instantiates_and_terminates_through_tacker(
         assert_lab_clean, flavour, roles):
     with k8s_mgmt.fresh(assert_lab_clean):
-        k8s_mgmt('up', '--flavour', flavour, '--subnet', '10.254.252.0/24')
+        k8s_mgmt('up', '--flavour', flavour, '--subnet', '10.254.252.0/24',
+                 '--own-control-plane')    # Tacker names no region
         report = json.loads(k8s_mgmt('instantiate', '--tacker', '--json',
                                      '--quiet').stdout)
         assert _states() == ('INSTANTIATED', ('INSTANTIATE', 'COMPLETED'))

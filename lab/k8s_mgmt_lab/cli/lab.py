@@ -85,6 +85,11 @@ def register(subparsers):
                          'the lab gets its own region and project in it '
                          '(default: $%s, else the lab starts a control '
                          'plane of its own)' % lab_region.SHARED_PLANE_ENV)
+    up.add_argument('--own-control-plane', action='store_true',
+                    help='start a control plane of the lab\'s own even when '
+                         'one is shared: its stand-ins are then in RegionOne, '
+                         'where Tacker\'s v1 infra driver, which names no '
+                         'region, finds them (needed by --tacker)')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
@@ -157,7 +162,8 @@ def cmd_up(args):
                                    init_delay=args.init_delay,
                                    join_delay=args.join_delay,
                                    etcd_timing=args.etcd_timing,
-                                   control_plane=args.control_plane)
+                                   control_plane=args.control_plane,
+                                   own_control_plane=args.own_control_plane)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -208,6 +214,8 @@ def _start_daemon(settings, args, request):
         argv.append('--no-stack')
     if settings.control_plane:
         argv += ['--control-plane', settings.control_plane]
+    if settings.own_control_plane:
+        argv.append('--own-control-plane')
     log_path = manager.daemon_log(settings)
     with open(log_path, 'ab') as log:
         daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,

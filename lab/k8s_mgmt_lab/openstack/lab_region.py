@@ -51,6 +51,10 @@ class LabRegion(object):
                  cache_dir=control_plane.DEFAULT_CACHE):
         self.state_dir = os.path.abspath(state_dir)
         self.name = tenancy.name_for(tag)
+        # Labs sharing a plane each have a region; a plane of the lab's own
+        # has its one region, as a single-region cloud has.
+        self.region = (self.name if shared_plane
+                       else bootstrap.REGION)
         self.shared = bool(shared_plane)
         self.plane = control_plane.ControlPlane(
             os.path.abspath(shared_plane) if shared_plane
@@ -93,7 +97,8 @@ class LabRegion(object):
             config.keystone_url(plane.ports))
         self.iaas = serve.Iaas(state, tokens, None, provisioner,
                                volume_backend).start()
-        project = tenancy.register(plane, self.name, self.iaas.endpoints())
+        project = tenancy.register(plane, self.name, self.iaas.endpoints(),
+                                   self.region)
         ports = iaas_network.Ports(state)
         for ip, name in (reserved or {}).items():
             with state.lock:
@@ -105,7 +110,8 @@ class LabRegion(object):
                                   'fixed_ips': [{'ip_address': ip}]},
                                  project)
                     state.save()
-        self.credentials = tenancy.credentials(plane, self.name)
+        self.credentials = tenancy.credentials(plane, self.name,
+                                               self.region)
         password_file = os.path.join(self.state_dir, PASSWORD_FILE)
         plane_state.write_private(password_file,
                                   self.credentials['password'])
@@ -115,11 +121,11 @@ class LabRegion(object):
         """The lab's Heat side (openstack.stacks) in its project and
         region."""
         return stacks_mod.Stacks(tenancy.session(self.credentials),
-                                 region_name=self.name)
+                                 region_name=self.region)
 
     def record(self, daemon_log=None):
         return {'control_plane': self.plane.layout.root,
-                'shared': self.shared, 'region': self.name,
+                'shared': self.shared, 'region': self.region,
                 'project': self.name,
                 'iaas': {name: server.url for name, server
                          in self.iaas.servers.items()},

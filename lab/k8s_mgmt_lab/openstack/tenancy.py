@@ -49,10 +49,14 @@ def _service_id(identity, service_type):
     return found[0]['id']
 
 
-def register(plane, name, iaas_endpoints):
-    """The region ``name`` with the stand-ins' endpoints and Keystone's and
-    Heat's own, and the project ``name`` with the admin as its admin; found
-    or made, so a re-run adds nothing twice. The project's id."""
+def register(plane, name, iaas_endpoints, region=None):
+    """The region (``name``, or ``region`` when given: a lab with a control
+    plane of its own has its stand-ins in RegionOne, where a client that
+    names no region, such as Tacker's v1 infra driver, finds them) with the
+    stand-ins' endpoints and Keystone's and Heat's own, and the project
+    ``name`` with the admin as its admin; found or made, so a re-run adds
+    nothing twice. The project's id."""
+    project_name, name = name, region or name
     identity = _identity(plane)
     session, url = identity.session, identity.url
     if session.get('%s/regions/%s' % (url, name),
@@ -68,8 +72,9 @@ def register(plane, name, iaas_endpoints):
         for interface in INTERFACES:
             identity.ensure_endpoint(service, interface, endpoint, name)
     project = identity.ensure('project', {
-        'name': name, 'domain_id': 'default',
-        'description': 'k8s-mgmt lab %s' % name}, domain_id='default')
+        'name': project_name, 'domain_id': 'default',
+        'description': 'k8s-mgmt lab %s' % project_name},
+        domain_id='default')
     admin_user = identity.find('user', USER, domain_id='default')
     for role in ('admin', 'heat_stack_owner'):
         identity.grant('projects', project, admin_user,
@@ -104,14 +109,14 @@ def unregister(plane, name):
         admin.delete('%s/projects/%s' % (url, project), raise_exc=False)
 
 
-def credentials(plane, name):
+def credentials(plane, name, region=None):
     """The lab's Keystone credentials as its record keeps them (the record
     is 0600: the password is the control plane's admin password)."""
     return {'auth_url': config.keystone_url(plane.ports),
             'username': USER,
             'password': state.secrets(plane.layout)['admin'],
             'project_name': name, 'user_domain_name': DOMAIN,
-            'project_domain_name': DOMAIN, 'region_name': name}
+            'project_domain_name': DOMAIN, 'region_name': region or name}
 
 
 def session(credentials):

@@ -15,6 +15,7 @@ import time
 from oslo_log import log as logging
 
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.conductor import lcm as lab_lcm
 from k8s_mgmt_lab.conductor.tacker_harness import cluster as cluster_mod
 from k8s_mgmt_lab.conductor.tacker_harness import config
@@ -137,6 +138,15 @@ def instantiate(settings, request_body=None, name=None):
     stack, if any, is deleted first so that Tacker creates its own."""
     record = lab_lcm.read_lab(settings)
     labrecord.check_ours(record)
+    region = record['heat'].get('region_name')
+    if region not in (None, bootstrap.REGION):
+        # Tacker 16's v1 infra driver creates the stack with a heatclient
+        # that names no region (without a grant it reads none from the
+        # VIM), so Heat builds in its default region.
+        raise LabError('Tacker drives only a lab whose stand-ins are in %s: '
+                       'this lab\'s are in region %s of a shared control '
+                       'plane; take it down and "lab up --own-control-plane"'
+                       % (bootstrap.REGION, region))
     body = request_body or manager.lab_request(record)
     seconds = {}
     began = time.monotonic()
