@@ -292,20 +292,22 @@ def _print_status(settings, as_json):
     return 0
 
 
-def cmd_openrc(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
-    record = manager.read_record(settings)
+def _openstack_record(state_dir):
+    """The record of a lab that is up on real Keystone and Heat."""
+    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
     if record is None or 'openstack' not in record:
-        raise UserError('no lab is up in %s' % settings.state_dir)
-    sys.stdout.write(lab_region.openrc(settings.state_dir, record['heat']))
+        raise UserError('no lab is up in %s' % state_dir)
+    return record
+
+
+def cmd_openrc(args):
+    record = _openstack_record(args.state_dir)
+    sys.stdout.write(lab_region.openrc(args.state_dir, record['heat']))
     return 0
 
 
 def cmd_openstack(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
-    record = manager.read_record(settings)
-    if record is None or 'openstack' not in record:
-        raise UserError('no lab is up in %s' % settings.state_dir)
+    record = _openstack_record(args.state_dir)
     return lab_region.client_run(record, args.words).returncode
 
 
