@@ -41,6 +41,14 @@ def test_up_status_down(cli_lab):
     assert {'keystone', 'heat-api', 'heat-engine', 'nova', 'neutron',
             'cinder', 'glance'} <= set(openstack['services'])
     assert all(s['alive'] for s in openstack['services'].values())
+    # The operator's view: an openrc without the secret in its text, and
+    # real Heat's events of the lab's stack through python-openstackclient.
+    openrc = k8s_mgmt('openrc').stdout
+    assert 'export OS_REGION_NAME=lab-k8c\n' in openrc
+    assert 'OS_PASSWORD="$(cat %s/os-password)"' % STATE_DIR in openrc
+    events = k8s_mgmt('openstack', 'stack', 'event', 'list',
+                      heat['stack_name']).stdout
+    assert '[%s]: CREATE_COMPLETE' % heat['stack_name'] in events
 
     again = k8s_mgmt('up', '--flavour', 'simple', check=False)
     assert again.returncode == 1
