@@ -301,8 +301,9 @@ haproxy_running() {
     fi
 }
 
-# Reload a running haproxy (master-worker: old workers finish their
-# connections while new ones serve the new config), start a stopped one.
+# Reload a running haproxy (master-worker: the new workers serve the new
+# config, the old ones carry their connections until hard-stop-after; see
+# reload_haproxy), start a stopped one.
 apply_haproxy() {
     local was_running=$1 action
     if "$was_running"; then action=reload; else action=start; fi
@@ -313,7 +314,7 @@ apply_haproxy() {
     echo "haproxy: $action"
     [[ -z $ROOT_DIR ]] || return 0
     if [[ $action == reload ]]; then
-        systemctl_do reload haproxy || die "systemctl reload haproxy failed"
+        reload_haproxy || die "systemctl reload haproxy failed"
     else
         systemctl_do enable haproxy >/dev/null 2>&1 || log "warning: systemctl enable haproxy failed"
         systemctl_do restart haproxy || die "systemctl start haproxy failed"

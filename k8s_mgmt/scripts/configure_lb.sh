@@ -374,7 +374,11 @@ apply_service() {
     printf '%s: %s\n' "$service" "$action"
     [[ -z $ROOT_DIR ]] || return 0
     if [[ $action == reload ]]; then
-        systemctl_do reload "$service" || die "systemctl reload $service failed"
+        if [[ $service == haproxy ]]; then
+            reload_haproxy || die "systemctl reload haproxy failed"
+        else
+            systemctl_do reload "$service" || die "systemctl reload $service failed"
+        fi
     else
         systemctl_do enable "$service" >/dev/null 2>&1 || true
         systemctl_do restart "$service" || die "systemctl start $service failed"

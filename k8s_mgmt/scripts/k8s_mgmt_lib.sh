@@ -23,6 +23,10 @@ WRITE_FILE_CHANGED=false
 RETRY_DEADLINE_MS=""
 RETRY_FIRST_DELAY_MS=200
 RETRY_MAX_DELAY_MS=5000
+# haproxy's hard-stop-after, and how long past it a reload waits for the
+# previous workers to be gone (see reload_haproxy).
+HAPROXY_HARD_STOP_SECONDS=3
+HAPROXY_EXIT_SECONDS=5
 
 # ------------------------------------------------------- messages, exits
 
@@ -232,7 +236,12 @@ read_secret_lines() {
 # The end of HAProxy's global section and its defaults, the same in both
 # load-balancer scripts: TCP pass-through, timeouts long enough for watches.
 haproxy_common() {
-    cat <<'EOF'
+    cat <<EOF
+    # A reload leaves the previous workers carrying their connections
+    # (watches: up to "timeout client") to the servers they knew, one just
+    # taken out of the config included; they are cut this long after the
+    # reload, and their clients reconnect to the new workers.
+    hard-stop-after ${HAPROXY_HARD_STOP_SECONDS}s
     user haproxy
     group haproxy
 
@@ -253,6 +262,38 @@ defaults
     timeout client 1h
     timeout server 1h
 EOF
+}
+
+# The workers of haproxy's master-worker process MAIN_PID, one pid a line.
+haproxy_workers() {
+    pgrep -P "$1" -x haproxy || true
+}
+
+# True once none of the pids given runs any more.
+all_gone() {
+    local pid
+    for pid; do
+        [[ ! -e /proc/$pid ]] || return 1
+    done
+}
+
+# reload_haproxy: reload the running haproxy, then wait until the workers
+# of its previous config have exited (hard-stop-after bounds that): when
+# this returns, no connection goes to a server the new config left out.
+# Which workers are old comes from the master's children before the
+# reload (systemd's MainPID of the unit).
+reload_haproxy() {
+    local main previous=()
+    main=$(systemctl_do show --property=MainPID --value haproxy 2>/dev/null) || main=
+    if [[ $main =~ ^[1-9][0-9]*$ ]]; then
+        mapfile -t previous < <(haproxy_workers "$main")
+    fi
+    systemctl_do reload haproxy || return 1
+    ((${#previous[@]})) || return 0
+    local RETRY_MAX_DELAY_MS=500
+    retry_until $((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) all_gone "${previous[@]}" ||
+        log "warning: haproxy's previous workers (${previous[*]}) still run" \
+            "$((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) s after the reload"
 }
 
 # Run "$@" as step $1 of the script: die and on_error name it.

@@ -338,6 +338,10 @@ def main(argv=None):
     # --no-block: only a stop returns before the job is done (the verbs the
     # scripts send it with); any other verb waits, as without it.
     no_block = '--no-block' in args
+    # show: --property=NAME[,NAME] (the form the scripts use) and --value.
+    properties = [n for a in args if a.startswith('--property=')
+                  for n in a.split('=', 1)[1].split(',') if n]
+    value_only = '--value' in args
     words = [a for a in args if not a.startswith('-')]
     if not words:
         return _fail('%s: missing command' % PROG)
@@ -355,11 +359,27 @@ def main(argv=None):
         if verb == 'stop' and no_block:
             status = max(status, stop_no_block(unit))
             continue
-        status = max(status, _one(verb, unit, quiet, now))
+        status = max(status, _one(verb, unit, quiet, now, properties,
+                                  value_only))
     return status
 
 
-def _one(verb, unit, quiet, now):
+def _show(unit, properties, value_only):
+    """``systemctl show --property=P[,Q] [--value] UNIT`` for the
+    properties the scripts read: MainPID (0 when not running, as systemd
+    says it) and ActiveState."""
+    pid = running_pid(unit)
+    known = {'MainPID': str(pid or 0),
+             'ActiveState': 'active' if pid else 'inactive'}
+    for name in properties or sorted(known):
+        if name not in known:
+            return _fail('%s: the lab stand-in does not know property %s'
+                         % (PROG, name))
+        print(known[name] if value_only else '%s=%s' % (name, known[name]))
+    return 0
+
+
+def _one(verb, unit, quiet, now, properties=(), value_only=False):
     if verb in ('start', 'stop', 'restart', 'reload'):
         return {'start': start, 'stop': stop, 'restart': restart,
                 'reload': reload}[verb](unit)
@@ -381,6 +401,8 @@ def _one(verb, unit, quiet, now):
         enabled = os.path.exists(os.path.join(ENABLED_DIR, unit))
         quiet or print('enabled' if enabled else 'disabled')
         return 0 if enabled else 1
+    if verb == 'show':
+        return _show(unit, properties, value_only)
     if verb == 'status':
         pid = running_pid(unit)
         print('%s.service - %s (lab stand-in)\n   Active: %s' % (

@@ -13,11 +13,13 @@ reload haproxy`` sends (Debian's unit, and the lab's systemctl stand-in).
 import http.client
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
+import time
 
 import pytest
 
@@ -199,14 +201,38 @@ def test_nodeports_reach_workers_with_a_kubelet_on_the_same_port(
         assert {a.split(':')[0] for a in answers} == {'w1', 'w2'}
 
 
-def test_reload_with_new_members_keeps_established_connections(
+def _hard_stop_seconds(cfg):
+    found = re.findall(r'^\s*hard-stop-after (\d+)s$', cfg.read_text(),
+                       re.MULTILINE)
+    assert len(found) == 1, 'no hard-stop-after in the global section'
+    return int(found[0])
+
+
+def _read_until_cut(stream, seconds):
+    """What ``stream`` reads until its connection ends (b'' at EOF, as a
+    reset too), or AssertionError after ``seconds``."""
+    stream.raw._sock.settimeout(seconds)
+    try:
+        return stream.readline()
+    except ConnectionResetError:
+        return b''
+    except socket.timeout:
+        raise AssertionError('still open after %.0f s' % seconds)
+
+
+def test_reload_keeps_established_connections_until_hard_stop_after(
         tmp_path, stack):
+    """After a reload the old worker carries the connections it had, to a
+    member that left too, but only for hard-stop-after: a client pinned
+    there (a watch) must not keep a removed member for "timeout client"
+    (an hour), it reconnects to the new members."""
     balancer = Balancer(tmp_path / 'root')
     port = balancer.nodeports[0]
     for name in ('w1', 'w4'):
         stack.append(lb.nodeport_service(name, WORKER_IPS[name], port))
         stack.append(lb.kubelet(WORKER_IPS[name]))
     balancer.configure(['m1'], ['w1'])
+    hard_stop = _hard_stop_seconds(balancer.cfg)
     stack.append(balancer)
     balancer.start()
     settle(lambda: nodeport_greeting(port), lambda a: a == 'w1:%d' % port,
@@ -217,12 +243,17 @@ def test_reload_with_new_members_keeps_established_connections(
         assert stream.readline() == b'w1:%d\n' % port
         # w1 leaves, w4 comes: the file changes, haproxy reloads.
         assert balancer.configure(['m1'], ['w4']) == 'haproxy: reload'
+        reloaded = time.monotonic()
         balancer.reload()
-        settle(lambda: nodeport_greeting(port),
-               lambda a: a == 'w4:%d' % port)
         # The connection to w1, made before, still carries data both ways.
         established.sendall(b'still here\n')
         assert stream.readline() == b'still here\n'
+        # Then the old worker stops, and the connection with it.
+        assert _read_until_cut(stream, hard_stop + 5) == b''
+        cut = time.monotonic() - reloaded
+        assert hard_stop - 0.5 < cut < hard_stop + 2, cut
+        settle(lambda: nodeport_greeting(port),
+               lambda a: a == 'w4:%d' % port)
     finally:
         stream.close()
         established.close()

@@ -195,3 +195,25 @@ def test_try_restart_restarts_only_a_running_service(dirs, monkeypatch):
     assert systemctl.main(['try-restart', SERVICE]) == 0
     after = systemctl.running_pid(SERVICE)
     assert after and after != before and not _alive(before)
+
+
+@needs_haproxy
+def test_show_main_pid_as_systemd_prints_it(dirs, monkeypatch, capsys):
+    """``systemctl show --property=MainPID --value``: the running main
+    process, 0 once stopped (the scripts find haproxy's master so)."""
+    monkeypatch.delitem(systemctl.READINESS, SERVICE)
+    _use_argv(monkeypatch, [shutil.which('sleep'), '30'])
+    assert systemctl.start(SERVICE) == 0
+    pid = systemctl.running_pid(SERVICE)
+    capsys.readouterr()
+    assert systemctl.main(['show', '--property=MainPID', '--value',
+                           SERVICE]) == 0
+    assert capsys.readouterr().out == '%d\n' % pid
+    assert systemctl.main(['show', '--property=MainPID,ActiveState',
+                           SERVICE]) == 0
+    assert capsys.readouterr().out == 'MainPID=%d\nActiveState=active\n' % pid
+    systemctl.stop(SERVICE)
+    assert systemctl.main(['show', '--property=MainPID', '--value',
+                           SERVICE]) == 0
+    assert capsys.readouterr().out == '0\n'
+    assert systemctl.main(['show', '--property=Nope', SERVICE]) == 1

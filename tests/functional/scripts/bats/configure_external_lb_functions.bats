@@ -207,7 +207,8 @@ worker1 10.0.0.21' ]
     }
     [ "$(apply_haproxy true)" = 'haproxy: reload' ]
     [ "$(apply_haproxy false)" = 'haproxy: start' ]
-    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'reload haproxy
+    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'show --property=MainPID --value haproxy
+reload haproxy
 enable haproxy
 restart haproxy' ]
     run ! haproxy_running /nowhere

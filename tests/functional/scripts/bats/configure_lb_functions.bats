@@ -148,9 +148,48 @@ args() {
     systemctl_do() { echo "$*" >>"$BATS_TEST_TMPDIR/called"; }
     [ "$(apply_service haproxy x true)" = 'haproxy: reload' ]
     [ "$(apply_service keepalived x false)" = 'keepalived: start' ]
-    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'reload haproxy
+    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'show --property=MainPID --value haproxy
+reload haproxy
 enable keepalived
 restart keepalived' ]
+}
+
+@test "reload_haproxy returns once the previous workers are gone" {
+    sleep 0.6 &
+    OLD_WORKER=$!
+    systemctl_do() {
+        echo "$*" >>"$BATS_TEST_TMPDIR/called"
+        [ "$1" != show ] || echo 4242
+    }
+    pgrep() { [ "$*" = "-P 4242 -x haproxy" ] && echo "$OLD_WORKER"; }
+    reload_haproxy
+    [ ! -e "/proc/$OLD_WORKER" ]
+    [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'show --property=MainPID --value haproxy
+reload haproxy' ]
+}
+
+@test "reload_haproxy warns, and goes on, when an old worker outlives the deadline" {
+    sleep 30 &
+    OLD_WORKER=$!
+    systemctl_do() { [ "$1" != show ] || echo 4242; }
+    pgrep() { echo "$OLD_WORKER"; }
+    HAPROXY_HARD_STOP_SECONDS=0 HAPROXY_EXIT_SECONDS=1
+    run --separate-stderr reload_haproxy
+    kill "$OLD_WORKER"
+    [ "$status" -eq 0 ]
+    [[ $stderr == *"haproxy's previous workers ($OLD_WORKER) still run 1 s after the reload"* ]]
+}
+
+@test "reload_haproxy without a main pid (haproxy unknown to systemd) only reloads" {
+    systemctl_do() { echo "$*" >>"$BATS_TEST_TMPDIR/called"; [ "$1" != show ] || echo 0; }
+    pgrep() { echo "pgrep must not run" >&2; return 1; }
+    reload_haproxy
+    [ "$(tail -n 1 "$BATS_TEST_TMPDIR/called")" = 'reload haproxy' ]
+}
+
+@test "a failed reload fails reload_haproxy" {
+    systemctl_do() { [ "$1" != reload ]; }
+    run ! reload_haproxy
 }
 
 @test "configure_haproxy writes once, then finds it unchanged, then reloads" {
