@@ -23,6 +23,11 @@ after a failure or Ctrl-C):
   command's start-up time and heaviest imports (no target, also with
   ``--smoke``).
 
+Every lab of the run shares one real control plane (MariaDB, RabbitMQ,
+Keystone, Heat), each in a region of its own: ``$K8S_MGMT_LAB_CONTROL_PLANE``
+when set (left running), else one in a temporary directory, started by the
+first lab and stopped and removed at the end.
+
 Targets: wall/floor <= 1.2 for every operation; at most one SSH connection
 per node per operation; 32 workers <= 1.3 x 1 worker; a wrong password
 fails within 3 s; (with --rss-workers) peak RSS <= 200 MB. Exit status: 0,
@@ -32,8 +37,12 @@ workers, no plot unless ``--plot``; no target enforced.
 """
 
 import argparse
+import contextlib
 import dataclasses
+import os
+import shutil
 import sys
+import tempfile
 import typing
 
 from benchmarks import importtime as importtime_mod
@@ -189,18 +198,41 @@ def parse(argv):
     return args
 
 
+@contextlib.contextmanager
+def shared_control_plane():
+    """One control plane for every lab of the run (see the module's
+    docstring): a plane each would set up MariaDB, RabbitMQ, Keystone and
+    Heat again for every lab."""
+    from k8s_mgmt_lab.openstack import control_plane
+    from k8s_mgmt_lab.openstack import lab_region
+    if lab_region.shared_plane_default():
+        yield
+        return
+    root = tempfile.mkdtemp(prefix='k8s-mgmt-bench-plane-')
+    os.environ[lab_region.SHARED_PLANE_ENV] = root
+    try:
+        yield
+    finally:
+        del os.environ[lab_region.SHARED_PLANE_ENV]
+        try:
+            control_plane.ControlPlane(root).down()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
 def main(argv=None):
     args = parse(argv)
     operations.prepare(args.verbose)
-    lab = operations.Lab(args.init_delay, args.join_delay)
     results = Results()
-    try:
-        measure_all(lab, args, results)
-    except KeyboardInterrupt:
-        print('interrupted: the lab is torn down', file=sys.stderr)
-        return 130
-    finally:
-        lab.down()
+    with shared_control_plane():
+        lab = operations.Lab(args.init_delay, args.join_delay)
+        try:
+            measure_all(lab, args, results)
+        except KeyboardInterrupt:
+            print('interrupted: the lab is torn down', file=sys.stderr)
+            return 130
+        finally:
+            lab.down()
     if args.plot and results.sweep:
         attempt(results, 'plot', lambda: plot_mod.plot(
             results.sweep, args.plot, args.init_delay, args.join_delay))
