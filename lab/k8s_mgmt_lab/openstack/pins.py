@@ -13,8 +13,12 @@ RELEASE = '2025.2'
 REQUIREMENTS = {
     'keystone': ['keystone', 'gunicorn', 'pymysql', 'python-memcached'],
     'heat': ['openstack-heat', 'gunicorn', 'pymysql', 'python-memcached'],
-    # What an operator types: ``openstack stack list``, ``server list``.
-    'client': ['python-openstackclient', 'python-heatclient'],
+    # tacker-server and tacker-conductor; the k8s-mgmt wheel is installed
+    # into it later, its dependencies pinned here too.
+    'tacker': ['tacker', 'pymysql', 'python-memcached'],
+    # What an operator types: ``openstack stack list``, ``vim list``.
+    'client': ['python-openstackclient', 'python-heatclient',
+               'python-tackerclient'],
 }
 
 

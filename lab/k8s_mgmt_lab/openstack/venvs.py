@@ -48,7 +48,7 @@ def entry_point_argv(venv, script, *args):
 
 
 @contextlib.contextmanager
-def _locked(path):
+def locked(path):
     with open(path, 'a') as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
@@ -62,7 +62,7 @@ def ensure(cache_dir, service, log=None):
         return target
     parent = os.path.dirname(target)
     os.makedirs(parent, mode=0o755, exist_ok=True)
-    with _locked(os.path.join(parent, '.lock')):
+    with locked(os.path.join(parent, '.lock')):
         if not os.path.isdir(target):
             _clean_stale(parent)
             _build(target, service, log)
