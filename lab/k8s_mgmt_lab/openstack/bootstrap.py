@@ -53,9 +53,9 @@ def install_mariadb(layout):
         '--auth-root-authentication-method=socket', '--skip-test-db'])
 
 
-def create_databases(layout, secrets):
+def create_databases(layout, secrets, names=('keystone', 'heat')):
     sql = ''
-    for name in ('keystone', 'heat'):
+    for name in names:
         password = secrets[name + '_db']
         sql += ("CREATE DATABASE IF NOT EXISTS {0};\n"
                 "CREATE USER IF NOT EXISTS '{0}'@'127.0.0.1' "
@@ -101,6 +101,12 @@ def heat_db_sync(layout, venv):
     run(layout, 'heat-manage', venvs.entry_point_argv(
         venv, 'heat-manage', '--config-file',
         os.path.join(layout.heat_etc, 'heat.conf'), 'db_sync'))
+
+
+def tacker_db_manage(layout, venv):
+    run(layout, 'tacker-db-manage', venvs.entry_point_argv(
+        venv, 'tacker-db-manage', '--config-file',
+        os.path.join(layout.tacker_etc, 'tacker.conf'), 'upgrade', 'head'))
 
 
 def admin_session(ports, secrets):
@@ -185,6 +191,38 @@ def register_heat(layout, ports, secrets):
     for interface in ('public', 'internal', 'admin'):
         identity.ensure_endpoint(orchestration, interface,
                                  config.heat_url(ports))
+
+
+def register_tacker(layout, ports, secrets):
+    """Tacker's user (admin of the service project) and its catalog
+    entry, nfv-orchestration."""
+    identity = Identity(admin_session(ports, secrets),
+                        config.keystone_url(ports))
+    admin = identity.find('role', 'admin')
+    service_project = identity.ensure(
+        'project', {'name': 'service', 'domain_id': 'default',
+                    'description': 'Service project'})
+    tacker = identity.ensure('user', {'name': 'tacker',
+                                      'domain_id': 'default',
+                                      'password': secrets['tacker']},
+                             domain_id='default')
+    identity.grant('projects', service_project, tacker, admin)
+    nfv = identity.ensure(
+        'service', {'name': 'tacker', 'type': 'nfv-orchestration',
+                    'description': 'NFV orchestration'},
+        type='nfv-orchestration')
+    for interface in ('public', 'internal', 'admin'):
+        identity.ensure_endpoint(nfv, interface, config.tacker_url(ports))
+
+
+def tacker_files(layout, venv):
+    """tacker-server's paste pipeline from the Tacker release in its
+    virtualenv, and the directories tacker.conf names (the conductor
+    refuses to start without its package directory)."""
+    shutil.copy(os.path.join(venv, 'etc', 'tacker', 'api-paste.ini'),
+                os.path.join(layout.tacker_etc, 'api-paste.ini'))
+    for path in config.tacker_dirs(layout).values():
+        os.makedirs(path, mode=0o700, exist_ok=True)
 
 
 def heat_files(layout, venv):

@@ -7,6 +7,18 @@ import textwrap
 # The host every service binds to and every URL names.
 HOST = '127.0.0.1'
 
+# What [tacker] vnflcm_mgmt_driver names: Tacker's own no-op driver and
+# the two of k8s-mgmt (entry points of tacker.tacker.mgmt.drivers).
+TACKER_MGMT_DRIVERS = ('vnflcm_noop', 'mgmt-drivers-kubernetes',
+                       'mgmt-drivers-kubespray')
+
+# oslo.log's quiet libraries, and Tacker's driver manager at DEBUG: the
+# conductor's log then names the management drivers it loaded.
+TACKER_LOG_LEVELS = ('amqp=WARN', 'sqlalchemy=WARN', 'oslo_messaging=INFO',
+                     'urllib3.connectionpool=WARN', 'keystonemiddleware=WARN',
+                     'routes.middleware=WARN', 'stevedore=WARN',
+                     'keystoneauth=WARN', 'tacker.common.driver_manager=DEBUG')
+
 
 def mariadb_cnf(layout, ports):
     """my.cnf: loopback only; clients use the socket, as root may log in
@@ -190,12 +202,93 @@ def heat_gunicorn(layout, ports):
             'heat.wsgi.api:application', ports['heat_api'])
 
 
+def tacker_dirs(layout):
+    """The directories tacker.conf names, by what Tacker keeps there."""
+    data = layout.tacker_data
+    return {'crypt_keys': data + '/crypt/fernet_keys',
+            'vim_keys': data + '/vim/fernet_keys',
+            'packages': data + '/vnfpackages',
+            'csar_files': data + '/csar_files',
+            'terraform': data + '/terraform',
+            'package_cache': data + '/vnf_package_cache',
+            'locks': layout.tacker_etc + '/locks'}
+
+
+def tacker_conf(layout, ports, secrets):
+    """tacker.conf of tacker-server and tacker-conductor: every path
+    under the state directory, VIM passwords kept with a fernet key in
+    a file (no Barbican), our two management drivers enabled."""
+    auth_url = keystone_url(ports)
+    return textwrap.dedent("""\
+        [DEFAULT]
+        use_stderr = true
+        bind_host = {host}
+        bind_port = {tacker}
+        api_workers = 1
+        graceful_shutdown_timeout = 5
+        auth_strategy = keystone
+        api_paste_config = {etc}/api-paste.ini
+        state_path = {data}
+        crypt_key_dir = {crypt_keys}
+        transport_url = rabbit://openstack:{rabbit}@{host}:{rabbit_port}/
+        default_log_levels = {log_levels}
+
+        [database]
+        connection = mysql+pymysql://tacker:{db}@{host}:{mariadb}/tacker
+
+        [keystone_authtoken]
+        www_authenticate_uri = {auth_url}
+        auth_url = {auth_url}
+        auth_type = password
+        project_domain_name = Default
+        user_domain_name = Default
+        project_name = service
+        username = tacker
+        password = {password}
+
+        [tacker]
+        vnflcm_mgmt_driver = {drivers}
+
+        [vim_keys]
+        use_barbican = false
+        openstack = {vim_keys}
+
+        [vnf_package]
+        vnf_package_csar_path = {packages}
+
+        [glance_store]
+        stores = file
+        default_store = file
+        filesystem_store_datadir = {csar_files}
+
+        [v2_vnfm]
+        tf_file_dir = {terraform}
+
+        [v2_nfvo]
+        vnf_package_cache_dir = {package_cache}
+
+        [oslo_concurrency]
+        lock_path = {locks}
+        """).format(host=HOST, tacker=ports['tacker'], etc=layout.tacker_etc,
+                    data=layout.tacker_data, rabbit=secrets['rabbitmq'],
+                    rabbit_port=ports['rabbitmq'], db=secrets['tacker_db'],
+                    mariadb=ports['mariadb'], auth_url=auth_url,
+                    password=secrets['tacker'],
+                    drivers=','.join(TACKER_MGMT_DRIVERS),
+                    log_levels=','.join(TACKER_LOG_LEVELS),
+                    **tacker_dirs(layout))
+
+
 def keystone_url(ports):
     return 'http://%s:%d/v3' % (HOST, ports['keystone'])
 
 
 def heat_url(ports):
     return 'http://%s:%d/v1/%%(tenant_id)s' % (HOST, ports['heat_api'])
+
+
+def tacker_url(ports):
+    return 'http://%s:%d/' % (HOST, ports['tacker'])
 
 
 def admin_env(ports, password=None):

@@ -2,7 +2,7 @@
 order on 127.0.0.1 under its state directory, set up on first start,
 stopped in reverse order by PID.
 
-    plane = ControlPlane(state_dir, cache_dir)
+    plane = ControlPlane(state_dir, cache_dir)   # tacker=True: Tacker too
     plane.up()        # builds the venvs into the cache when missing
     plane.status()    # per service: pid, version, url, log, alive
     plane.openrc()    # text without the password; the file has it
@@ -18,12 +18,18 @@ from k8s_mgmt_lab.openstack import pins
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state
+from k8s_mgmt_lab.openstack import tacker_driver
 from k8s_mgmt_lab.openstack import venvs
 
 DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
 # Start order; down() stops in the reverse one.
 SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
                  'heat-engine')
+# Started after those by a plane made with tacker=True.
+TACKER_SERVICE_NAMES = ('tacker-server', 'tacker-conductor')
+# Every virtualenv a plane may run from: what ``control-plane build``
+# makes.
+VENV_NAMES = ('keystone', 'heat', 'tacker')
 
 
 class NeverStarted(Exception):
@@ -32,21 +38,35 @@ class NeverStarted(Exception):
 
 class ControlPlane(object):
 
-    def __init__(self, state_dir, cache_dir=DEFAULT_CACHE, ports=None):
+    def __init__(self, state_dir, cache_dir=DEFAULT_CACHE, ports=None,
+                 tacker=False):
         self.layout = state.Layout(state_dir)
         self.cache_dir = cache_dir
         self._wanted_ports = ports
+        # Opt-in for now: Tacker's services run only when asked for.
+        self.tacker = tacker
         self.supervisor = processes.Supervisor(self.layout.run,
                                                self.layout.logs)
 
     @property
     def ports(self):
-        return state.ports(self.layout, self._wanted_ports)
+        names = state.PORT_NAMES
+        if self.tacker:
+            names += state.TACKER_PORT_NAMES
+        return state.ports(self.layout, self._wanted_ports, names)
 
-    def venvs(self):
-        """Both service virtualenvs, built into the cache if missing."""
-        return {name: venvs.ensure(self.cache_dir, name)
-                for name in ('keystone', 'heat')}
+    def venvs(self, names=VENV_NAMES):
+        """The service virtualenvs ``names`` (by default every one),
+        built into the cache if missing."""
+        return {name: venvs.ensure(self.cache_dir, name) for name in names}
+
+    def service_names(self):
+        """What this plane runs, in start order: Tacker's services too
+        when it was asked for or still runs."""
+        if self.tacker or any(self.supervisor.pid(name)
+                              for name in TACKER_SERVICE_NAMES):
+            return SERVICE_NAMES + TACKER_SERVICE_NAMES
+        return SERVICE_NAMES
 
     def client_venv(self):
         """The virtualenv of python-openstackclient (with Heat's
@@ -69,7 +89,7 @@ class ControlPlane(object):
     def up(self):
         """Start every service (setting up what was never set up); on any
         failure stop what started and re-raise."""
-        built = self.venvs()
+        built = self.venvs(VENV_NAMES if self.tacker else VENV_NAMES[:2])
         layout = self.layout
         for path in (layout.root, layout.run, layout.logs, layout.mariadb,
                      layout.rabbitmq, layout.keystone_etc, layout.heat_etc):
@@ -78,6 +98,8 @@ class ControlPlane(object):
         self._write_configs(ports, secrets, built['heat'])
         try:
             self._start_all(ports, secrets, built)
+            if self.tacker:
+                self._start_tacker(ports, secrets, built['tacker'])
         except BaseException:
             self.down()
             raise
@@ -129,6 +151,59 @@ class ControlPlane(object):
         start(services.heat_engine(
             layout, built['heat'], self.supervisor.log_path('heat-engine')))
 
+    def _start_tacker(self, ports, secrets, venv):
+        """Tacker's database, Keystone user and catalog entry, schema,
+        our driver in its virtualenv, then tacker-server and
+        tacker-conductor."""
+        layout = self.layout
+        os.makedirs(layout.tacker_etc, mode=0o700, exist_ok=True)
+        state.write_private(os.path.join(layout.tacker_etc, 'tacker.conf'),
+                            config.tacker_conf(layout, ports, secrets))
+        bootstrap.tacker_files(layout, venv)
+        bootstrap.once(layout, 'tacker-database', bootstrap.create_databases,
+                       layout, secrets, ('tacker',))
+        bootstrap.once(layout, 'tacker-registration',
+                       bootstrap.register_tacker, layout, ports, secrets)
+        bootstrap.once(layout, 'tacker-db-manage',
+                       bootstrap.tacker_db_manage, layout, venv)
+        driver = self._install_driver(venv)
+        self.supervisor.start(services.tacker_server(layout, ports, venv))
+        self._start_conductor(venv, driver)
+
+    def _install_driver(self, venv):
+        with open(os.path.join(self.layout.logs, 'k8s-mgmt-driver.log'),
+                  'ab') as log:
+            return tacker_driver.ensure_installed(venv, log=log)
+
+    def _start_conductor(self, venv, driver):
+        """Start tacker-conductor and record which driver wheel it
+        loaded."""
+        self.supervisor.start(services.tacker_conductor(
+            self.layout, self.ports, venv))
+        state.write_private(self._conductor_driver_path(), driver + '\n')
+
+    def _conductor_driver_path(self):
+        return os.path.join(self.layout.run, 'tacker-conductor.driver')
+
+    def install_driver(self):
+        """Reinstall the k8s-mgmt wheel into Tacker's virtualenv when the
+        checkout's changed its content, and restart a running
+        tacker-conductor that loaded another; True when it restarted."""
+        venv = venvs.ensure(self.cache_dir, 'tacker')
+        driver = self._install_driver(venv)
+        try:
+            with open(self._conductor_driver_path()) as handle:
+                loaded = handle.read().strip()
+        except FileNotFoundError:
+            loaded = None
+        if not self.supervisor.alive('tacker-conductor') or \
+                loaded == driver:
+            return False
+        self.supervisor.stop('tacker-conductor',
+                             services.CONDUCTOR_STOP_TIMEOUT)
+        self._start_conductor(venv, driver)
+        return True
+
     def iaas_ports(self):
         """The ports of the Nova, Neutron, Cinder and Glance stand-ins,
         picked and recorded beside the others on first use."""
@@ -146,29 +221,31 @@ class ControlPlane(object):
         """Stop every service, last started first; returns the signal
         that ended each one that ran."""
         ended = {}
-        for name in reversed(SERVICE_NAMES):
-            timeout = (services.ENGINE_STOP_TIMEOUT if name == 'heat-engine'
-                       else services.STOP_TIMEOUT)
-            ended[name] = self.supervisor.stop(name, timeout)
+        for name in reversed(SERVICE_NAMES + TACKER_SERVICE_NAMES):
+            ended[name] = self.supervisor.stop(name, _stop_timeout(name))
         return ended
 
     def status(self):
         """Per service: pid, alive, version, url and log (the urls are None
         before a first up chose the ports)."""
         ports = state.recorded_ports(self.layout)
+        names = self.service_names()
         if ports is None:
             return {name: {'pid': None, 'alive': False,
                            'version': version(name), 'url': None,
                            'log': self.supervisor.log_path(name)}
-                    for name in SERVICE_NAMES}
+                    for name in names}
         urls = {'mariadb': 'mysql://%s:%d' % (config.HOST, ports['mariadb']),
                 'epmd': 'epmd://%s:%d' % (config.HOST, ports['epmd']),
                 'rabbitmq': 'rabbit://%s:%d' % (config.HOST,
                                                 ports['rabbitmq']),
                 'keystone': config.keystone_url(ports),
-                'heat-api': config.heat_url(ports), 'heat-engine': None}
+                'heat-api': config.heat_url(ports), 'heat-engine': None,
+                'tacker-server': (config.tacker_url(ports)
+                                  if 'tacker' in ports else None),
+                'tacker-conductor': None}
         found = {}
-        for name in SERVICE_NAMES:
+        for name in names:
             found[name] = {
                 'pid': self.supervisor.pid(name),
                 'alive': self.supervisor.alive(name),
@@ -186,11 +263,19 @@ class ControlPlane(object):
         return config.openrc(ports)
 
 
+def _stop_timeout(name):
+    return {'heat-engine': services.ENGINE_STOP_TIMEOUT,
+            'tacker-conductor': services.CONDUCTOR_STOP_TIMEOUT}.get(
+                name, services.STOP_TIMEOUT)
+
+
 def version(service):
     if service in ('keystone',):
         return pins.version('keystone')
     if service.startswith('heat'):
         return pins.version('openstack-heat')
+    if service.startswith('tacker'):
+        return pins.version('tacker')
     package = {'mariadb': 'mariadb-server', 'epmd': 'erlang-base',
                'rabbitmq': 'rabbitmq-server'}[service]
     done = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],

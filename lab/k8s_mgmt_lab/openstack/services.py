@@ -18,6 +18,9 @@ RABBITMQ_NODE = 'rabbit@localhost'
 # Known to ignore SIGTERM for over 15 s (cotyledon's manager).
 ENGINE_STOP_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
+# tacker-conductor's cotyledon manager logs the shutdown SIGTERM asks
+# for and stays up: SIGKILL follows soon.
+CONDUCTOR_STOP_TIMEOUT = 5.0
 
 
 def base_env(layout):
@@ -77,6 +80,31 @@ def rabbitmq_waited(layout, ports):
         if done.returncode:
             raise processes.NotReady('rabbitmqctl wait: %s' % (
                 done.stdout.decode('utf-8', 'replace').strip()[-200:]))
+        return True
+    return ready
+
+
+def rabbitmq_consumed(layout, ports, queues):
+    """Ready once each of ``queues`` has a consumer on the plane's
+    RabbitMQ: a service's RPC server listens there."""
+    def ready():
+        try:
+            done = subprocess.run(
+                [RABBITMQ_BIN + '/rabbitmqctl', '-q', 'list_queues',
+                 '--no-table-headers', 'name', 'consumers'],
+                env=rabbitmq_env(layout, ports), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                timeout=30)
+        except subprocess.TimeoutExpired:
+            raise processes.NotReady('rabbitmqctl list_queues timed out')
+        consumers = {}
+        for line in done.stdout.decode('utf-8', 'replace').splitlines():
+            name, _tab, count = line.strip().partition('\t')
+            consumers[name] = count
+        idle = [name for name in queues if consumers.get(name, '0') == '0']
+        if done.returncode or idle:
+            raise processes.NotReady('no consumer on %s yet' % (
+                ', '.join(idle) or 'the queues'))
         return True
     return ready
 
@@ -154,3 +182,29 @@ def heat_engine(layout, venv, log):
 
 # What heat-engine logs once its worker listens on the message bus.
 ENGINE_READY_TEXT = 'Starting engine_worker'
+
+
+def tacker_server(layout, ports, venv):
+    return processes.Service(
+        'tacker-server', venvs.entry_point_argv(
+            venv, 'tacker-server', '--config-file',
+            os.path.join(layout.tacker_etc, 'tacker.conf')),
+        layout.tacker_etc, base_env(layout),
+        http_answers(config.tacker_url(ports)), 60.0, STOP_TIMEOUT)
+
+
+def tacker_conductor(layout, ports, venv):
+    """Ready once its worker consumes the v1 and v2 conductor topics (it
+    logs nothing at INFO when it gets there)."""
+    return processes.Service(
+        'tacker-conductor', venvs.entry_point_argv(
+            venv, 'tacker-conductor', '--config-file',
+            os.path.join(layout.tacker_etc, 'tacker.conf')),
+        layout.tacker_etc, base_env(layout),
+        rabbitmq_consumed(layout, ports, CONDUCTOR_QUEUES), 90.0,
+        CONDUCTOR_STOP_TIMEOUT)
+
+
+# The queues tacker-conductor's RPC servers consume (tacker.common.topics
+# and the v2 conductor's).
+CONDUCTOR_QUEUES = ('TACKER_CONDUCTOR', 'TACKER_CONDUCTOR_V2')

@@ -14,9 +14,12 @@ PORT_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'rabbitmq_dist', 'keystone',
 # (iaas.serve), recorded beside the others when first asked for. Apart
 # from PORT_NAMES, so a control plane given its ports keeps exactly them.
 IAAS_PORT_NAMES = ('nova', 'neutron', 'cinder', 'glance')
+# tacker-server's port, recorded beside the others by a plane that runs
+# Tacker (ControlPlane(tacker=True)).
+TACKER_PORT_NAMES = ('tacker',)
 # Every password a control plane makes, by its user.
 SECRET_NAMES = ('admin', 'keystone_db', 'heat_db', 'rabbitmq', 'heat',
-                'heat_domain_admin')
+                'heat_domain_admin', 'tacker_db', 'tacker')
 
 
 class Layout(object):
@@ -33,6 +36,9 @@ class Layout(object):
         self.rabbitmq = os.path.join(self.root, 'rabbitmq')
         self.keystone_etc = os.path.join(self.root, 'keystone')
         self.heat_etc = os.path.join(self.root, 'heat')
+        self.tacker_etc = os.path.join(self.root, 'tacker')
+        # What Tacker keeps: VIM keys, packages, its glance_store files.
+        self.tacker_data = os.path.join(self.tacker_etc, 'data')
         self.ports = os.path.join(self.root, 'ports.json')
         self.secrets = os.path.join(self.root, 'secrets.json')
         self.openrc = os.path.join(self.root, 'openrc')
@@ -84,10 +90,12 @@ def ports(layout, wanted=None, names=PORT_NAMES):
 
 
 def secrets(layout):
-    """The control plane's passwords, made on first use."""
+    """The control plane's passwords, made on first use; one a secrets
+    file recorded earlier lacks is added to it."""
     recorded = _load(layout.secrets)
-    if recorded is None:
-        recorded = {name: random_secrets.token_urlsafe(24)
-                    for name in SECRET_NAMES}
+    if recorded is None or set(SECRET_NAMES) - set(recorded):
+        recorded = dict(recorded or {})
+        for name in SECRET_NAMES:
+            recorded.setdefault(name, random_secrets.token_urlsafe(24))
         write_private(layout.secrets, json.dumps(recorded, indent=1))
     return recorded

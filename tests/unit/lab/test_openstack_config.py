@@ -134,15 +134,17 @@ def test_down_stops_the_last_started_first(layout):
     plane = control_plane.ControlPlane(layout.root)
     plane.supervisor = _Recorder()
     plane.down()
-    assert plane.supervisor.stopped == list(
-        reversed(control_plane.SERVICE_NAMES))
+    # Tacker's services too: a plane made without tacker=True stops them
+    # when another process started them.
+    assert plane.supervisor.stopped == list(reversed(
+        control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES))
 
 
 def test_a_failed_up_stops_what_it_started(layout, monkeypatch):
     plane = control_plane.ControlPlane(layout.root, ports=PORTS)
     plane.supervisor = _Recorder()
-    monkeypatch.setattr(plane, 'venvs', lambda: {'keystone': 'k',
-                                                 'heat': 'h'})
+    monkeypatch.setattr(plane, 'venvs', lambda names: {'keystone': 'k',
+                                                       'heat': 'h'})
     monkeypatch.setattr(plane, '_write_configs', lambda *args: None)
 
     def _fail(*args):
@@ -150,5 +152,6 @@ def test_a_failed_up_stops_what_it_started(layout, monkeypatch):
     monkeypatch.setattr(plane, '_start_all', _fail)
     with pytest.raises(RuntimeError):
         plane.up()
-    assert len(plane.supervisor.stopped) == len(control_plane.SERVICE_NAMES)
+    assert len(plane.supervisor.stopped) == len(
+        control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES)
     assert not os.path.exists(layout.openrc)
