@@ -89,7 +89,7 @@ class ControlPlane(object):
     def up(self):
         """Start every service (setting up what was never set up); on any
         failure stop what started and re-raise."""
-        built = self.venvs(VENV_NAMES if self.tacker else VENV_NAMES[:2])
+        built = self.venvs(VENV_NAMES if self.tacker else ('keystone', 'heat'))
         layout = self.layout
         for path in (layout.root, layout.run, layout.logs, layout.mariadb,
                      layout.rabbitmq, layout.keystone_etc, layout.heat_etc):
