@@ -94,6 +94,16 @@ def keystone_conf(layout, ports, secrets):
         # production Keystone keeps the default.
         password_hash_rounds = 4
 
+        [cache]
+        # Keystone's own cache (role assignments, catalog, tokens): off by
+        # default, and without it every token issued or validated lists
+        # the user's role assignments in SQL (most of Keystone's CPU under
+        # the lab lane). In-process memory is coherent here: one gunicorn
+        # worker process (see _gunicorn_serving), which invalidates what
+        # it changes; production uses memcached across processes.
+        enabled = true
+        backend = dogpile.cache.memory
+
         [token]
         provider = fernet
 
