@@ -186,9 +186,10 @@ class ControlPlane(object):
         return os.path.join(self.layout.run, 'tacker-conductor.driver')
 
     def install_driver(self):
-        """Reinstall the k8s-mgmt wheel into Tacker's virtualenv when the
-        checkout's changed its content, and restart a running
-        tacker-conductor that loaded another; True when it restarted."""
+        """Reinstall the k8s-mgmt wheel into Tacker's virtualenv when a
+        wheel of the checkout differs from the one there, and restart a
+        running tacker-conductor that loaded another; True when it
+        restarted."""
         venv = venvs.ensure(self.cache_dir, 'tacker')
         driver = self._install_driver(venv)
         try:
