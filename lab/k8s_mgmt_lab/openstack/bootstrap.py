@@ -164,18 +164,26 @@ class Identity(object):
         return answer.json()['endpoint']['id']
 
 
-def register_heat(layout, ports, secrets):
-    """Heat's users, roles, stack domain and catalog entry."""
+def _service_user(ports, secrets, name):
+    """User ``name`` (password ``secrets[name]``), admin of the service
+    project, as a deployment guide makes a service's user; returns the
+    admin's Identity and the admin role's id."""
     identity = Identity(admin_session(ports, secrets),
                         config.keystone_url(ports))
     admin = identity.find('role', 'admin')
     service_project = identity.ensure(
         'project', {'name': 'service', 'domain_id': 'default',
                     'description': 'Service project'})
-    heat = identity.ensure('user', {'name': 'heat', 'domain_id': 'default',
-                                    'password': secrets['heat']},
+    user = identity.ensure('user', {'name': name, 'domain_id': 'default',
+                                    'password': secrets[name]},
                            domain_id='default')
-    identity.grant('projects', service_project, heat, admin)
+    identity.grant('projects', service_project, user, admin)
+    return identity, admin
+
+
+def register_heat(layout, ports, secrets):
+    """Heat's users, roles, stack domain and catalog entry."""
+    identity, admin = _service_user(ports, secrets, 'heat')
     domain = identity.ensure('domain', {
         'name': 'heat', 'description': 'Owns the users of Heat stacks'})
     domain_admin = identity.ensure(
@@ -196,17 +204,7 @@ def register_heat(layout, ports, secrets):
 def register_tacker(layout, ports, secrets):
     """Tacker's user (admin of the service project) and its catalog
     entry, nfv-orchestration."""
-    identity = Identity(admin_session(ports, secrets),
-                        config.keystone_url(ports))
-    admin = identity.find('role', 'admin')
-    service_project = identity.ensure(
-        'project', {'name': 'service', 'domain_id': 'default',
-                    'description': 'Service project'})
-    tacker = identity.ensure('user', {'name': 'tacker',
-                                      'domain_id': 'default',
-                                      'password': secrets['tacker']},
-                             domain_id='default')
-    identity.grant('projects', service_project, tacker, admin)
+    identity, _admin = _service_user(ports, secrets, 'tacker')
     nfv = identity.ensure(
         'service', {'name': 'tacker', 'type': 'nfv-orchestration',
                     'description': 'NFV orchestration'},

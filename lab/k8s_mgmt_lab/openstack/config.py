@@ -169,15 +169,7 @@ def heat_conf(layout, ports, secrets):
         [paste_deploy]
         api_paste_config = {etc}/api-paste.ini
 
-        [keystone_authtoken]
-        www_authenticate_uri = {auth_url}
-        auth_url = {auth_url}
-        auth_type = password
-        project_domain_name = Default
-        user_domain_name = Default
-        project_name = service
-        username = heat
-        password = {heat}
+        {authtoken}
 
         [trustee]
         auth_type = password
@@ -197,6 +189,7 @@ def heat_conf(layout, ports, secrets):
                     heat_api=ports['heat_api'], etc=layout.heat_etc,
                     db=secrets['heat_db'], mariadb=ports['mariadb'],
                     auth_url=auth_url, heat=secrets['heat'],
+                    authtoken=_authtoken(ports, 'heat', secrets['heat']),
                     waitcondition='http://%s:%d/v1/waitcondition' % (
                         HOST, ports['heat_api']))
 
@@ -246,15 +239,7 @@ def tacker_conf(layout, ports, secrets):
         [database]
         connection = mysql+pymysql://tacker:{db}@{host}:{mariadb}/tacker
 
-        [keystone_authtoken]
-        www_authenticate_uri = {auth_url}
-        auth_url = {auth_url}
-        auth_type = password
-        project_domain_name = Default
-        user_domain_name = Default
-        project_name = service
-        username = tacker
-        password = {password}
+        {authtoken}
 
         [tacker]
         vnflcm_mgmt_driver = {drivers}
@@ -283,10 +268,26 @@ def tacker_conf(layout, ports, secrets):
                     data=layout.tacker_data, rabbit=secrets['rabbitmq'],
                     rabbit_port=ports['rabbitmq'], db=secrets['tacker_db'],
                     mariadb=ports['mariadb'], auth_url=auth_url,
-                    password=secrets['tacker'],
+                    authtoken=_authtoken(ports, 'tacker', secrets['tacker']),
                     drivers=','.join(TACKER_MGMT_DRIVERS),
                     log_levels=','.join(TACKER_LOG_LEVELS),
                     **tacker_dirs(layout))
+
+
+def _authtoken(ports, user, password):
+    """The [keystone_authtoken] section of a service that validates
+    tokens as ``user`` of the service project."""
+    return textwrap.dedent("""\
+        [keystone_authtoken]
+        www_authenticate_uri = {auth_url}
+        auth_url = {auth_url}
+        auth_type = password
+        project_domain_name = Default
+        user_domain_name = Default
+        project_name = service
+        username = {user}
+        password = {password}""").format(auth_url=keystone_url(ports),
+                                         user=user, password=password)
 
 
 def keystone_url(ports):
