@@ -1,7 +1,8 @@
 """``k8s-mgmt lab control-plane build|up|status|openrc|openstack|down``:
-the real OpenStack services (MariaDB, RabbitMQ, Keystone, Heat) on their
-own, not yet behind ``lab up``; ``openstack ARGS`` runs
-python-openstackclient from the lab's cache as the plane's admin."""
+the real OpenStack services (MariaDB, RabbitMQ, Keystone, Heat, and with
+``--tacker`` tacker-server and tacker-conductor) on their own, not yet
+behind ``lab up``; ``openstack ARGS`` runs python-openstackclient from
+the lab's cache as the plane's admin."""
 
 import argparse
 import json
@@ -14,12 +15,15 @@ from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import venvs
 
 DEFAULT_DIR = '/var/lib/k8s-mgmt-lab-openstack'
+# The actions that take --tacker (down stops Tacker with or without it).
+TACKER_ACTIONS = ('up', 'status', 'down')
 
 
 def register(verbs):
     parser = verbs.add_parser(
         'control-plane', help='start, show or stop the real Keystone and '
-                              'Heat (with MariaDB and RabbitMQ)')
+                              'Heat (with MariaDB and RabbitMQ), and '
+                              'Tacker with --tacker')
     parser.add_argument('--dir', default=DEFAULT_DIR,
                         help='the control plane\'s state directory '
                              '(default: %(default)s)')
@@ -38,6 +42,11 @@ def register(verbs):
             ('down', cmd_down, 'stop every service by PID')):
         action = actions.add_parser(name, help=text)
         action.set_defaults(func=func)
+        if name in TACKER_ACTIONS:
+            action.add_argument(
+                '--tacker', action='store_true',
+                help='Tacker too: tacker-server and tacker-conductor, with '
+                     'the k8s-mgmt driver built from this checkout')
     client = actions.add_parser(
         'openstack', help='run python-openstackclient as the admin, e.g. '
                           '"openstack stack list"')
@@ -48,7 +57,8 @@ def register(verbs):
 
 
 def _plane(args):
-    return control_plane.ControlPlane(args.dir, args.cache_dir)
+    return control_plane.ControlPlane(args.dir, args.cache_dir,
+                                      tacker=getattr(args, 'tacker', False))
 
 
 def cmd_build(args):
@@ -69,7 +79,8 @@ def cmd_up(args):
     except (processes.ServiceFailed, bootstrap.StepFailed,
             venvs.BuildFailed) as error:
         raise UserError(str(error))
-    print('control plane up; credentials: %s/openrc' % args.dir)
+    print('control plane up%s; credentials: %s/openrc'
+          % (' with Tacker' if args.tacker else '', args.dir))
     return 0
 
 

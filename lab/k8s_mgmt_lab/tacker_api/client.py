@@ -1,0 +1,50 @@
+"""Tacker: the VNF packages, VNF instances and operation occurrences of
+one Tacker, reached through one keystoneauth1 session."""
+
+from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
+
+from k8s_mgmt import secrets
+from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import state
+from k8s_mgmt_lab.tacker_api.errors import TackerApiError
+from k8s_mgmt_lab.tacker_api.instances import Instances
+from k8s_mgmt_lab.tacker_api.op_occs import OpOccs
+from k8s_mgmt_lab.tacker_api.packages import Packages
+from k8s_mgmt_lab.tacker_api.rest import REQUEST_TIMEOUT
+from k8s_mgmt_lab.tacker_api.rest import Rest
+
+
+class Tacker(object):
+    """``packages``, ``instances`` and ``op_occs`` of the Tacker at
+    ``url``, or at the catalog's nfv-orchestration endpoint. ``backoff``
+    is the first and the longest pause of every wait, in seconds."""
+
+    def __init__(self, session, url=None, timeout=REQUEST_TIMEOUT,
+                 backoff=(0.5, 5.0)):
+        self.rest = Rest(session, url=url, timeout=timeout)
+        self.packages = Packages(self.rest, *backoff)
+        self.instances = Instances(self.rest)
+        self.op_occs = OpOccs(self.rest, *backoff)
+        self._password = None
+
+    @classmethod
+    def for_plane(cls, plane, url=None, **kwargs):
+        """The Tacker of a control plane (ControlPlane), as its admin."""
+        ports = state.recorded_ports(plane.layout)
+        if ports is None:
+            raise TackerApiError('connect to Tacker', 'the control plane in '
+                                 '%s was never started' % plane.layout.root)
+        password = secrets.Secret(state.secrets(plane.layout)['admin'])
+        auth = v3.Password(auth_url=config.keystone_url(ports),
+                           username='admin', password=password.reveal(),
+                           user_domain_name='Default', project_name='admin',
+                           project_domain_name='Default')
+        tacker = cls(ks_session.Session(auth=auth), url=url, **kwargs)
+        # Kept while the client lives, so that no error text shows it.
+        tacker._password = password
+        return tacker
+
+    def endpoint(self):
+        """The URL requests go to."""
+        return self.rest.endpoint()

@@ -1,0 +1,121 @@
+"""Operation occurrences (``/vnflcm/v1/vnf_lcm_op_occs``): what an LCM
+call started, waited for until it ends, and the operator's three ways out
+of FAILED_TEMP: retry, rollback (instantiate and scale out only) and fail.
+
+An occurrence moves STARTING, PROCESSING, then ends COMPLETED or
+FAILED_TEMP; from FAILED_TEMP a retry goes back to PROCESSING, a rollback
+to ROLLING_BACK then ROLLED_BACK (or FAILED_TEMP again), a fail to FAILED.
+"""
+
+import time
+
+from k8s_mgmt.polling import Poll
+from k8s_mgmt_lab.tacker_api.errors import occurrence_detail
+from k8s_mgmt_lab.tacker_api.errors import TackerApiError
+from k8s_mgmt_lab.tacker_api.rest import op_id_from
+
+PATH = 'vnflcm/v1/vnf_lcm_op_occs'
+COMPLETED = 'COMPLETED'
+FAILED_TEMP = 'FAILED_TEMP'
+FAILED = 'FAILED'
+ROLLED_BACK = 'ROLLED_BACK'
+TERMINAL = (COMPLETED, FAILED_TEMP, FAILED, ROLLED_BACK)
+# Tacker answers a retry or rollback before its conductor leaves
+# FAILED_TEMP, and keeps times in whole seconds: for this long a wait
+# takes the FAILED_TEMP it started from for the old one.
+RESTART_GRACE = 10.0
+
+
+class OpOccs(object):
+
+    def __init__(self, rest, first=0.5, maximum=5.0, clock=time.monotonic):
+        self.rest = rest
+        # The backoff of a wait, in seconds.
+        self.first = first
+        self.maximum = maximum
+        self._clock = clock
+        # op id -> (stateEnteredTime of the FAILED_TEMP a retry or
+        # rollback left, when it was asked).
+        self._restarted = {}
+
+    def show(self, op_id, operation='show'):
+        return self.rest.json(operation, 'GET', '%s/%s' % (PATH, op_id),
+                              op_id=op_id)
+
+    def list(self, filter=None):
+        """Every occurrence (``all_records``), filtered by a Tacker filter
+        expression such as ``(eq,vnfInstanceId,ID)`` when one is given."""
+        params = {'all_records': 'yes'}
+        if filter:
+            params['filter'] = filter
+        return self.rest.json('list op occurrences', 'GET', PATH,
+                              params=params)
+
+    def wait(self, op_id, deadline, expect=COMPLETED):
+        """The occurrence once it ends in ``expect`` (ROLLED_BACK after a
+        rollback), within ``deadline`` seconds; TackerApiError with the
+        state and Tacker's ``error.detail`` when it ends otherwise."""
+        poll = Poll(deadline, first=self.first, maximum=self.maximum)
+        occurrence = {}
+        for _ in poll:
+            occurrence = self.show(op_id, 'wait')
+            state = occurrence.get('operationState')
+            stale = self._stale(op_id, occurrence)
+            if state in TERMINAL and not stale:
+                if state == expect:
+                    return occurrence
+                raise TackerApiError(
+                    _operation(occurrence), occurrence_detail(occurrence),
+                    op_id=op_id, state=state, occurrence=occurrence)
+        state = occurrence.get('operationState')
+        raise TackerApiError(_operation(occurrence),
+                             'still %s after %g s' % (state, deadline),
+                             op_id=op_id, state=state,
+                             occurrence=occurrence)
+
+    def retry(self, op_id):
+        """Run a FAILED_TEMP operation again from where it failed."""
+        self._restart('retry', op_id, (202,))
+        return op_id
+
+    def rollback(self, op_id):
+        """Undo a FAILED_TEMP instantiate or scale out; wait for it with
+        ``expect=ROLLED_BACK``."""
+        response = self._restart('rollback', op_id, (202,))
+        return op_id_from(response, 'rollback')
+
+    def fail(self, op_id):
+        """Give a FAILED_TEMP operation up: FAILED, the occurrence."""
+        return self.rest.json('fail', 'POST', '%s/%s/fail' % (PATH, op_id),
+                              expect=(200,), op_id=op_id)
+
+    def _restart(self, verb, op_id, expect):
+        entered = self.show(op_id, verb).get('stateEnteredTime')
+        asked = self._clock()
+        response = self.rest.call(verb, 'POST',
+                                  '%s/%s/%s' % (PATH, op_id, verb), expect,
+                                  op_id=op_id)
+        self._restarted[op_id] = (entered, asked)
+        return response
+
+    def _stale(self, op_id, occurrence):
+        """Whether ``occurrence`` still shows the FAILED_TEMP a retry or
+        rollback started from."""
+        if op_id not in self._restarted:
+            return False
+        entered, asked = self._restarted[op_id]
+        if (occurrence.get('operationState') == FAILED_TEMP
+                and occurrence.get('stateEnteredTime') == entered
+                and self._clock() - asked < RESTART_GRACE):
+            return True
+        del self._restarted[op_id]
+        return False
+
+
+def _operation(occurrence):
+    """"instantiate VNF instance ID" from an occurrence."""
+    verb = (occurrence.get('operation') or 'operation').lower()
+    instance = occurrence.get('vnfInstanceId')
+    if instance:
+        return '%s VNF instance %s' % (verb, instance)
+    return verb
