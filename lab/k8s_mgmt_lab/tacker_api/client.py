@@ -40,7 +40,10 @@ class Tacker(object):
                            username='admin', password=password.reveal(),
                            user_domain_name='Default', project_name='admin',
                            project_domain_name='Default')
-        tacker = cls(ks_session.Session(auth=auth), url=url, **kwargs)
+        # The session's timeout bounds Keystone's token requests too.
+        timeout = kwargs.get('timeout', REQUEST_TIMEOUT)
+        tacker = cls(ks_session.Session(auth=auth, timeout=timeout), url=url,
+                     **kwargs)
         # Kept while the client lives, so that no error text shows it.
         tacker._password = password
         return tacker

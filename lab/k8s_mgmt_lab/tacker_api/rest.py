@@ -36,9 +36,14 @@ class Rest(object):
     def endpoint(self):
         """Tacker's URL: the one given, else the catalog's."""
         try:
-            return self.adapter.get_endpoint()
+            url = self.adapter.get_endpoint()
+        except ks_exc.EndpointNotFound:
+            url = None
         except ks_exc.ClientException as error:
             raise _unreachable('find Tacker', error, self.timeout)
+        if not url:
+            raise self._not_in_catalog('find Tacker')
+        return url
 
     def call(self, operation, method, path, expect, op_id=None,
              timeout=None, **kwargs):
@@ -50,16 +55,19 @@ class Rest(object):
             response = self.adapter.request(
                 path, method, raise_exc=False, timeout=timeout, **kwargs)
         except ks_exc.EndpointNotFound:
-            raise TackerApiError(
-                operation, 'Keystone\'s catalog has no %s endpoint in %s '
-                           '(is Tacker in the control plane?)'
-                % (SERVICE_TYPE, self.adapter.region_name), op_id=op_id)
+            raise self._not_in_catalog(operation, op_id)
         except ks_exc.ClientException as error:
             raise _unreachable(operation, error, timeout, op_id)
         if response.status_code not in expect:
             raise TackerApiError(operation, detail_of(response.content),
                                  op_id=op_id, status=response.status_code)
         return response
+
+    def _not_in_catalog(self, operation, op_id=None):
+        return TackerApiError(
+            operation, 'Keystone\'s catalog has no %s endpoint in %s (is '
+                       'Tacker in the control plane?)'
+            % (SERVICE_TYPE, self.adapter.region_name), op_id=op_id)
 
     def json(self, operation, method, path, expect=(200,), **kwargs):
         """The JSON body of the response to ``method path``."""

@@ -245,6 +245,9 @@ def test_a_catalog_without_tacker_says_so(fake):
     assert str(caught.value) == (
         'list VNF instances: Keystone\'s catalog has no nfv-orchestration '
         'endpoint in RegionOne (is Tacker in the control plane?)')
+    with pytest.raises(TackerApiError, match='^find Tacker: Keystone'):
+        tacker.endpoint()
+    assert fake.requests == []
 
 
 def test_a_token_tacker_refuses_is_one_line(fake):
