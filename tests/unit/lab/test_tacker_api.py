@@ -203,6 +203,16 @@ def test_each_lcm_call_sends_its_body_and_returns_the_op_id(
         'INSTANTIATE', 'SCALE', 'HEAL', 'HEAL', 'TERMINATE', 'TERMINATE']
 
 
+def test_a_202_without_location_is_one_line(fake, tacker, csar):
+    instance = tacker.instances.create(_onboarded(tacker, csar)['vnfdId'])
+    fake.lcm_location = False
+    with pytest.raises(TackerApiError) as caught:
+        tacker.instances.heal(instance['id'])
+    assert str(caught.value) == (
+        "heal VNF instance %s: Tacker accepted it but named no operation "
+        "occurrence (Location: '')" % instance['id'])
+
+
 def test_wrong_arguments_are_refused_before_any_request(fake, tacker):
     with pytest.raises(ValueError, match='termination type'):
         tacker.instances.terminate('i', 'SOFT')

@@ -35,6 +35,7 @@ class FakeTacker(object):
         self.after_retry = ['FAILED_TEMP', 'PROCESSING', 'COMPLETED']
         self.after_rollback = ['FAILED_TEMP', 'ROLLING_BACK', 'ROLLED_BACK']
         self.hold = set()
+        self.lcm_location = True        # False: a 202 without Location
         self.release = threading.Event()
         self._ticks = 0
         self.lock = threading.Lock()
@@ -204,6 +205,8 @@ class FakeTacker(object):
                       '_script': list(self.outcome)}
         self._enter(occurrence, 'STARTING')
         self.occurrences[occurrence['id']] = occurrence
+        if not self.lcm_location:
+            return 202, None, ()
         return 202, None, [('Location', '%svnflcm/v1/vnf_lcm_op_occs/%s'
                             % (CONFIGURED_ENDPOINT, occurrence['id']))]
 
