@@ -140,6 +140,10 @@ def _gunicorn_serving(wsgi_app, port):
         worker_class = 'gthread'
         threads = 4
         timeout = 120
+        # Idle kept-alive connections stay open 30 s, not gunicorn's 2 s:
+        # a client polling every 2 s would otherwise often send its next
+        # request just as the server closes the connection.
+        keepalive = 30
         control_socket_disable = True
         """).format(app=wsgi_app, host=HOST, port=port)
 

@@ -63,6 +63,11 @@ def _read(path):
         return handle.read()
 
 
+# keystoneauth's retries of a GET that got no answer (ConnectFailure:
+# refused, reset, or closed without a response), 0.5 s apart, doubling.
+READ_RETRIES = 2
+
+
 class Stacks(object):
     """Heat's stacks as one project's session sees them. A stack is named
     by its path, ``<name>/<id>``, which Heat serves without a redirect."""
@@ -83,6 +88,10 @@ class Stacks(object):
             headers = dict(self.headers)
             headers.update(kwargs.get('headers') or {})
             kwargs['headers'] = headers
+        if method == 'GET':
+            # A read on a kept-alive connection the server closed just then
+            # (its idle timeout) fails without an answer: tried again.
+            kwargs.setdefault('connect_retries', READ_RETRIES)
         return self.session.request(
             url, method, endpoint_filter=service or self.heat, **kwargs)
 
