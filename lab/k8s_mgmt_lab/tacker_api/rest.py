@@ -19,8 +19,13 @@ REGION = 'RegionOne'
 # Seconds one request may take; Tacker answers API calls at once and
 # leaves the work to its conductor.
 REQUEST_TIMEOUT = 30.0
-# The socket's own words at the end of what requests says.
+# The socket's own words at the end of what requests says, or the
+# innermost exception's ("Remote end closed connection without response").
 _ERRNO = re.compile(r'\[Errno -?\d+\] ([^"\'()]+)')
+_INNER = re.compile(r"\w+\('([^'()]+)'\)")
+# Attempts of a GET whose connection broke: a kept-alive connection the
+# server closed just as it was reused breaks the first.
+GET_ATTEMPTS = 2
 
 
 class Rest(object):
@@ -51,13 +56,21 @@ class Rest(object):
         ``expect``; else TackerApiError naming ``operation`` (and
         ``op_id``) with Tacker's reason."""
         timeout = timeout or self.timeout
-        try:
-            response = self.adapter.request(
-                path, method, raise_exc=False, timeout=timeout, **kwargs)
-        except ks_exc.EndpointNotFound:
-            raise self._not_in_catalog(operation, op_id)
-        except ks_exc.ClientException as error:
-            raise _unreachable(operation, error, timeout, op_id)
+        attempts = GET_ATTEMPTS if method == 'GET' else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                response = self.adapter.request(
+                    path, method, raise_exc=False, timeout=timeout, **kwargs)
+                break
+            except ks_exc.EndpointNotFound:
+                raise self._not_in_catalog(operation, op_id)
+            except ks_exc.ConnectTimeout as error:
+                raise _unreachable(operation, error, timeout, op_id)
+            except ks_exc.ConnectFailure as error:
+                if attempt == attempts:
+                    raise _unreachable(operation, error, timeout, op_id)
+            except ks_exc.ClientException as error:
+                raise _unreachable(operation, error, timeout, op_id)
         if response.status_code not in expect:
             raise TackerApiError(operation, detail_of(response.content),
                                  op_id=op_id, status=response.status_code)
@@ -94,7 +107,7 @@ def _unreachable(operation, error, timeout, op_id=None):
 
 def _last_reason(text):
     """"Connection refused" out of the nested text requests gives."""
-    found = _ERRNO.search(text)
+    found = _ERRNO.search(text) or _INNER.search(text)
     return found.group(1).strip() if found else text
 
 

@@ -280,6 +280,25 @@ def test_a_request_tacker_does_not_answer_times_out(fake):
                                  '0.2 s')
 
 
+def test_a_get_whose_connection_breaks_is_sent_once_more(fake, tacker):
+    fake.drop = {'/vnflcm/v1/vnf_instances': 1}
+    assert tacker.instances.list() == []
+    assert fake.calls() == [('GET', '/vnflcm/v1/vnf_instances')] * 2
+    fake.drop = {'/vnflcm/v1/vnf_instances': 2}
+    with pytest.raises(TackerApiError) as caught:
+        tacker.instances.list()
+    assert str(caught.value) == ('list VNF instances: cannot connect: Remote '
+                                 'end closed connection without response')
+
+
+def test_a_post_whose_connection_breaks_is_not_sent_again(fake, tacker):
+    fake.drop = {'/vnfpkgm/v1/vnf_packages': 1}
+    with pytest.raises(TackerApiError, match='^create VNF package: cannot '
+                                             'connect: Remote end closed'):
+        tacker.packages.create()
+    assert fake.calls() == [('POST', '/vnfpkgm/v1/vnf_packages')]
+
+
 def test_no_tacker_listening_is_one_line():
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))

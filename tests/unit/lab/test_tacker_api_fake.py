@@ -9,7 +9,8 @@ middleware 401 without the static token. Onboarding and operation
 occurrences move one scripted state per read, so a test sets the path
 each takes (``onboarding``, ``outcome``, ``after_retry``,
 ``after_rollback``). A path in ``hold`` is answered only once ``release``
-is set (or after 5 s), to make the client time out.
+is set (or after 5 s), to make the client time out; the next ``drop[path]``
+requests of a path get their connection closed with no answer.
 """
 
 import json
@@ -36,6 +37,7 @@ class FakeTacker(object):
         self.after_rollback = ['FAILED_TEMP', 'ROLLING_BACK', 'ROLLED_BACK']
         self.hold = set()
         self.lcm_location = True        # False: a 202 without Location
+        self.drop = {}                  # path: connections closed unanswered
         self.release = threading.Event()
         self._ticks = 0
         self.lock = threading.Lock()
@@ -92,6 +94,12 @@ class FakeTacker(object):
                                   dict(handler.headers), body))
         if split.path in self.hold:
             self.release.wait(5)
+        with self.lock:
+            dropped = self.drop.get(split.path, 0)
+            self.drop[split.path] = max(dropped - 1, 0)
+        if dropped:
+            handler.close_connection = True
+            return
         if handler.headers.get('X-Auth-Token') != TOKEN:
             return _send(handler, 401, {'error': {
                 'code': 401, 'title': 'Unauthorized',
