@@ -6,6 +6,7 @@ and in its catalog, for as long as a ``with`` block lasts."""
 import contextlib
 import os
 import threading
+import time
 
 import pytest
 
@@ -37,6 +38,22 @@ def plane_root(tmp_path_factory, name):
     if reason:
         pytest.skip(reason)
     return tmp_path_factory.mktemp(name)
+
+
+def running_plane(tmp_path_factory, name, **options):
+    """A module's control plane (``options`` for ControlPlane, such as
+    ``tacker=True``), up for the module, down after it whatever happened;
+    a generator for a module fixture to ``yield from``."""
+    made = control_plane.ControlPlane(
+        str(plane_root(tmp_path_factory, name)), **options)
+    try:
+        started = time.monotonic()
+        made.up()
+        print('control plane %s up in %.1f s'
+              % (name, time.monotonic() - started))
+        yield made
+    finally:
+        made.down()
 
 
 class RecordingProvisioner(object):

@@ -11,7 +11,6 @@ import pytest
 
 from k8s_mgmt import package as k8s_package
 from k8s_mgmt_lab.openstack import config
-from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.tacker_api.client import Tacker
@@ -21,16 +20,8 @@ from tests.functional.openstack import iaas_fixture
 
 @pytest.fixture(scope='module')
 def plane(tmp_path_factory):
-    made = control_plane.ControlPlane(str(iaas_fixture.plane_root(
-        tmp_path_factory, 'tacker-api')), tacker=True)
-    try:
-        started = time.monotonic()
-        made.up()
-        print('plane with Tacker up in %.1f s'
-              % (time.monotonic() - started))
-        yield made
-    finally:
-        made.down()
+    yield from iaas_fixture.running_plane(tmp_path_factory, 'tacker-api',
+                                          tacker=True)
 
 
 @pytest.fixture(scope='module')

@@ -14,7 +14,6 @@ import time
 import pytest
 
 from k8s_mgmt_lab.openstack import config
-from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state
@@ -27,16 +26,8 @@ DRIVERS = ('mgmt-drivers-kubernetes', 'mgmt-drivers-kubespray')
 
 @pytest.fixture(scope='module')
 def plane(tmp_path_factory):
-    made = control_plane.ControlPlane(str(iaas_fixture.plane_root(
-        tmp_path_factory, 'tacker')), tacker=True)
-    try:
-        started = time.monotonic()
-        made.up()
-        print('plane with Tacker up in %.1f s'
-              % (time.monotonic() - started))
-        yield made
-    finally:
-        made.down()
+    yield from iaas_fixture.running_plane(tmp_path_factory, 'tacker',
+                                          tacker=True)
 
 
 def _session(plane, authenticated=True):
