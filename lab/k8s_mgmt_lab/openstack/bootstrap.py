@@ -109,14 +109,16 @@ def tacker_db_manage(layout, venv):
         os.path.join(layout.tacker_etc, 'tacker.conf'), 'upgrade', 'head'))
 
 
-def admin_session(ports, secrets):
+def admin_session(ports, secrets, timeout=None):
+    """A keystoneauth session as the plane's admin (``timeout``: of every
+    request, Keystone's token requests included)."""
     from keystoneauth1.identity import v3
     from keystoneauth1 import session
     auth = v3.Password(auth_url=config.keystone_url(ports),
                        username='admin', password=secrets['admin'],
                        user_domain_id='default', project_name='admin',
                        project_domain_id='default')
-    return session.Session(auth=auth)
+    return session.Session(auth=auth, timeout=timeout)
 
 
 class Identity(object):

@@ -1,11 +1,8 @@
 """Tacker: the VNF packages, VNF instances and operation occurrences of
 one Tacker, reached through one keystoneauth1 session."""
 
-from keystoneauth1.identity import v3
-from keystoneauth1 import session as ks_session
-
 from k8s_mgmt import secrets
-from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
 from k8s_mgmt_lab.tacker_api.instances import Instances
@@ -35,15 +32,12 @@ class Tacker(object):
         if ports is None:
             raise TackerApiError('connect to Tacker', 'the control plane in '
                                  '%s was never started' % plane.layout.root)
-        password = secrets.Secret(state.secrets(plane.layout)['admin'])
-        auth = v3.Password(auth_url=config.keystone_url(ports),
-                           username='admin', password=password.reveal(),
-                           user_domain_name='Default', project_name='admin',
-                           project_domain_name='Default')
+        plane_secrets = state.secrets(plane.layout)
+        password = secrets.Secret(plane_secrets['admin'])
         # The session's timeout bounds Keystone's token requests too.
         timeout = kwargs.get('timeout', REQUEST_TIMEOUT)
-        tacker = cls(ks_session.Session(auth=auth, timeout=timeout), url=url,
-                     **kwargs)
+        tacker = cls(bootstrap.admin_session(ports, plane_secrets, timeout),
+                     url=url, **kwargs)
         # Kept while the client lives, so that no error text shows it.
         tacker._password = password
         return tacker

@@ -38,11 +38,7 @@ class Instances(object):
     def list(self, filter=None):
         """Every VNF instance (``all_records``), filtered by a Tacker
         filter expression when one is given."""
-        params = {'all_records': 'yes'}
-        if filter:
-            params['filter'] = filter
-        return self.rest.json('list VNF instances', 'GET', PATH,
-                              params=params)
+        return self.rest.all_records('list VNF instances', PATH, filter)
 
     def delete(self, instance_id):
         """Delete a NOT_INSTANTIATED instance."""

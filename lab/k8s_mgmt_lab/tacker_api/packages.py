@@ -74,11 +74,7 @@ class Packages(object):
         """Every package (one page: ``all_records``), filtered by a
         Tacker filter expression such as ``(eq,onboardingState,ONBOARDED)``
         when one is given."""
-        params = {'all_records': 'yes'}
-        if filter:
-            params['filter'] = filter
-        return self.rest.json('list VNF packages', 'GET', PATH,
-                              params=params)
+        return self.rest.all_records('list VNF packages', PATH, filter)
 
     def disable(self, package_id):
         """Set the package's operationalState to DISABLED (the first step

@@ -82,6 +82,14 @@ class Rest(object):
                        'Tacker in the control plane?)'
             % (SERVICE_TYPE, self.adapter.region_name), op_id=op_id)
 
+    def all_records(self, operation, path, filter=None):
+        """Every record under ``path`` (``all_records``: one page),
+        filtered by a Tacker filter expression when one is given."""
+        params = {'all_records': 'yes'}
+        if filter:
+            params['filter'] = filter
+        return self.json(operation, 'GET', path, params=params)
+
     def json(self, operation, method, path, expect=(200,), **kwargs):
         """The JSON body of the response to ``method path``."""
         response = self.call(operation, method, path, expect, **kwargs)

@@ -5,6 +5,7 @@ and in its catalog, for as long as a ``with`` block lasts."""
 
 import contextlib
 import os
+import socket
 import threading
 import time
 
@@ -38,6 +39,19 @@ def plane_root(tmp_path_factory, name):
     if reason:
         pytest.skip(reason)
     return tmp_path_factory.mktemp(name)
+
+
+def listening(port):
+    """Whether something accepts connections on 127.0.0.1:``port``."""
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(('127.0.0.1', port)) == 0
+
+
+def admin_session(plane):
+    """A keystoneauth session as ``plane``'s admin."""
+    return bootstrap.admin_session(plane.ports,
+                                   plane_state.secrets(plane.layout))
 
 
 def running_plane(tmp_path_factory, name, **options):

@@ -5,7 +5,6 @@ down: nothing of it is left running or listening."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +14,6 @@ import pytest
 from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import processes
-from k8s_mgmt_lab.openstack import state
 from tests.functional.openstack import iaas_fixture
 
 TEMPLATE = {
@@ -39,23 +37,6 @@ def plane(tmp_path_factory):
         yield made
     finally:
         made.down()
-
-
-def _listening(port):
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(('127.0.0.1', port)) == 0
-
-
-def _session(plane):
-    from keystoneauth1 import session
-    from keystoneauth1.identity import v3
-    secrets = state.secrets(plane.layout)
-    auth = v3.Password(auth_url=plane.status()['keystone']['url'],
-                       username='admin', password=secrets['admin'],
-                       user_domain_name='Default', project_name='admin',
-                       project_domain_name='Default')
-    return session.Session(auth=auth)
 
 
 def _stack_status(heat, stacks, name):
@@ -107,7 +88,7 @@ def test_a_stack_lives_and_dies_on_real_heat_then_all_stops(plane):
     with open(plane.layout.openrc) as handle:
         assert 'OS_PASSWORD=' in handle.read()
 
-    keystone = _session(plane)
+    keystone = iaas_fixture.admin_session(plane)
     assert keystone.get_token()
     heat_url = keystone.get_endpoint(service_type='orchestration',
                                      interface='public',
@@ -136,7 +117,7 @@ def test_a_stack_lives_and_dies_on_real_heat_then_all_stops(plane):
     print('down in %.1f s' % (time.monotonic() - started))
     assert not any(processes.group_alive(pid) for pid in pids)
     assert [name for name, port in plane.ports.items()
-            if _listening(port)] == []
+            if iaas_fixture.listening(port)] == []
     assert not any(s['alive'] for s in plane.status().values())
     # gunicorn's control socket is off, so it made no $HOME/.gunicorn.
     assert not os.path.exists(os.path.join(plane.layout.root, '.gunicorn'))

@@ -7,7 +7,6 @@ listening."""
 
 import json
 import os
-import socket
 import subprocess
 import time
 
@@ -16,7 +15,6 @@ import pytest
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
-from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.openstack import tacker_driver
 from k8s_mgmt_lab.openstack import venvs
 from tests.functional.openstack import iaas_fixture
@@ -31,22 +29,10 @@ def plane(tmp_path_factory):
 
 
 def _session(plane, authenticated=True):
-    from keystoneauth1 import session
-    from keystoneauth1.identity import v3
     if not authenticated:
+        from keystoneauth1 import session
         return session.Session()
-    secrets = state.secrets(plane.layout)
-    auth = v3.Password(auth_url=plane.status()['keystone']['url'],
-                       username='admin', password=secrets['admin'],
-                       user_domain_name='Default', project_name='admin',
-                       project_domain_name='Default')
-    return session.Session(auth=auth)
-
-
-def _listening(port):
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(('127.0.0.1', port)) == 0
+    return iaas_fixture.admin_session(plane)
 
 
 def _openstack(plane, *words):
@@ -140,5 +126,5 @@ def test_down_leaves_no_process_and_no_listener(plane):
     assert ended['tacker-conductor'] is not None
     assert not any(processes.group_alive(pid) for pid in pids)
     assert [name for name, port in plane.ports.items()
-            if _listening(port)] == []
+            if iaas_fixture.listening(port)] == []
     assert not any(s['alive'] for s in plane.status().values())
