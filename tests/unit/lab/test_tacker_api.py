@@ -17,8 +17,8 @@ from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.tacker_api import client
 from k8s_mgmt_lab.tacker_api import errors
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
-from tests.unit.lab.test_tacker_api_fake import FakeTacker
-from tests.unit.lab.test_tacker_api_fake import TOKEN
+from tests.unit.lab.fake_tacker import FakeTacker
+from tests.unit.lab.fake_tacker import TOKEN
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from k8s_mgmt_lab.tacker_api import op_occs
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
 from tests.unit.lab.test_tacker_api import tacker_of
-from tests.unit.lab.test_tacker_api_fake import FakeTacker
+from tests.unit.lab.fake_tacker import FakeTacker
 
 DRIVER_ERROR = {
     'status': 500,
