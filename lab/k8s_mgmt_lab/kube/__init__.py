@@ -29,6 +29,8 @@ KUBELET_CONF = K8S_DIR + '/kubelet.conf'
 KUBELET_STATE = '/var/lib/kubelet/standin.json'
 ETCD_DATA_DIR = '/var/lib/etcd'
 API_PORT = 6443
+# The kubelet's heartbeat gives up after this long and tries again.
+KUBELET_REQUEST_TIMEOUT = 3.0
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
 
@@ -37,7 +39,11 @@ DEFAULTS = {
     'init_delay': 0.0,            # models how long kubeadm init takes
     'join_delay': 0.0,            # models how long kubeadm join takes
     'heartbeat_interval': 1.0,    # kubelet -> API server
-    'node_grace': 4.0,            # no heartbeat for this long: not Ready
+    # No heartbeat for this long: not Ready. Above a heartbeat stalled by
+    # an etcd election (2.5 s at the lab's timing) plus the kubelet's request
+    # timeout (KUBELET_REQUEST_TIMEOUT): at 4 s a healthy node of a loaded
+    # lab turned NotReady right after a master heal (CI, once).
+    'node_grace': 8.0,
     # etcd's raft timing (ms): the lab's own by default, kubeadm's (etcd's
     # defaults) on request; see controlplane.ETCD_TIMINGS.
     'etcd_timing': 'lab',

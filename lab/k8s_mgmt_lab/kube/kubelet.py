@@ -182,7 +182,8 @@ def main(argv=None):
     wait_for_files([kube.KUBELET_CONF, kube.KUBELET_STATE])
     state = kube.read_json(kube.KUBELET_STATE)
     listen_on_kubelet_port()
-    api = client_mod.Client.from_kubeconfig(kube.KUBELET_CONF, 5.0,
+    api = client_mod.Client.from_kubeconfig(kube.KUBELET_CONF,
+                                            kube.KUBELET_REQUEST_TIMEOUT,
                                             keep_alive=True)
     heartbeat_forever(api, state,
                       float(kube.settings()['heartbeat_interval']))
