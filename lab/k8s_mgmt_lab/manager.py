@@ -27,9 +27,11 @@ from k8s_mgmt_lab.machines import ansible_server
 from k8s_mgmt_lab.machines import cleanup
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import vm as vm_mod
+from k8s_mgmt_lab.machines import vm_faults
 from k8s_mgmt_lab.machines import volumes as volumes_mod
 from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
+from k8s_mgmt_lab.tacker_lcm import vim as tacker_vim
 from k8s_mgmt import package as package_mod
 from k8s_mgmt_lab.machines import registry as registry_mod
 
@@ -104,6 +106,11 @@ class VMProvisioner(object):
     def create_servers(self, specs):
         self.vms.create_many([(s.server_id, guest_hostname(s.name), s.ip)
                               for s in specs])
+        # Faults a test set for VMs not booted yet (lab fault --new-vms).
+        booted = self.vms.registry.read()['vms']
+        vm_faults.apply_to_new(self.vms.state_dir, [
+            booted[s.server_id]['init_pid'] for s in specs
+            if booted.get(s.server_id, {}).get('init_pid')])
 
     def detach_interface(self, server_id, port_id, ip):
         """Nova's interface detach: the VM's NIC, when it holds the port's
@@ -180,8 +187,11 @@ class Lab(object):
 
         ``stack=False`` builds no stack (and so no VM): the network, the
         package, the control plane and the stand-ins only, for a client
-        that creates the stack itself, as Tacker's OpenStack infra driver
-        does. The record's ``stack_id`` is then None.
+        that creates the stack itself. The record's ``stack_id`` is then
+        None. A lab with a control plane of its own runs Tacker, registers
+        the lab's OpenStack as its default VIM (the record's ``tacker``)
+        and builds no stack either: Tacker's OpenStack infra driver
+        creates it at instantiate.
 
         The stack is created by real Heat from the flavour's BaseHOT and
         the parameters that the package's UserData returns for
@@ -204,6 +214,12 @@ class Lab(object):
         self.region = lab_region.LabRegion(
             s.state_dir, s.tag, None if s.own_control_plane else
             s.control_plane or lab_region.shared_plane_default())
+        if self.region.tacker and (masters or workers or max_workers):
+            raise LabError('a lab with its own control plane runs Tacker, '
+                           'which sizes the VNF from the request\'s '
+                           'instantiation level: --masters, --workers and '
+                           '--max-workers apply only to a lab on a shared '
+                           'control plane')
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             # The control plane starts (10 to 50 s) while the package, the
             # request's parameters, the bridge and the VM layers are made.
@@ -224,7 +240,8 @@ class Lab(object):
         stack_name = 'k8s-lab-%s' % flavour
         heat = self.region.stacks()
         path = None
-        if stack:
+        # With a Tacker, Tacker creates the stack at instantiate.
+        if stack and not self.region.tacker:
             template, files = stacks_mod.package_templates(s.package_dir,
                                                            flavour)
             template = raise_max_size(template, 'workerNode',
@@ -247,6 +264,10 @@ class Lab(object):
         if server is not None:
             record['ansible_server'] = server
             ansible_server.give_host_key(request, server)
+        if self.region.tacker:
+            record['tacker'] = {'vim_name': tacker_vim.vim_name(record),
+                                'vim_id': tacker_vim.register(s.state_dir,
+                                                              record)}
         write_record(s.lab_file, record)
         return record
 

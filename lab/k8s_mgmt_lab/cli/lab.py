@@ -87,9 +87,11 @@ def register(subparsers):
                          'plane of its own)' % lab_region.SHARED_PLANE_ENV)
     up.add_argument('--own-control-plane', action='store_true',
                     help='start a control plane of the lab\'s own even when '
-                         'one is shared: its stand-ins are then in RegionOne, '
-                         'where Tacker\'s v1 infra driver, which names no '
-                         'region, finds them (needed by --tacker)')
+                         'one is shared. A lab with its own plane runs '
+                         'Tacker (its stand-ins are in RegionOne, where '
+                         'Tacker\'s v1 infra driver, which names no region, '
+                         'finds them) and its LCM verbs go through Tacker\'s '
+                         'API')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
@@ -274,6 +276,16 @@ def _print_status(settings, as_json):
             'services') or {}).items()):
         print('  %-12s %-8s %s' % (name, found['pid'] or '-',
                                    found['url'] or '-'))
+    tacker = report.get('tacker')
+    if tacker:
+        print('Tacker: default VIM %s (%s)'
+              % (tacker['vim_name'], tacker['vim_id']))
+        for inst in tacker.get('instances', []):
+            print('  VNF instance %s %-18s %-16s last %s %s' % (
+                inst['id'], inst['name'] or '-', inst['state'],
+                inst['operation'] or '-', inst['operation_state'] or '-'))
+        if tacker.get('error'):
+            print('  Tacker: %s' % tacker['error'])
     print('VIP %s' % (report['vip'] or '-'))
     for vm in report['vms']:
         print('  %-8s %-22s %-15s %-10s ssh %s' % (

@@ -5,15 +5,18 @@ from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.tacker_lcm import operations
 
 
 def register(verbs):
     """``lab heal`` and ``lab kill`` on the ``k8s-mgmt lab`` parser."""
     heal_p = verbs.add_parser(
         'heal', help='heal one VNFC (--vnfc) or the whole VNF',
-        description='Call the driver\'s heal_start, let the lab\'s Heat '
-                    'replace the server (or recreate the stack without '
-                    '--vnfc), then heal_end, as Tacker\'s conductor does.')
+        description='Through Tacker\'s API on a lab that runs Tacker. On a '
+                    'shared control plane: call the driver\'s heal_start, '
+                    'let the lab\'s Heat replace the server (or recreate the '
+                    'stack without --vnfc), then heal_end, as Tacker\'s '
+                    'conductor does.')
     heal_p.add_argument('--vnfc', metavar='VNFC_ID',
                         help='VNFC id from "lab status --json"; without it '
                              'the whole VNF is healed')
@@ -30,9 +33,7 @@ def register(verbs):
                              'refuses to heal the storage server')
     heal_p.add_argument('--quiet', action='store_true',
                         help='no progress lines from the driver on stderr')
-    heal_p.add_argument('--json', action='store_true',
-                        help='with --tacker: the harness\'s JSON report')
-    lab_tacker.add_flag(heal_p)
+    heal_p.add_argument('--json', action='store_true')
     heal_p.set_defaults(func=cmd_heal)
     kill_p = verbs.add_parser(
         'kill', help='crash the VM of a VNFC (Heat still lists it)')
@@ -44,18 +45,18 @@ def cmd_heal(args):
     if args.keep_volumes and args.recreate_volumes:
         raise LabError('--keep-volumes and --recreate-volumes exclude each '
                        'other')
-    if args.tacker:
-        extra = ['--vnfc', args.vnfc] if args.vnfc else []
-        extra += ['--keep-volumes'] * args.keep_volumes
-        extra += ['--recreate-volumes'] * args.recreate_volumes
-        return lab_tacker.run('heal', args.state_dir, extra,
-                              as_json=args.json, quiet=args.quiet)
+    if args.keep_volumes and not args.vnfc:
+        raise LabError('--keep-volumes needs --vnfc: a whole-VNF heal '
+                       'builds a new stack with new volumes')
+    if lab_tacker.drives(args.state_dir):
+        params = operations.heal_params(args.keep_volumes,
+                                        args.recreate_volumes)
+        return lab_tacker.run('heal', args.state_dir, lambda s: (
+            operations.heal(s, [args.vnfc] if args.vnfc else (), params)),
+            as_json=args.json)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('heal', settings):
-        if args.keep_volumes and not args.vnfc:
-            raise LabError('--keep-volumes needs --vnfc: a whole-VNF heal '
-                           'builds a new stack with new volumes')
         result = lcm_heal.heal(settings, args.vnfc,
                                keep_volumes=args.keep_volumes,
                                recreate_volumes=args.recreate_volumes)

@@ -7,16 +7,21 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.tacker_lcm import operations
 
 
 def register(verbs):
     """Add the LCM verbs to the ``k8s-mgmt lab`` parser."""
     inst = verbs.add_parser(
         'instantiate', help='build the Kubernetes cluster on the lab VMs',
-        description='Call the driver\'s instantiate_start and instantiate_end '
-                    'with the objects and keyword arguments Tacker\'s '
-                    'conductor passes, using the sample request of the lab\'s '
-                    'flavour; then show the cluster.')
+        description='On a lab that runs Tacker: onboard the lab\'s package, '
+                    'create the VNF instance and instantiate it through '
+                    'Tacker\'s v1 API with the request "lab up" recorded '
+                    '(its VIM made the lab\'s registered VIM), waiting for '
+                    'the operation occurrence. On a lab on a shared control '
+                    'plane (no Tacker): call the driver\'s instantiate_start '
+                    'and instantiate_end as Tacker\'s conductor does. Then '
+                    'show the cluster.')
     inst.add_argument('--request', metavar='FILE',
                       help='InstantiateVnfRequest body (JSON) instead of '
                            'the one "lab up" used')
@@ -24,8 +29,8 @@ def register(verbs):
                       help='print the cluster as JSON')
     inst.add_argument('--quiet', action='store_true',
                       help='no progress lines from the driver on stderr')
-    lab_tacker.add_flag(inst)
     inst.set_defaults(func=cmd_instantiate)
+    lab_tacker.add_recovery_verbs(verbs)
 
 
 def read_request(path):
@@ -67,13 +72,13 @@ def print_cluster(report, vip=None):
 
 
 def cmd_instantiate(args):
-    if args.tacker:
+    body = read_request(args.request)
+    if lab_tacker.drives(args.state_dir):
         return lab_tacker.run(
             'instantiate', args.state_dir,
-            ['--request', args.request] if args.request else [],
-            as_json=args.json, quiet=args.quiet)
+            lambda s: operations.instantiate(s, request_body=body),
+            as_json=args.json)
     settings = manager.LabSettings(state_dir=args.state_dir)
-    body = read_request(args.request)
     reporting.show_progress(args.quiet or args.json)
     report = run_instantiate(settings, request_body=body)
     if args.json:

@@ -7,16 +7,20 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.tacker_lcm import operations
 
 
 def register(verbs):
     scale = verbs.add_parser(
         'scale', help='scale the lab\'s workers out or in',
-        description='Scale the lab stack\'s group through its Heat API and '
-                    'call the driver\'s scale_start/scale_end with the '
-                    'arguments Tacker\'s conductor passes, in its order '
-                    '(a scale-out whose scale_end fails is rolled back '
-                    'as Tacker does: through Heat alone, no hook).')
+        description='Through Tacker\'s API on a lab that runs Tacker (a '
+                    'failed scale-out stays FAILED_TEMP for "lab rollback"). '
+                    'On a shared control plane: scale the stack\'s group '
+                    'through Heat and call the driver\'s scale_start/'
+                    'scale_end with the arguments Tacker\'s conductor passes, '
+                    'in its order (a scale-out whose scale_end fails is '
+                    'rolled back as Tacker does: through Heat alone, no '
+                    'hook).')
     scale.add_argument('--type', required=True,
                        choices=(lcm_scale.SCALE_OUT, lcm_scale.SCALE_IN))
     scale.add_argument('--aspect-id', default=lcm_scale.DEFAULT_ASPECT)
@@ -26,32 +30,29 @@ def register(verbs):
                             'pods a PodDisruptionBudget protects)')
     scale.add_argument('--json', action='store_true')
     scale.add_argument('--quiet', action='store_true')
-    lab_tacker.add_flag(scale)
     scale.set_defaults(func=cmd_scale)
     term = verbs.add_parser(
         'terminate', help='terminate the lab\'s VNF instance',
-        description='terminate_start, delete the lab stack (its VMs), then '
-                    'terminate_end with the VIM connection emptied, as '
-                    'Tacker does.')
+        description='Through Tacker\'s API on a lab that runs Tacker. On a '
+                    'shared control plane: terminate_start, delete the lab '
+                    'stack (its VMs), then terminate_end with the VIM '
+                    'connection emptied, as Tacker does.')
+    term.add_argument('--graceful-timeout', type=int, metavar='SECONDS',
+                      help='GRACEFUL termination within SECONDS (Tacker '
+                           'only); FORCEFUL without it')
     term.add_argument('--quiet', action='store_true')
-    term.add_argument('--json', action='store_true',
-                      help='with --tacker: the harness\'s JSON report')
-    lab_tacker.add_flag(term)
+    term.add_argument('--json', action='store_true')
     term.set_defaults(func=cmd_terminate)
 
 
 def cmd_scale(args):
-    if args.tacker:
-        if args.force_drain:
-            raise UserError('--force-drain is not supported with --tacker')
-        return lab_tacker.run(
-            'scale', args.state_dir,
-            ['--type', args.type, '--aspect-id', args.aspect_id,
-             '--steps', str(args.steps)], as_json=args.json,
-            quiet=args.quiet)
+    params = {'force_drain': True} if args.force_drain else None
+    if lab_tacker.drives(args.state_dir):
+        return lab_tacker.run('scale', args.state_dir, lambda s: (
+            operations.scale(s, args.type, args.aspect_id, args.steps,
+                             params)), as_json=args.json)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
-    params = {'force_drain': True} if args.force_drain else None
     with reporting.reported('scale', settings):
         result = lcm_scale.scale(settings, args.type,
                                  aspect_id=args.aspect_id, steps=args.steps,
@@ -67,9 +68,13 @@ def cmd_scale(args):
 
 
 def cmd_terminate(args):
-    if args.tacker:
-        return lab_tacker.run('terminate', args.state_dir,
-                              as_json=args.json, quiet=args.quiet)
+    if lab_tacker.drives(args.state_dir):
+        return lab_tacker.run('terminate', args.state_dir, lambda s: (
+            operations.terminate(s, args.graceful_timeout)),
+            as_json=args.json)
+    if args.graceful_timeout is not None:
+        raise UserError('--graceful-timeout needs a lab that runs Tacker '
+                        '(the lab\'s own conductor terminates FORCEFUL)')
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('terminate', settings):

@@ -1,91 +1,105 @@
-"""``--tacker`` on the lab's LCM verbs: Tacker's own conductor, run by
-:mod:`k8s_mgmt_lab.conductor.tacker_harness` in a process of its own.
+"""The LCM verbs on a lab that runs Tacker: each goes through Tacker's v1
+REST API (:mod:`k8s_mgmt_lab.tacker_lcm.operations`) and prints what
+Tacker reports, the VNFCs, and the cluster's nodes as the lab sees them.
 
-Tacker is never imported here (its imports, eventlet among them, break
-the threaded servers a CLI process may share). The harness's standard
-error (its progress and log) goes through to ours; its standard output is
-the JSON report, which is printed as a short summary or, with ``--json``,
-as it is. The exit status is the harness's.
+A lab runs Tacker when it has a control plane of its own; on a shared
+control plane the verbs call the driver's hooks from the lab itself
+(:mod:`k8s_mgmt_lab.conductor.lcm`), and say so.
 """
 
-import importlib.util
 import json
-import subprocess
-import sys
 
-from k8s_mgmt.cli.errors import UserError
-
-HARNESS = 'k8s_mgmt_lab.conductor.tacker_harness'
-EXTRA = 'k8s-mgmt[tacker]'
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.cli import reporting
+from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab.tacker_lcm import operations
 
 
-def add_flag(parser):
-    parser.add_argument('--tacker', action='store_true',
-                        help='run the operation through Tacker\'s own v1 '
-                             'VNF LCM code (needs pip install \'%s\')'
-                             % EXTRA)
+def drives(state_dir):
+    """Whether the lab in ``state_dir`` runs Tacker."""
+    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
+    return bool(record and record.get('tacker'))
 
 
-def require_tacker():
-    if importlib.util.find_spec('tacker') is None:
-        raise UserError('--tacker needs Tacker in this Python (%s); '
-                        'install it with: pip install \'%s\''
-                        % (sys.executable, EXTRA))
+def add_recovery_verbs(verbs):
+    """``lab retry``, ``lab rollback`` and ``lab fail``: Tacker's own
+    ways out of FAILED_TEMP."""
+    helps = {
+        'retry': 'run the FAILED_TEMP operation again from where it failed',
+        'rollback': 'undo a FAILED_TEMP instantiate or scale out',
+        'fail': 'give a FAILED_TEMP operation up (FAILED)'}
+    for verb, text in helps.items():
+        parser = verbs.add_parser(
+            verb, help=text + ' (Tacker\'s API)',
+            description='POST /vnflcm/v1/vnf_lcm_op_occs/{id}/%s on the '
+                        'lab\'s Tacker, then wait for the occurrence.' % verb)
+        parser.add_argument('--op-id', help='the operation occurrence '
+                                            '(default: the lab\'s last)')
+        parser.add_argument('--json', action='store_true')
+        parser.set_defaults(func=cmd_recover, verb=verb)
 
 
-def command(verb, state_dir, extra=()):
-    return [sys.executable, '-m', HARNESS, verb, '--state-dir', state_dir,
-            *extra]
-
-
-def summary_lines(report):
-    """A few lines a person reads: the op occ, the VNFCs, the nodes."""
-    if 'operation_state' not in report:
-        return ['%s through Tacker failed: %s'
-                % (report.get('verb'), report.get('error'))]
-    lines = ['VNF instance %s: %s; %s op occ %s %s' % (
-        report['vnf_instance_id'], report['instantiation_state'],
-        report.get('operation'), report['op_occ_id'],
-        report['operation_state'])]
-    if report.get('error'):
-        lines.append('  error: %s' % report['error'])
-    info = report.get('instantiated_vnf_info') or {}
-    if info.get('stack_id'):
-        lines.append('stack %s' % info['stack_id'])
-    for vnfc in info.get('vnfc_resource_info', []):
-        lines.append('  VNFC %s  %-12s server %s' % (
-            vnfc['id'], vnfc['vdu_id'], vnfc['server']))
-    cluster = report.get('cluster')
-    if cluster:
-        lines.append('Kubernetes %s (VIM %s)' % (cluster['endpoint'],
-                                                 cluster['vim_id']))
-        for node in cluster['nodes']:
-            lines.append('  %-24s %-8s %s' % (
-                node['name'], 'Ready' if node['ready'] else 'NotReady',
-                ','.join(node['roles']) or '-'))
-    if report.get('cluster_error'):
-        lines.append('cluster unreadable: %s' % report['cluster_error'])
-    seconds = report.get('seconds') or {}
-    if seconds:
-        lines.append(', '.join('%s %.1f s' % item
-                               for item in sorted(seconds.items())))
-    return lines
-
-
-def run(verb, state_dir, extra=(), as_json=False, quiet=False):
-    """The harness's ``verb``; its exit status. ``quiet``: its
-    standard error is dropped."""
-    require_tacker()
-    proc = subprocess.run(command(verb, state_dir, extra),
-                          stdout=subprocess.PIPE, text=True,
-                          stderr=subprocess.DEVNULL if quiet else None)
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        raise UserError('the Tacker harness (exit status %d) printed no '
-                        'report' % proc.returncode)
+def run(verb, state_dir, call, as_json=False):
+    """``call(settings)`` (one of :mod:`.operations`), reported."""
+    settings = manager.LabSettings(state_dir=state_dir)
+    with reporting.reported(verb, settings):
+        outcome = call(settings)
+        report = report_of(settings, outcome)
     if as_json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
         print('\n'.join(summary_lines(report)))
-    return proc.returncode
+    return 0
+
+
+def cmd_recover(args):
+    calls = {'retry': operations.retry, 'rollback': operations.rollback,
+             'fail': operations.fail}
+    return run(args.verb, args.state_dir,
+               lambda s: calls[args.verb](s, args.op_id), args.json)
+
+
+def report_of(settings, outcome):
+    """What Tacker says of the instance and the operation, and the
+    cluster's nodes read from the lab's masters."""
+    instance = outcome.instance
+    info = instance.get('instantiatedVnfInfo') or {}
+    report = {
+        'vnf_instance_id': instance['id'],
+        'instantiation_state': instance.get('instantiationState'),
+        'operation': outcome.operation, 'op_occ_id': outcome.op_id,
+        'operation_state': outcome.state,
+        'seconds': round(outcome.seconds, 1),
+        'flavour': info.get('flavourId'),
+        'vnfcs': [{'id': v['id'], 'vdu_id': v.get('vduId'),
+                   'server': (v.get('computeResource') or {}).get(
+                       'resourceId')}
+                  for v in info.get('vnfcResourceInfo') or []],
+    }
+    kube = status_mod.lab_status(settings, check_ssh=False).get(
+        'kubernetes') if info else None
+    if kube:
+        report['cluster'] = {'endpoint': kube.get('server'),
+                             'nodes': kube.get('nodes', []),
+                             'error': kube.get('error')}
+    return report
+
+
+def summary_lines(report):
+    lines = ['VNF instance %s: %s; %s op occurrence %s %s in %.1f s' % (
+        report['vnf_instance_id'], report['instantiation_state'],
+        report['operation'], report['op_occ_id'], report['operation_state'],
+        report['seconds'])]
+    for vnfc in report['vnfcs']:
+        lines.append('  VNFC %s  %-14s server %s' % (
+            vnfc['id'], vnfc['vdu_id'], vnfc['server']))
+    cluster = report.get('cluster')
+    if cluster:
+        lines.append('Kubernetes %s' % cluster['endpoint'])
+        for node in cluster['nodes']:
+            lines.append('  %-24s %-8s %s' % (
+                node['name'], 'Ready' if node['ready'] else 'NotReady',
+                ','.join(node['roles']) or '-'))
+        if cluster.get('error'):
+            lines.append('  API: %s' % cluster['error'])
+    return lines

@@ -2,7 +2,9 @@
 
 ``fault VM STEP [--clear]`` makes a stand-in step fail on that VM the way
 the real tool fails (lab/k8s_mgmt_lab/kube/faults.py); the fault is a file
-in the VM's own root, so it lasts until cleared or the VM is deleted.
+in the VM's own root, so it lasts until cleared or the VM is deleted;
+``fault --new-vms STEP`` sets it on every VM booted from then on
+(:mod:`k8s_mgmt_lab.machines.vm_faults`).
 ``exec VM -- COMMAND...`` runs a command inside the VM as root, with this
 terminal's stdin, stdout and stderr and the command's exit status.
 
@@ -10,7 +12,6 @@ VM is the name ``lab status`` shows or the server id.
 """
 
 import argparse
-import os
 import subprocess
 
 from k8s_mgmt.cli.errors import UserError
@@ -19,6 +20,7 @@ from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.kube import faults
 from k8s_mgmt_lab.machines import registry as registry_mod
 from k8s_mgmt_lab.machines import vm as vm_mod
+from k8s_mgmt_lab.machines import vm_faults
 
 
 def register(verbs):
@@ -28,13 +30,16 @@ def register(verbs):
         'fault', help='make a stand-in step fail on one lab VM',
         description='Make a stand-in step fail on one lab VM the way the '
                     'real tool fails, until cleared. Steps: %s.' % steps)
-    fault.add_argument('vm', metavar='VM',
+    fault.add_argument('vm', metavar='VM', nargs='?',
                        help='the VM\'s name (as "lab status" shows) or '
                             'server id')
     fault.add_argument('step', metavar='STEP', choices=sorted(faults.STEPS),
                        help='one of: %s' % ', '.join(sorted(faults.STEPS)))
     fault.add_argument('--clear', action='store_true',
                        help='remove the fault instead of setting it')
+    fault.add_argument('--new-vms', action='store_true',
+                       help='instead of one VM: every VM the lab\'s Nova '
+                            'boots from now on (a scale-out\'s, a heal\'s)')
     fault.set_defaults(func=cmd_fault)
     run = verbs.add_parser(
         'exec', help='run a command inside a lab VM as root',
@@ -84,38 +89,27 @@ def find_vm(state_dir, name):
     return vm_id, record
 
 
-def vm_path(record, path):
-    """``path`` inside the VM, reached from the host through the root of
-    the VM's PID 1 (its overlay, as the VM sees it)."""
-    return '/proc/%d/root%s' % (record['init_pid'], path)
-
-
 def set_fault(state_dir, name, step, clear=False):
     """Set (or clear) ``step``'s fault on the VM; True when it changed."""
     if step not in faults.STEPS:
         raise UserError('unknown step %r (steps: %s)'
                         % (step, ', '.join(sorted(faults.STEPS))))
     _vm_id, record = find_vm(state_dir, name)
-    directory = vm_path(record, faults.FAULT_DIR)
-    path = os.path.join(directory, step)
-    if clear:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            return False
-        return True
-    if os.path.exists(path):
-        return False
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    with open(path, 'w') as handle:
-        handle.write('%s\n' % faults.STEPS[step])
-    return True
+    return vm_faults.set_in_vm(record['init_pid'], step, clear)
 
 
 def cmd_fault(args):
-    changed = set_fault(args.state_dir, args.vm, args.step, args.clear)
+    if args.new_vms == bool(args.vm):
+        raise UserError('lab fault needs a VM or --new-vms (not both)')
+    if args.new_vms:
+        changed = vm_faults.set_for_new_vms(args.state_dir, args.step,
+                                            args.clear)
+        where = 'every VM booted from now on'
+    else:
+        changed = set_fault(args.state_dir, args.vm, args.step, args.clear)
+        where = args.vm
     state = 'cleared' if args.clear else 'set'
-    print('fault %s on %s %s%s' % (args.step, args.vm, state,
+    print('fault %s on %s %s%s' % (args.step, where, state,
                                    '' if changed else ' (already)'))
     return 0
 

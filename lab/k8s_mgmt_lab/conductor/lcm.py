@@ -67,19 +67,14 @@ def read_lab(settings):
     return record
 
 
-# The record's key naming the conductor that drives the lab's VNF, and
-# its value when it is Tacker's
-# (k8s_mgmt_lab.conductor.tacker_harness.labrecord).
-LCM_KEY = 'lcm'
-TACKER = 'tacker'
-
-
 def refuse_tacker(record):
-    """LabError when Tacker drives the lab's VNF: two conductors must
-    never act on one VNF."""
-    if record.get(LCM_KEY) == TACKER:
-        raise LabError('Tacker drives the lab\'s VNF instance %s; use the '
-                       'verb with --tacker' % record.get('vnf_instance_id'))
+    """LabError when the lab runs a Tacker: its VNF is Tacker's, and two
+    conductors must never act on one VNF."""
+    if record.get('tacker'):
+        raise LabError('the lab runs Tacker, which drives its VNF: "k8s-mgmt '
+                       'lab instantiate|scale|heal|terminate" go through '
+                       'Tacker\'s API; the lab\'s own conductor drives only '
+                       'a lab on a shared control plane')
 
 
 def instance_id(settings, record):

@@ -24,8 +24,8 @@ arguments (tacker.conductor.conductor_server):
 * Terminate: ``terminate_start(vnf=...)``, Heat deletes the stack, then
   ``terminate_end`` (no ``vnf``) with ``vim_connection_info`` emptied.
 
-What each hook gets is checked against Tacker's own conductor by
-``tests/lab/test_tacker_loop.py`` (:mod:`k8s_mgmt_lab.conductor.hook_trace`).
+The same operations through the real Tacker run in
+``tests/lab/test_through_tacker.py``.
 """
 
 import dataclasses

@@ -56,9 +56,14 @@ class LabRegion(object):
         self.region = (self.name if shared_plane
                        else bootstrap.REGION)
         self.shared = bool(shared_plane)
+        # A plane of the lab's own runs Tacker too: Tacker 16's v1 infra
+        # driver names no region, so it can drive only stand-ins in
+        # RegionOne, which a shared plane's labs are not.
+        self.tacker = not self.shared
         self.plane = control_plane.ControlPlane(
             os.path.abspath(shared_plane) if shared_plane
-            else own_plane_dir(self.state_dir), cache_dir)
+            else own_plane_dir(self.state_dir), cache_dir,
+            tacker=self.tacker)
         self.iaas = None
         self.credentials = None
 

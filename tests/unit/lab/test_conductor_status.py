@@ -9,7 +9,6 @@ import pytest
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.conductor import status
-from k8s_mgmt_lab.conductor.tacker_harness import lcm as harness_lcm
 from k8s_mgmt_lab.openstack import pins
 
 HEAT = 'http://127.0.0.1:18004/v1/p/stacks/'
@@ -41,15 +40,6 @@ def test_every_client_asks_for_the_labs_region():
     assert lcm.vim_info(RECORD)['vim_auth']['region'] == 'lab-r'
     old = dict(RECORD, heat=dict(RECORD['heat'], region_name=None))
     assert 'region' not in lcm.vim_info(old)['vim_auth']
-
-
-def test_tacker_is_given_the_region_in_the_vim_connection():
-    body = {'vimConnectionInfo': [{'id': 'c', 'vimId': 'x'}]}
-    sent = harness_lcm.request_for_vim(body, 'vim-1', 'lab-r')
-    assert sent['vimConnectionInfo'] == [{
-        'id': 'c', 'vimId': 'vim-1', 'accessInfo': {'region': 'lab-r'}}]
-    assert 'accessInfo' not in harness_lcm.request_for_vim(
-        body, 'vim-1')['vimConnectionInfo'][0]
 
 
 class ShownStacks(object):

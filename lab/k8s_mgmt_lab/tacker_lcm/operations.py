@@ -1,0 +1,261 @@
+"""LCM operations on the lab's VNF through Tacker's v1 REST API.
+
+Each call is what an operator's session does: the package onboarded once
+(``openstack vnf package create`` and ``upload``), the instance created
+once (``openstack vnflcm create``), then the operation, whose occurrence
+is polled until it ends. COMPLETED gives an :class:`Outcome`; FAILED_TEMP
+raises :class:`OperationFailed` with Tacker's ``error.detail`` on one line
+and the occurrence's id, which ``retry``, ``rollback`` and ``fail`` take
+(the record remembers the last one). After each, the lab record follows
+Tacker's instance (:mod:`.record`).
+"""
+
+import copy
+import dataclasses
+import time
+
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.openstack import tenancy
+from k8s_mgmt_lab.tacker_api import op_occs as op_occs_mod
+from k8s_mgmt_lab.tacker_api.client import Tacker
+from k8s_mgmt_lab.tacker_api.errors import TackerApiError
+from k8s_mgmt_lab.tacker_lcm import record as record_mod
+
+# Seconds an operation may take, API call to its end; Tacker's own stack
+# timeout is 10 minutes (stack_retries x stack_retry_wait).
+OPERATION_DEADLINE = 1500.0
+ONBOARD_DEADLINE = 180.0
+DEFAULT_ASPECT = 'worker_instance'
+INSTANTIATED = 'INSTANTIATED'
+
+
+class OperationFailed(LabError):
+    """An operation ended FAILED_TEMP (or otherwise not as asked)."""
+
+    def __init__(self, error):
+        self.op_id = error.op_id
+        self.state = error.state
+        self.detail = error.detail
+        hint = ''
+        if error.state == op_occs_mod.FAILED_TEMP:
+            hint = ('; then "k8s-mgmt lab retry", "lab rollback" '
+                    '(instantiate, scale out) or "lab fail" (op occurrence '
+                    '%s)' % error.op_id)
+        super().__init__(str(error) + hint)
+
+
+@dataclasses.dataclass
+class Outcome:
+    operation: str
+    op_id: str
+    state: str
+    instance: dict
+    seconds: float
+
+
+def tacker_record(settings):
+    """The record of a lab that is up with a Tacker, else LabError."""
+    from k8s_mgmt_lab.conductor import lcm
+    record = lcm.read_lab(settings)
+    if not record.get('tacker'):
+        raise LabError(
+            'the lab in %s has no Tacker: it shares a control plane (Tacker '
+            'drives only the stand-ins of its own plane\'s RegionOne); '
+            '"k8s-mgmt lab down", then "lab up --own-control-plane"'
+            % settings.state_dir)
+    return record
+
+
+def client(record):
+    """Tacker as the lab's admin, in the lab's project."""
+    return Tacker(tenancy.session(record['heat']))
+
+
+def request_for_vim(body, vim_id):
+    """The InstantiateVnfRequest with its VIM connections on the lab's
+    registered VIM (a sample names a placeholder VIM id, which an
+    operator replaces with their own VIM's)."""
+    body = copy.deepcopy(body)
+    for conn in body.get('vimConnectionInfo') or []:
+        conn['vimId'] = vim_id
+    return body
+
+
+def _save(settings, **values):
+    record = manager.read_record(settings)
+    record.update(values)
+    manager.write_record(settings.lab_file, record)
+    return record
+
+
+def ensure_package(settings, record, tacker):
+    """The VNFD id of the lab's package, onboarded on first use."""
+    if record.get('vnfd_id'):
+        return record['vnfd_id']
+    package = tacker.packages.onboard(settings.package_zip,
+                                      ONBOARD_DEADLINE)
+    _save(settings, vnf_package_id=package['id'],
+          vnfd_id=package['vnfdId'])
+    return package['vnfdId']
+
+
+def ensure_instance(settings, record, tacker, name=None):
+    """The lab's VNF instance, created on first use."""
+    if record.get('vnf_instance_id'):
+        return tacker.instances.show(record['vnf_instance_id'])
+    vnfd_id = ensure_package(settings, record, tacker)
+    instance = tacker.instances.create(
+        vnfd_id, name=name or 'k8s-lab-%s' % record['flavour'],
+        description='the k8s-mgmt lab\'s VNF')
+    _save(settings, vnf_instance_id=instance['id'])
+    return instance
+
+
+def _run(settings, tacker, operation, instance_id, start,
+         deadline=OPERATION_DEADLINE, expect=op_occs_mod.COMPLETED):
+    """Start the operation (``start()`` gives its occurrence id), wait
+    for it, follow the instance; an Outcome or OperationFailed."""
+    began = time.monotonic()
+    op_id = start()
+    _save(settings, last_op={'id': op_id, 'operation': operation})
+    try:
+        occurrence = tacker.op_occs.wait(op_id, deadline, expect=expect)
+    except TackerApiError as err:
+        if err.op_id:
+            record_mod.follow(settings,
+                              tacker.instances.show(instance_id))
+            raise OperationFailed(err)
+        raise
+    instance = tacker.instances.show(instance_id)
+    record_mod.follow(settings, instance)
+    return Outcome(operation, op_id, occurrence['operationState'],
+                   instance, time.monotonic() - began)
+
+
+def instantiate(settings, request_body=None, name=None,
+                deadline=OPERATION_DEADLINE):
+    record = tacker_record(settings)
+    tacker = client(record)
+    instance = ensure_instance(settings, record, tacker, name)
+    if instance.get('instantiationState') == INSTANTIATED:
+        raise LabError('VNF instance %s is already instantiated; "k8s-mgmt '
+                       'lab terminate" first' % instance['id'])
+    body = request_for_vim(request_body or manager.lab_request(record),
+                           record['tacker']['vim_id'])
+    return _run(settings, tacker, 'instantiate', instance['id'],
+                lambda: tacker.instances.instantiate(instance['id'], body),
+                deadline)
+
+
+def _instantiated(settings):
+    record = tacker_record(settings)
+    instance_id = record.get('vnf_instance_id')
+    if not instance_id or record.get('stack_id') is None:
+        raise LabError('the lab\'s VNF is not instantiated; run "k8s-mgmt '
+                       'lab instantiate"')
+    return client(record), instance_id
+
+
+def scale(settings, scale_type, aspect_id=DEFAULT_ASPECT, steps=1,
+          additional_params=None, deadline=OPERATION_DEADLINE):
+    tacker, instance_id = _instantiated(settings)
+    return _run(settings, tacker, 'scale', instance_id,
+                lambda: tacker.instances.scale(
+                    instance_id, scale_type, aspect_id, steps,
+                    additional_params), deadline)
+
+
+def heal_params(keep_volumes=False, recreate_volumes=False):
+    """additionalParams of a heal: Tacker's own switch for the VNFC's
+    volumes, and ours for accepting a new, empty storage volume."""
+    params = {}
+    if keep_volumes:
+        params['tacker_extension_heal_include_block_storage'] = False
+    if recreate_volumes:
+        params['storage_volume_recreate'] = True
+    return params or None
+
+
+def heal(settings, vnfc_ids=(), additional_params=None,
+         deadline=OPERATION_DEADLINE):
+    """Heal the VNFCs ``vnfc_ids`` (Tacker's ids), or the whole VNF."""
+    tacker, instance_id = _instantiated(settings)
+    return _run(settings, tacker, 'heal', instance_id,
+                lambda: tacker.instances.heal(
+                    instance_id, list(vnfc_ids) or None,
+                    cause='k8s-mgmt lab heal',
+                    additional_params=additional_params), deadline)
+
+
+def terminate(settings, graceful_timeout=None, additional_params=None,
+              deadline=OPERATION_DEADLINE):
+    """FORCEFUL, or GRACEFUL within ``graceful_timeout`` seconds."""
+    tacker, instance_id = _instantiated(settings)
+    kind = 'FORCEFUL' if graceful_timeout is None else 'GRACEFUL'
+    outcome = _run(settings, tacker, 'terminate', instance_id,
+                   lambda: tacker.instances.terminate(
+                       instance_id, kind, graceful_timeout,
+                       additional_params), deadline)
+    _save(settings, terminated=True)
+    return outcome
+
+
+def _last_op(settings, op_id):
+    record = tacker_record(settings)
+    op_id = op_id or (record.get('last_op') or {}).get('id')
+    if not op_id:
+        raise LabError('no operation of the lab\'s Tacker to act on')
+    return client(record), record.get('vnf_instance_id'), op_id
+
+
+def retry(settings, op_id=None, deadline=OPERATION_DEADLINE):
+    """Run a FAILED_TEMP operation again (the last one by default)."""
+    tacker, instance_id, op_id = _last_op(settings, op_id)
+    return _run(settings, tacker, 'retry', instance_id,
+                lambda: tacker.op_occs.retry(op_id), deadline)
+
+
+def rollback(settings, op_id=None, deadline=OPERATION_DEADLINE):
+    """Roll a FAILED_TEMP instantiate or scale-out back."""
+    tacker, instance_id, op_id = _last_op(settings, op_id)
+    return _run(settings, tacker, 'rollback', instance_id,
+                lambda: tacker.op_occs.rollback(op_id), deadline,
+                expect=op_occs_mod.ROLLED_BACK)
+
+
+def fail(settings, op_id=None):
+    """Give a FAILED_TEMP operation up: FAILED."""
+    tacker, instance_id, op_id = _last_op(settings, op_id)
+    began = time.monotonic()
+    occurrence = tacker.op_occs.fail(op_id)
+    instance = tacker.instances.show(instance_id)
+    record_mod.follow(settings, instance)
+    return Outcome('fail', op_id, occurrence.get('operationState'),
+                   instance, time.monotonic() - began)
+
+
+def instances(settings):
+    """Every VNF instance of the lab's Tacker, however it was made, with
+    the last operation of each: [{id, name, state, flavour,
+    operation, operation_state, op_id}]."""
+    record = tacker_record(settings)
+    tacker = client(record)
+    latest = {}
+    for occ in tacker.op_occs.list():
+        key = occ.get('vnfInstanceId')
+        if key not in latest or (occ.get('startTime') or '') >= (
+                latest[key].get('startTime') or ''):
+            latest[key] = occ
+    out = []
+    for inst in tacker.instances.list():
+        occ = latest.get(inst['id']) or {}
+        out.append({
+            'id': inst['id'], 'name': inst.get('vnfInstanceName'),
+            'state': inst.get('instantiationState'),
+            'flavour': (inst.get('instantiatedVnfInfo') or {}).get(
+                'flavourId'),
+            'operation': occ.get('operation'),
+            'operation_state': occ.get('operationState'),
+            'op_id': occ.get('id')})
+    return out
