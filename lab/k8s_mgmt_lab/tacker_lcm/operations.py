@@ -103,7 +103,12 @@ def ensure_package(settings, record, tacker):
 def ensure_instance(settings, record, tacker, name=None):
     """The lab's VNF instance, created on first use."""
     if record.get('vnf_instance_id'):
-        return tacker.instances.show(record['vnf_instance_id'])
+        try:
+            return tacker.instances.show(record['vnf_instance_id'])
+        except TackerApiError as err:
+            if err.status != 404:
+                raise
+            # Deleted behind the lab's back (openstack vnflcm delete).
     vnfd_id = ensure_package(settings, record, tacker)
     instance = tacker.instances.create(
         vnfd_id, name=name or 'k8s-lab-%s' % record['flavour'],

@@ -1,0 +1,235 @@
+"""Every LCM operation of the complex flavour through the lab's real Tacker.
+
+The lab has a control plane of its own: MariaDB, RabbitMQ, Keystone, Heat,
+Barbican, tacker-server and tacker-conductor (16.0.0, from PyPI) with our
+driver installed from a wheel in the conductor's environment. ``k8s-mgmt
+lab instantiate|scale|heal|terminate|rollback`` call Tacker's v1 REST API;
+what Tacker says is read back the operator's way, with python-tackerclient
+(``openstack vnflcm show``, ``openstack vnflcm op show``), and the cluster
+from inside a master VM. The operations run in order on one lab, as an
+operator would run them.
+
+Real: Tacker, Heat, Keystone, Barbican, the message bus and the database;
+the lab's VMs with OpenSSH, HAProxy, keepalived and etcd. Stand-ins: Nova,
+Neutron, Cinder and Glance (the lab's), the Kubernetes binaries.
+"""
+
+import json
+import os
+import time
+
+import pytest
+
+from lab_cli import LabCLI
+
+STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tacker'
+k8s_mgmt = LabCLI(STATE_DIR, bridge='k8slabtt', tag='ktt', timeout=1800)
+SUBNET = '10.254.251.0/24'
+
+
+@pytest.fixture(scope='module')
+def lab(assert_lab_clean):
+    with k8s_mgmt.fresh(assert_lab_clean):
+        k8s_mgmt('up', '--flavour', 'complex', '--subnet', SUBNET,
+                 '--own-control-plane')
+        yield k8s_mgmt
+
+
+def _run(*args):
+    return json.loads(k8s_mgmt(*(args + ('--json',))).stdout)
+
+
+def _openstack(*words):
+    """python-tackerclient's answer as JSON, keys normalised
+    ("Operation State" -> "operationstate")."""
+    proc = k8s_mgmt('openstack', *words, '-f', 'json')
+    found = json.loads(proc.stdout)
+
+    def norm(item):
+        return {k.replace(' ', '').replace('_', '').lower(): v
+                for k, v in item.items()}
+    return [norm(i) for i in found] if isinstance(found, list) \
+        else norm(found)
+
+
+def _op(op_id):
+    return _openstack('vnflcm', 'op', 'show', op_id)
+
+
+def _status():
+    return json.loads(k8s_mgmt('status', '--json').stdout)
+
+
+def _cluster_nodes(status):
+    """{node name: Ready} as the API server inside a master reports."""
+    master = next(vm for vm in status['vms'] if vm['role'] == 'master')
+    proc = k8s_mgmt('exec', master['server_id'], '--', 'kubectl',
+                    '--kubeconfig', '/etc/kubernetes/admin.conf', 'get',
+                    'nodes', '-o', 'json')
+    nodes = {}
+    for item in json.loads(proc.stdout)['items']:
+        ready = [c for c in item['status']['conditions']
+                 if c['type'] == 'Ready']
+        nodes[item['metadata']['name']] = bool(
+            ready and ready[0]['status'] == 'True')
+    return nodes
+
+
+def _roles(status):
+    found = {}
+    for vm in status['vms']:
+        found[vm['role']] = found.get(vm['role'], 0) + 1
+    return found
+
+
+def _assert_done(report, operation, workers):
+    """Tacker (through its CLI), the lab's Heat and the cluster agree."""
+    assert report['operation_state'] == 'COMPLETED', report
+    occurrence = _op(report['op_occ_id'])
+    assert (occurrence['operation'], occurrence['operationstate']) == (
+        operation, 'COMPLETED'), occurrence
+    shown = _openstack('vnflcm', 'show', report['vnf_instance_id'])
+    assert shown['instantiationstate'] == 'INSTANTIATED'
+    status = _status()
+    assert _roles(status) == {'master': 3, 'worker': workers}
+    nodes = _cluster_nodes(status)
+    assert len(nodes) == 3 + workers and all(nodes.values()), nodes
+    return status
+
+
+def _workers(status):
+    return {vm['name'] for vm in status['vms'] if vm['role'] == 'worker'}
+
+
+def test_instantiate_through_tacker(lab):
+    status = _status()
+    assert status['tacker']['vim_id'] and not status['vms']
+    # The default VIM, as the operator lists it.
+    vims = _openstack('vim', 'list')
+    assert [v['id'] for v in vims if v['isdefault'] in (True, 'True')] == [
+        status['tacker']['vim_id']]
+    report = _run('instantiate')
+    status = _assert_done(report, 'INSTANTIATE', 1)
+    inst_id = report['vnf_instance_id']
+    # Tacker's stack and Tacker's VNFC ids, as the lab now shows them.
+    assert status['heat']['stack_name'] == 'vnflcm_%s' % inst_id
+    assert {vm['server_id']: vm['vnfc_id'] for vm in status['vms']} == {
+        v['server']: v['id'] for v in report['vnfcs']}
+    assert [i['id'] for i in status['tacker']['instances']] == [inst_id]
+
+
+def test_a_failed_scale_out_is_rolled_back_through_tackers_api(lab):
+    before = _workers(_status())
+    k8s_mgmt('fault', '--new-vms', 'kubeadm-join')
+    try:
+        failed = k8s_mgmt('scale', '--type', 'SCALE_OUT', check=False)
+    finally:
+        k8s_mgmt('fault', '--new-vms', 'kubeadm-join', '--clear')
+    assert failed.returncode == 1
+    line = failed.stderr.strip().splitlines()[-1]
+    assert 'FAILED_TEMP' in line and 'lab rollback' in line, failed.stderr
+    op_id = _status()['tacker']['last_op']['id']
+    assert op_id in line
+    occurrence = _op(op_id)
+    assert occurrence['operationstate'] == 'FAILED_TEMP'
+    detail = occurrence['error']['detail']
+    # Our one line: the node and the step, no traceback, no secret.
+    assert 'join' in detail, detail
+    assert 'Traceback' not in detail and '\n' not in detail.strip()
+    report = _run('rollback')
+    assert report['operation_state'] == 'ROLLED_BACK'
+    assert _op(op_id)['operationstate'] == 'ROLLED_BACK'
+    status = _status()
+    assert _workers(status) == before
+    nodes = _cluster_nodes(status)
+    assert set(nodes) >= before and all(nodes[w] for w in before)
+
+
+def test_scale_out_and_in_through_tacker(lab):
+    before = _workers(_status())
+    out = _run('scale', '--type', 'SCALE_OUT')
+    grown = _workers(_assert_done(out, 'SCALE', 2))
+    assert grown > before
+    scale_in = _run('scale', '--type', 'SCALE_IN', '--force-drain')
+    shrunk = _workers(_assert_done(scale_in, 'SCALE', 1))
+    assert shrunk < grown
+    # The option reached Tacker as the request's additionalParams.
+    params = _op(scale_in['op_occ_id'])['operationparams']
+    params = json.loads(params) if isinstance(params, str) else params
+    assert params['additionalParams'] == {'force_drain': True}
+
+
+def _vnfc_of(status, role):
+    return next(vm for vm in status['vms'] if vm['role'] == role)
+
+
+def _heal_vnfc(role):
+    """Heal one VNFC by Tacker's id: same VNFC, a new server."""
+    before = _vnfc_of(_status(), role)
+    report = _run('heal', '--vnfc', before['vnfc_id'])
+    status = _assert_done(report, 'HEAL', 1)
+    healed = next(vm for vm in status['vms']
+                  if vm['vnfc_id'] == before['vnfc_id'])
+    assert healed['server_id'] != before['server_id']
+
+
+def test_heal_a_worker_through_tacker(lab):
+    _heal_vnfc('worker')
+
+
+def test_heal_a_master_through_tacker(lab):
+    _heal_vnfc('master')
+
+
+def test_heal_the_whole_vnf_through_tacker(lab):
+    before = _status()
+    report = _run('heal')
+    status = _assert_done(report, 'HEAL', 1)
+    old = {vm['server_id'] for vm in before['vms']}
+    assert not old & {vm['server_id'] for vm in status['vms']}
+
+
+def test_graceful_terminate_then_the_operators_delete(lab):
+    inst_id = _status()['tacker']['vnf_instance_id']
+    report = _run('terminate', '--graceful-timeout', '60')
+    assert report['instantiation_state'] == 'NOT_INSTANTIATED'
+    occurrence = _op(report['op_occ_id'])
+    assert (occurrence['operation'], occurrence['operationstate']) == (
+        'TERMINATE', 'COMPLETED')
+    params = occurrence['operationparams']
+    params = json.loads(params) if isinstance(params, str) else params
+    assert params['terminationType'] == 'GRACEFUL'
+    assert not _status()['vms']
+    # What an operator types next, verbatim.
+    k8s_mgmt('openstack', 'vnflcm', 'delete', inst_id)
+    assert not _status()['tacker']['instances']
+
+
+def test_a_wrong_node_password_fails_in_seconds_and_is_rolled_back(
+        lab, tmp_path):
+    with open(os.path.join(STATE_DIR, 'lab.json')) as handle:
+        request = json.load(handle)['request']
+    params = request['additionalParams']['k8s_cluster_installation_param']
+    params['worker_node']['password'] = 'not-the-vms-password'
+    path = tmp_path / 'request.json'
+    path.write_text(json.dumps(request))
+    started = time.monotonic()
+    failed = k8s_mgmt('instantiate', '--request', str(path), check=False)
+    elapsed = time.monotonic() - started
+    assert failed.returncode == 1
+    line = failed.stderr.strip().splitlines()[-1]
+    assert 'FAILED_TEMP' in line and 'authentication failed' in line, line
+    assert 'not-the-vms-password' not in failed.stderr + failed.stdout
+    op_id = _status()['tacker']['last_op']['id']
+    detail = _op(op_id)['error']['detail']
+    assert 'authentication failed' in detail
+    assert 'not-the-vms-password' not in detail
+    # Heat's stack (about 10 to 20 s here) and the failed connects: not
+    # the minutes a retrying SSH client would take.
+    print('instantiate with a wrong worker password: FAILED_TEMP after '
+          '%.1f s' % elapsed)
+    assert elapsed < 120
+    report = _run('rollback')
+    assert report['operation_state'] == 'ROLLED_BACK'
+    assert report['instantiation_state'] == 'NOT_INSTANTIATED'
+    assert not _status()['vms']

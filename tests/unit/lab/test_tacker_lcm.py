@@ -1,0 +1,200 @@
+"""The lab's LCM through Tacker's API (k8s_mgmt_lab.tacker_lcm) against the
+fake Tacker: what an operation sends, what the lab record keeps, and how a
+FAILED_TEMP operation is reported; and the pieces around it (the VIM's
+config file, the CLI's summary, faults for VMs not booted yet)."""
+
+import json
+import os
+import zipfile
+
+import pytest
+import yaml
+
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.cli import lab_tacker
+from k8s_mgmt_lab.machines import vm_faults
+from k8s_mgmt_lab.tacker_lcm import operations
+from k8s_mgmt_lab.tacker_lcm import record as record_mod
+from k8s_mgmt_lab.tacker_lcm import vim
+from tests.unit.lab.fake_tacker import FakeTacker
+from tests.unit.lab.test_tacker_api import tacker_of
+
+REQUEST = {'flavourId': 'simple',
+           'vimConnectionInfo': [{'id': 'c1', 'vimId': 'placeholder',
+                                  'vimType': 'openstack'}],
+           'additionalParams': {'k': 'v'}}
+DRIVER_ERROR = {
+    'status': 500,
+    'detail': 'Traceback (most recent call last):\n  File "d.py", line 3\n'
+              'k8s_mgmt.exceptions.NodesFailed: worker-2: join: kubeadm '
+              'join exited 1\n'}
+
+
+@pytest.fixture
+def fake():
+    with FakeTacker() as running:
+        yield running
+
+
+@pytest.fixture
+def followed():
+    return []
+
+
+@pytest.fixture
+def lab(fake, followed, tmp_path, monkeypatch):
+    """A lab record with a Tacker, the fake as its Tacker; what the
+    record would follow is collected in ``followed``."""
+    settings = manager.LabSettings(state_dir=str(tmp_path))
+    with zipfile.ZipFile(settings.package_zip, 'w') as archive:
+        archive.writestr('TOSCA-Metadata/TOSCA.meta', '')
+    manager.write_record(settings.lab_file, {
+        'flavour': 'simple', 'request': REQUEST, 'stack_id': None,
+        'tacker': {'vim_id': 'lab-vim', 'vim_name': 'lab-vim-x'}})
+    tacker = tacker_of(fake)
+    monkeypatch.setattr(operations, 'tacker_record',
+                        lambda s: manager.read_record(s))
+    monkeypatch.setattr(operations, 'client', lambda record: tacker)
+
+    def follow(s, instance):
+        followed.append(instance)
+        return operations._save(s, vnf_instance_id=instance['id'])
+    monkeypatch.setattr(record_mod, 'follow', follow)
+    return settings
+
+
+def _record(settings):
+    return manager.read_record(settings)
+
+
+def test_instantiate_onboards_once_and_sends_the_request_on_the_labs_vim(
+        fake, lab):
+    outcome = operations.instantiate(lab)
+    assert outcome.state == 'COMPLETED' and outcome.operation == \
+        'instantiate'
+    (sent,) = [json.loads(body) for method, path, _q, _h, body
+               in fake.requests if path.endswith('/instantiate')]
+    assert sent['vimConnectionInfo'] == [{'id': 'c1', 'vimId': 'lab-vim',
+                                          'vimType': 'openstack'}]
+    assert sent['additionalParams'] == {'k': 'v'}
+    record = _record(lab)
+    assert record['vnfd_id'] and record['vnf_instance_id']
+    assert record['last_op'] == {'id': outcome.op_id,
+                                 'operation': 'instantiate'}
+    # The record's request is left as it was.
+    assert record['request']['vimConnectionInfo'][0]['vimId'] == \
+        'placeholder'
+    # A second run finds the package and the instance.
+    operations.ensure_instance(lab, record, operations.client(record))
+    assert len(fake.packages) == 1 and len(fake.instances) == 1
+
+
+def test_a_failed_temp_operation_is_one_line_naming_the_way_out(
+        fake, lab, followed):
+    fake.outcome = ['PROCESSING', 'FAILED_TEMP']
+    fake.error = DRIVER_ERROR
+    with pytest.raises(operations.OperationFailed) as caught:
+        operations.instantiate(lab)
+    text = str(caught.value)
+    assert '\n' not in text and 'Traceback' not in text
+    assert 'FAILED_TEMP' in text and 'worker-2: join' in text
+    assert caught.value.op_id in text and 'lab rollback' in text
+    # The record remembers it for retry, rollback and fail.
+    assert _record(lab)['last_op']['id'] == caught.value.op_id
+    assert followed   # the instance was followed all the same
+
+
+def test_rollback_of_the_last_operation_waits_for_rolled_back(fake, lab):
+    fake.outcome = ['PROCESSING', 'FAILED_TEMP']
+    with pytest.raises(operations.OperationFailed) as caught:
+        operations.instantiate(lab)
+    outcome = operations.rollback(lab)
+    assert outcome.op_id == caught.value.op_id
+    assert outcome.state == 'ROLLED_BACK'
+
+
+def test_an_instance_deleted_behind_the_labs_back_is_made_again(fake, lab):
+    operations.instantiate(lab)
+    first = _record(lab)['vnf_instance_id']
+    fake.instances.clear()
+    operations._save(lab, stack_id=None)
+    operations.instantiate(lab)
+    assert _record(lab)['vnf_instance_id'] not in (None, first)
+
+
+def test_scale_and_heal_carry_the_options_as_additional_params(fake, lab):
+    operations.instantiate(lab)
+    operations._save(lab, stack_id='s1')    # what follow would find
+    operations.scale(lab, 'SCALE_IN', additional_params={
+        'force_drain': True})
+    operations.heal(lab, ['vnfc-1'], operations.heal_params(
+        keep_volumes=True))
+    bodies = [json.loads(body) for method, path, _q, _h, body
+              in fake.requests if path.endswith(('/scale', '/heal'))]
+    assert bodies[0]['additionalParams'] == {'force_drain': True}
+    assert bodies[1]['vnfcInstanceId'] == ['vnfc-1']
+    assert bodies[1]['additionalParams'] == {
+        'tacker_extension_heal_include_block_storage': False}
+
+
+def test_operations_need_an_instantiated_vnf(lab):
+    with pytest.raises(operations.LabError, match='lab instantiate'):
+        operations.scale(lab, 'SCALE_OUT')
+
+
+def test_heal_params():
+    assert operations.heal_params() is None
+    assert operations.heal_params(recreate_volumes=True) == {
+        'storage_volume_recreate': True}
+
+
+def test_vnfc_ids_map_servers_to_tackers_vnfc_ids():
+    instance = {'instantiatedVnfInfo': {'vnfcResourceInfo': [
+        {'id': 'v1', 'computeResource': {'resourceId': 'srv-1'}},
+        {'id': 'v2', 'computeResource': {}}]}}
+    assert record_mod.vnfc_ids(instance) == {'srv-1': 'v1'}
+
+
+def test_the_vim_config_file_is_python_tackerclients():
+    text = vim.config_text({
+        'auth_url': 'http://127.0.0.1:5000/v3', 'username': 'admin',
+        'password': 'pw', 'project_name': 'lab-x',
+        'project_domain_name': 'Default', 'user_domain_name': 'Default',
+        'region_name': 'RegionOne'})
+    assert yaml.safe_load(text) == {
+        'auth_url': 'http://127.0.0.1:5000/v3', 'username': 'admin',
+        'password': 'pw', 'project_name': 'lab-x',
+        'project_domain_name': 'Default', 'user_domain_name': 'Default',
+        'cert_verify': 'False'}
+
+
+def test_summary_names_the_operation_the_vnfcs_and_the_nodes():
+    lines = lab_tacker.summary_lines({
+        'vnf_instance_id': 'i1', 'instantiation_state': 'INSTANTIATED',
+        'operation': 'scale', 'op_occ_id': 'o1',
+        'operation_state': 'COMPLETED', 'seconds': 42.0,
+        'vnfcs': [{'id': 'v1', 'vdu_id': 'masterNode', 'server': 's1'}],
+        'cluster': {'endpoint': 'https://10.0.0.9:6443', 'error': None,
+                    'nodes': [{'name': 'master-1', 'ready': True,
+                               'roles': ['control-plane']}]}})
+    assert lines[0] == ('VNF instance i1: INSTANTIATED; scale op occurrence '
+                        'o1 COMPLETED in 42.0 s')
+    assert 'v1' in lines[1] and 's1' in lines[1]
+    assert 'master-1' in lines[3] and 'Ready' in lines[3]
+
+
+def test_faults_for_new_vms_reach_only_the_vms_booted_after(
+        tmp_path, monkeypatch):
+    roots = tmp_path / 'vms'
+    monkeypatch.setattr(vm_faults, 'vm_path', lambda pid, path: str(
+        roots / str(pid)) + path)
+    assert vm_faults.apply_to_new(str(tmp_path), [1]) == []
+    assert vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join')
+    assert not vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join')
+    assert vm_faults.apply_to_new(str(tmp_path), [2, 3]) == ['kubeadm-join']
+    fault_dir = vm_faults.faults.FAULT_DIR
+    assert os.path.exists(str(roots / '2') + fault_dir + '/kubeadm-join')
+    assert not os.path.exists(str(roots / '1') + fault_dir)
+    assert vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join',
+                                     clear=True)
+    assert vm_faults.apply_to_new(str(tmp_path), [4]) == []
