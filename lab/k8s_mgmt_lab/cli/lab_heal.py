@@ -53,7 +53,7 @@ def cmd_heal(args):
                                         args.recreate_volumes)
         return lab_tacker.run('heal', args.state_dir, lambda s: (
             operations.heal(s, [args.vnfc] if args.vnfc else (), params)),
-            as_json=args.json)
+            as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('heal', settings):

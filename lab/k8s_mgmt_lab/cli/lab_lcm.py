@@ -77,7 +77,7 @@ def cmd_instantiate(args):
         return lab_tacker.run(
             'instantiate', args.state_dir,
             lambda s: operations.instantiate(s, request_body=body),
-            as_json=args.json)
+            as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     report = run_instantiate(settings, request_body=body)

@@ -50,7 +50,7 @@ def cmd_scale(args):
     if lab_tacker.drives(args.state_dir):
         return lab_tacker.run('scale', args.state_dir, lambda s: (
             operations.scale(s, args.type, args.aspect_id, args.steps,
-                             params)), as_json=args.json)
+                             params)), as_json=args.json, quiet=args.quiet)
     settings = manager.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     with reporting.reported('scale', settings):
@@ -71,7 +71,7 @@ def cmd_terminate(args):
     if lab_tacker.drives(args.state_dir):
         return lab_tacker.run('terminate', args.state_dir, lambda s: (
             operations.terminate(s, args.graceful_timeout)),
-            as_json=args.json)
+            as_json=args.json, quiet=args.quiet)
     if args.graceful_timeout is not None:
         raise UserError('--graceful-timeout needs a lab that runs Tacker '
                         '(the lab\'s own conductor terminates FORCEFUL)')

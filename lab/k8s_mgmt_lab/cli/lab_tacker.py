@@ -12,7 +12,9 @@ import json
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.tacker_lcm import operations
+from k8s_mgmt_lab.tacker_lcm import progress
 
 
 def drives(state_dir):
@@ -36,14 +38,29 @@ def add_recovery_verbs(verbs):
         parser.add_argument('--op-id', help='the operation occurrence '
                                             '(default: the lab\'s last)')
         parser.add_argument('--json', action='store_true')
+        parser.add_argument('--quiet', action='store_true',
+                            help='no progress lines from the driver')
         parser.set_defaults(func=cmd_recover, verb=verb)
 
 
-def run(verb, state_dir, call, as_json=False):
-    """``call(settings)`` (one of :mod:`.operations`), reported."""
+def conductor_log(state_dir):
+    """tacker-conductor's log, where the driver's lines go."""
+    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
+    plane = control_plane.ControlPlane(
+        record['openstack']['control_plane'])
+    return plane.supervisor.log_path('tacker-conductor')
+
+
+def run(verb, state_dir, call, as_json=False, quiet=False):
+    """``call(settings)`` (one of :mod:`.operations`), reported; the
+    driver's progress lines on stderr unless ``quiet`` or ``as_json``."""
     settings = manager.LabSettings(state_dir=state_dir)
     with reporting.reported(verb, settings):
-        outcome = call(settings)
+        if quiet or as_json:
+            outcome = call(settings)
+        else:
+            with progress.ConductorProgress(conductor_log(state_dir)):
+                outcome = call(settings)
         report = report_of(settings, outcome)
     if as_json:
         print(json.dumps(report, indent=2, sort_keys=True))
@@ -56,7 +73,8 @@ def cmd_recover(args):
     calls = {'retry': operations.retry, 'rollback': operations.rollback,
              'fail': operations.fail}
     return run(args.verb, args.state_dir,
-               lambda s: calls[args.verb](s, args.op_id), args.json)
+               lambda s: calls[args.verb](s, args.op_id), args.json,
+               args.quiet)
 
 
 def report_of(settings, outcome):

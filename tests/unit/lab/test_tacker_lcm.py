@@ -3,6 +3,7 @@ fake Tacker: what an operation sends, what the lab record keeps, and how a
 FAILED_TEMP operation is reported; and the pieces around it (the VIM's
 config file, the CLI's summary, faults for VMs not booted yet)."""
 
+import io
 import json
 import os
 import zipfile
@@ -14,6 +15,7 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.machines import vm_faults
 from k8s_mgmt_lab.tacker_lcm import operations
+from k8s_mgmt_lab.tacker_lcm import progress
 from k8s_mgmt_lab.tacker_lcm import record as record_mod
 from k8s_mgmt_lab.tacker_lcm import vim
 from tests.unit.lab.fake_tacker import FakeTacker
@@ -198,3 +200,21 @@ def test_faults_for_new_vms_reach_only_the_vms_booted_after(
     assert vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join',
                                      clear=True)
     assert vm_faults.apply_to_new(str(tmp_path), [4]) == []
+
+
+def test_the_drivers_lines_of_the_conductors_log_are_shown_short(tmp_path):
+    log = tmp_path / 'tacker-conductor.log'
+    log.write_text('2026-11-27 07:00:00.000 10 INFO k8s_mgmt.x [-] old\n')
+    shown = io.StringIO()
+    with progress.ConductorProgress(str(log), out=shown):
+        with open(log, 'a') as handle:
+            handle.write(
+                '2026-11-27 07:40:01.123 4242 INFO k8s_mgmt.engine.phases '
+                '[req-1 - - - - - -] instantiate_end: Join workers\n'
+                '2026-11-27 07:40:01.200 4242 INFO tacker.conductor.x '
+                '[req-1] not ours\n'
+                '2026-11-27 07:40:02.500 4242 ERROR k8s_mgmt.driver [-] '
+                'worker-1: join: refused\n')
+    assert shown.getvalue().splitlines() == [
+        '07:40:01 INFO instantiate_end: Join workers',
+        '07:40:02 ERROR worker-1: join: refused']
