@@ -109,6 +109,14 @@ def tacker_db_manage(layout, venv):
         os.path.join(layout.tacker_etc, 'tacker.conf'), 'upgrade', 'head'))
 
 
+def barbican_db_manage(layout, venv):
+    """Barbican's schema, by barbican-manage (which reads barbican.conf
+    as barbican-api does: from its HOME)."""
+    run(layout, 'barbican-manage', venvs.entry_point_argv(
+        venv, 'barbican-manage', 'db', 'upgrade'),
+        env=services.barbican_env(layout))
+
+
 def admin_session(ports, secrets, timeout=None):
     """A keystoneauth session as the plane's admin (``timeout``: of every
     request, Keystone's token requests included)."""
@@ -213,6 +221,29 @@ def register_tacker(layout, ports, secrets):
         type='nfv-orchestration')
     for interface in ('public', 'internal', 'admin'):
         identity.ensure_endpoint(nfv, interface, config.tacker_url(ports))
+
+
+def register_barbican(layout, ports, secrets):
+    """Barbican's user (admin of the service project, which its
+    keystonemiddleware logs in as) and its catalog entry: service type
+    key-manager named barbican (the name Tacker's key manager asks the
+    catalog for), public and internal endpoints in the plane's region."""
+    identity, _admin = _service_user(ports, secrets, 'barbican')
+    key_manager = identity.ensure(
+        'service', {'name': 'barbican', 'type': 'key-manager',
+                    'description': 'Key manager'},
+        type='key-manager')
+    for interface in ('public', 'internal'):
+        identity.ensure_endpoint(key_manager, interface,
+                                 config.barbican_url(ports))
+
+
+def barbican_files(layout, venv):
+    """barbican-api's paste pipeline from the Barbican release in its
+    virtualenv."""
+    shutil.copy(os.path.join(venv, 'etc', 'barbican',
+                             'barbican-api-paste.ini'),
+                os.path.join(layout.barbican_etc, 'barbican-api-paste.ini'))
 
 
 def tacker_files(layout, venv):

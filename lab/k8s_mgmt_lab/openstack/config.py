@@ -130,9 +130,9 @@ def keystone_gunicorn(layout, ports):
 
 
 def _gunicorn_serving(wsgi_app, port):
-    """The lines both services' gunicorn.conf.py share: the application,
-    127.0.0.1 and its port, one worker of 4 threads, no control socket
-    (gunicorn 27 would make one under $HOME)."""
+    """The lines every gunicorn.conf.py of the plane shares: the
+    application, 127.0.0.1 and its port, one worker of 4 threads, no
+    control socket (gunicorn 27 would make one under $HOME)."""
     return textwrap.dedent("""\
         wsgi_app = '{app}'
         bind = '{host}:{port}'
@@ -223,8 +223,11 @@ def tacker_dirs(layout):
 
 def tacker_conf(layout, ports, secrets):
     """tacker.conf of tacker-server and tacker-conductor: every path
-    under the state directory, VIM passwords kept with a fernet key in
-    a file (no Barbican), our two management drivers enabled."""
+    under the state directory, our two management drivers enabled. An
+    OpenStack VIM's password is encrypted with a fernet key kept in a
+    file; a Kubernetes VIM's credentials with a key kept in Barbican,
+    which Tacker finds in Keystone's catalog (Tacker 16 refuses a
+    Kubernetes VIM otherwise)."""
     auth_url = keystone_url(ports)
     return textwrap.dedent("""\
         [DEFAULT]
@@ -252,6 +255,15 @@ def tacker_conf(layout, ports, secrets):
         use_barbican = false
         openstack = {vim_keys}
 
+        [k8s_vim]
+        use_barbican = true
+
+        [key_manager]
+        # No barbican_endpoint: Tacker's Barbican client, logged in as
+        # [keystone_authtoken]'s user, takes the catalog's key-manager
+        # service named barbican, internal interface.
+        api_class = {key_manager}
+
         [vnf_package]
         vnf_package_csar_path = {packages}
 
@@ -275,7 +287,66 @@ def tacker_conf(layout, ports, secrets):
                     authtoken=_authtoken(ports, 'tacker', secrets['tacker']),
                     drivers=','.join(TACKER_MGMT_DRIVERS),
                     log_levels=','.join(TACKER_LOG_LEVELS),
+                    key_manager=TACKER_KEY_MANAGER,
                     **tacker_dirs(layout))
+
+
+def barbican_conf(layout, ports, secrets):
+    """barbican.conf: the API only (no worker, no keystone listener: a
+    secret stored with simple_crypto is written by the API's request
+    itself), its schema made by barbican-manage (never at start), the
+    project keys wrapped by the plane's KEK, tokens checked by
+    keystonemiddleware as user barbican."""
+    return textwrap.dedent("""\
+        [DEFAULT]
+        use_stderr = true
+        log_dir =
+        host_href = {url}
+        db_auto_create = false
+        default_log_levels = {log_levels}
+
+        [database]
+        connection = mysql+pymysql://barbican:{db}@{host}:{mariadb}/barbican
+
+        [queue]
+        enable = false
+
+        [secretstore]
+        enabled_secretstore_plugins = store_crypto
+
+        [crypto]
+        enabled_crypto_plugins = simple_crypto
+
+        [simple_crypto_plugin]
+        kek = {kek}
+
+        {authtoken}
+        """).format(url=barbican_url(ports).rstrip('/'),
+                    log_levels=','.join(BARBICAN_LOG_LEVELS),
+                    db=secrets['barbican_db'], host=HOST,
+                    mariadb=ports['mariadb'], kek=secrets['barbican_kek'],
+                    authtoken=_authtoken(ports, 'barbican',
+                                         secrets['barbican']))
+
+
+def barbican_gunicorn(layout, ports):
+    """barbican-api's gunicorn.conf.py: Barbican's own paste pipeline
+    (keystonemiddleware before /v1), loaded from the state directory,
+    as Barbican's WSGI module would read it from /etc/barbican only."""
+    paste = layout.barbican_etc + '/barbican-api-paste.ini'
+    return "paste = '%s'\n" % paste + _gunicorn_serving(
+        paste, ports['barbican'])
+
+
+# What tacker.conf's [key_manager] api_class names: Tacker's default,
+# written out.
+TACKER_KEY_MANAGER = 'tacker.keymgr.barbican_key_manager.BarbicanKeyManager'
+
+# Barbican's quiet libraries.
+BARBICAN_LOG_LEVELS = ('amqp=WARN', 'sqlalchemy=WARN',
+                       'urllib3.connectionpool=WARN',
+                       'keystonemiddleware=WARN', 'keystoneauth=WARN',
+                       'stevedore=WARN', 'alembic=WARN')
 
 
 def _authtoken(ports, user, password):
@@ -304,6 +375,12 @@ def heat_url(ports):
 
 def tacker_url(ports):
     return 'http://%s:%d/' % (HOST, ports['tacker'])
+
+
+def barbican_url(ports):
+    """barbican-api's root, as the catalog names it: clients find v1
+    there by version discovery."""
+    return 'http://%s:%d/' % (HOST, ports['barbican'])
 
 
 def admin_env(ports, password=None):

@@ -25,11 +25,12 @@ DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
 # Start order; down() stops in the reverse one.
 SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
                  'heat-engine')
-# Started after those by a plane made with tacker=True.
-TACKER_SERVICE_NAMES = ('tacker-server', 'tacker-conductor')
+# Started after those by a plane made with tacker=True: Barbican, the key
+# manager of Tacker's Kubernetes VIMs, first.
+TACKER_SERVICE_NAMES = ('barbican-api', 'tacker-server', 'tacker-conductor')
 # Every virtualenv a plane may run from: what ``control-plane build``
 # makes.
-VENV_NAMES = ('keystone', 'heat', 'tacker')
+VENV_NAMES = ('keystone', 'heat', 'tacker', 'barbican')
 
 
 class NeverStarted(Exception):
@@ -99,6 +100,7 @@ class ControlPlane(object):
         try:
             self._start_all(ports, secrets, built)
             if self.tacker:
+                self._start_barbican(ports, secrets, built['barbican'])
                 self._start_tacker(ports, secrets, built['tacker'])
         except BaseException:
             self.down()
@@ -150,6 +152,26 @@ class ControlPlane(object):
         start(services.heat_api(layout, ports, built['heat']))
         start(services.heat_engine(
             layout, built['heat'], self.supervisor.log_path('heat-engine')))
+
+    def _start_barbican(self, ports, secrets, venv):
+        """Barbican's database, Keystone user and catalog entry, schema,
+        then barbican-api."""
+        layout = self.layout
+        os.makedirs(layout.barbican_etc, mode=0o700, exist_ok=True)
+        files = {'barbican.conf': config.barbican_conf(layout, ports,
+                                                       secrets),
+                 'gunicorn.conf.py': config.barbican_gunicorn(layout, ports)}
+        for name, text in files.items():
+            state.write_private(os.path.join(layout.barbican_etc, name), text)
+        bootstrap.barbican_files(layout, venv)
+        bootstrap.once(layout, 'barbican-database',
+                       bootstrap.create_databases, layout, secrets,
+                       ('barbican',))
+        bootstrap.once(layout, 'barbican-registration',
+                       bootstrap.register_barbican, layout, ports, secrets)
+        bootstrap.once(layout, 'barbican-db-manage',
+                       bootstrap.barbican_db_manage, layout, venv)
+        self.supervisor.start(services.barbican_api(layout, ports, venv))
 
     def _start_tacker(self, ports, secrets, venv):
         """Tacker's database, Keystone user and catalog entry, schema,
@@ -244,7 +266,9 @@ class ControlPlane(object):
                 'heat-api': config.heat_url(ports), 'heat-engine': None,
                 'tacker-server': (config.tacker_url(ports)
                                   if 'tacker' in ports else None),
-                'tacker-conductor': None}
+                'tacker-conductor': None,
+                'barbican-api': (config.barbican_url(ports)
+                                 if 'barbican' in ports else None)}
         found = {}
         for name in names:
             found[name] = {
@@ -277,6 +301,8 @@ def version(service):
         return pins.version('openstack-heat')
     if service.startswith('tacker'):
         return pins.version('tacker')
+    if service.startswith('barbican'):
+        return pins.version('barbican')
     package = {'mariadb': 'mariadb-server', 'epmd': 'erlang-base',
                'rabbitmq': 'rabbitmq-server'}[service]
     done = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],

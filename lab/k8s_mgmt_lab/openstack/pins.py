@@ -16,6 +16,8 @@ REQUIREMENTS = {
     # tacker-server and tacker-conductor; the k8s-mgmt wheel is installed
     # into it later, its dependencies pinned here too.
     'tacker': ['tacker', 'pymysql', 'python-memcached'],
+    # barbican-api, Tacker's key manager for Kubernetes VIMs.
+    'barbican': ['barbican', 'gunicorn', 'pymysql'],
     # What an operator types: ``openstack stack list``, ``vim list``.
     'client': ['python-openstackclient', 'python-heatclient',
                'python-tackerclient'],

@@ -184,6 +184,25 @@ def heat_engine(layout, venv, log):
 ENGINE_READY_TEXT = 'Starting engine_worker'
 
 
+def barbican_env(layout):
+    """Barbican's environment: its HOME is its configuration directory.
+    Barbican reads no --config-file: the API and each of its plugins
+    parse oslo.config's default files, the first of which found here is
+    ~/barbican.conf."""
+    env = base_env(layout)
+    env['HOME'] = layout.barbican_etc
+    return env
+
+
+def barbican_api(layout, ports, venv):
+    """barbican-api under gunicorn, settings in the gunicorn.conf.py of
+    its working directory; ready once its version document answers."""
+    return processes.Service(
+        'barbican-api', [venvs.python(venv), '-m', 'gunicorn'],
+        layout.barbican_etc, barbican_env(layout),
+        http_answers(config.barbican_url(ports)), 60.0, STOP_TIMEOUT)
+
+
 def tacker_server(layout, ports, venv):
     return processes.Service(
         'tacker-server', venvs.entry_point_argv(

@@ -2,6 +2,7 @@
 listens on and the passwords it made, both chosen on its first start and
 recorded there (0600), so later starts and other processes find them."""
 
+import base64
 import json
 import os
 import secrets as random_secrets
@@ -14,12 +15,25 @@ PORT_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'rabbitmq_dist', 'keystone',
 # (iaas.serve), recorded beside the others when first asked for. Apart
 # from PORT_NAMES, so a control plane given its ports keeps exactly them.
 IAAS_PORT_NAMES = ('nova', 'neutron', 'cinder', 'glance')
-# tacker-server's port, recorded beside the others by a plane that runs
-# Tacker (ControlPlane(tacker=True)).
-TACKER_PORT_NAMES = ('tacker',)
-# Every password a control plane makes, by its user.
+# The ports of tacker-server and of barbican-api (its key manager),
+# recorded beside the others by a plane that runs Tacker
+# (ControlPlane(tacker=True)).
+TACKER_PORT_NAMES = ('tacker', 'barbican')
+# Every password a control plane makes, by its user, and Barbican's
+# master key (KEK) of its simple_crypto plugin.
 SECRET_NAMES = ('admin', 'keystone_db', 'heat_db', 'rabbitmq', 'heat',
-                'heat_domain_admin', 'tacker_db', 'tacker')
+                'heat_domain_admin', 'tacker_db', 'tacker', 'barbican_db',
+                'barbican', 'barbican_kek')
+
+
+def _fernet_key():
+    """32 random bytes, URL-safe base64: a key Fernet (which Barbican's
+    simple_crypto plugin wraps each project's key with) accepts."""
+    return base64.urlsafe_b64encode(os.urandom(32)).decode()
+
+
+# How a secret is made when it is not a password.
+SECRET_MAKERS = {'barbican_kek': _fernet_key}
 
 
 class Layout(object):
@@ -39,6 +53,10 @@ class Layout(object):
         self.tacker_etc = os.path.join(self.root, 'tacker')
         # What Tacker keeps: VIM keys, packages, its glance_store files.
         self.tacker_data = os.path.join(self.tacker_etc, 'data')
+        # barbican.conf (found there by Barbican as ~/barbican.conf),
+        # its paste pipeline and gunicorn.conf.py; its secrets are rows
+        # of its database.
+        self.barbican_etc = os.path.join(self.root, 'barbican')
         self.ports = os.path.join(self.root, 'ports.json')
         self.secrets = os.path.join(self.root, 'secrets.json')
         self.openrc = os.path.join(self.root, 'openrc')
@@ -90,12 +108,14 @@ def ports(layout, wanted=None, names=PORT_NAMES):
 
 
 def secrets(layout):
-    """The control plane's passwords, made on first use; one a secrets
-    file recorded earlier lacks is added to it."""
+    """The control plane's passwords (and Barbican's KEK), made on first
+    use; one a secrets file recorded earlier lacks is added to it."""
     recorded = _load(layout.secrets)
     if recorded is None or set(SECRET_NAMES) - set(recorded):
         recorded = dict(recorded or {})
         for name in SECRET_NAMES:
-            recorded.setdefault(name, random_secrets.token_urlsafe(24))
+            if name not in recorded:
+                recorded[name] = SECRET_MAKERS.get(
+                    name, lambda: random_secrets.token_urlsafe(24))()
         write_private(layout.secrets, json.dumps(recorded, indent=1))
     return recorded

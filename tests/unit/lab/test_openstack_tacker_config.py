@@ -48,10 +48,16 @@ def test_tacker_listens_on_loopback_and_uses_this_planes_services(layout):
             authtoken['project_name']) == ('tacker', 'pw-tacker', 'service')
 
 
-def test_tacker_keeps_vim_passwords_without_barbican_and_loads_our_drivers(
+def test_tacker_keeps_vim_keys_in_files_and_barbican_and_loads_our_drivers(
         layout):
     conf = _tacker_conf(layout)
+    # An OpenStack VIM's key in a file, a Kubernetes VIM's in Barbican
+    # (Tacker 16 registers none otherwise), found in the catalog.
     assert conf['vim_keys']['use_barbican'] == 'false'
+    assert conf['k8s_vim']['use_barbican'] == 'true'
+    assert conf['key_manager']['api_class'] == (
+        'tacker.keymgr.barbican_key_manager.BarbicanKeyManager')
+    assert 'barbican_endpoint' not in conf['key_manager']
     assert conf['tacker']['vnflcm_mgmt_driver'].split(',') == [
         'vnflcm_noop', 'mgmt-drivers-kubernetes', 'mgmt-drivers-kubespray']
     # The conductor's log names the drivers it loaded.
@@ -88,8 +94,11 @@ def test_a_tacker_plane_records_a_port_for_tacker_server(layout):
     plain = control_plane.ControlPlane(layout.root).ports
     assert 'tacker' not in plain
     with_tacker = control_plane.ControlPlane(layout.root, tacker=True).ports
-    assert {k: v for k, v in with_tacker.items() if k != 'tacker'} == plain
-    assert with_tacker['tacker'] not in plain.values()
+    added = {'tacker', 'barbican'}
+    assert {k: v for k, v in with_tacker.items() if k not in added} == plain
+    assert set(with_tacker) - set(plain) == added
+    assert not {with_tacker[k] for k in added} & set(plain.values())
+    assert with_tacker['tacker'] != with_tacker['barbican']
     assert state.recorded_ports(layout) == with_tacker
 
 
