@@ -183,6 +183,11 @@ def test_a_kubernetes_vim_keeps_its_key_in_barbican(plane, cluster, tacker,
         'bearer_token': _digest(TOKEN),
         'ssl_ca_cert': _digest(cluster.ca_pem)}
 
+    # The token reached no log.
+    for name in ('tacker-server', 'tacker-conductor', 'barbican-api'):
+        with open(plane.supervisor.log_path(name)) as handle:
+            assert TOKEN not in handle.read(), name
+
     tacker.rest.call('delete VIM', 'DELETE', 'v1.0/vims/%s' % vim['id'],
                      expect=(204,))
     assert secret_id not in _secret_ids(barbican)
