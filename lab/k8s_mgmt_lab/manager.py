@@ -27,7 +27,6 @@ from k8s_mgmt_lab.machines import ansible_server
 from k8s_mgmt_lab.machines import cleanup
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import vm as vm_mod
-from k8s_mgmt_lab.machines import vm_faults
 from k8s_mgmt_lab.machines import volumes as volumes_mod
 from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
@@ -106,11 +105,6 @@ class VMProvisioner(object):
     def create_servers(self, specs):
         self.vms.create_many([(s.server_id, guest_hostname(s.name), s.ip)
                               for s in specs])
-        # Faults a test set for VMs not booted yet (lab fault --new-vms).
-        booted = self.vms.registry.read()['vms']
-        vm_faults.apply_to_new(self.vms.state_dir, [
-            booted[s.server_id]['init_pid'] for s in specs
-            if booted.get(s.server_id, {}).get('init_pid')])
 
     def detach_interface(self, server_id, port_id, ip):
         """Nova's interface detach: the VM's NIC, when it holds the port's

@@ -29,6 +29,7 @@ from k8s_mgmt_lab.machines import cleanup
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import registry as registry_mod
 from k8s_mgmt_lab.machines import rootfs
+from k8s_mgmt_lab.machines import vm_faults
 from k8s_mgmt_lab.machines.host import run
 
 LOG = logging.getLogger(__name__)
@@ -137,6 +138,8 @@ class VMManager(object):
             os.makedirs(path)
         netns = self.network.attach(short, ip)
         fingerprint = rootfs.prepare_upper(dirs['upper'], vm_id, hostname, ip)
+        # Faults a test set for VMs not booted yet (lab fault --new-vms).
+        vm_faults.apply_to_new(self.state_dir, dirs['upper'])
         argv = ['ip', 'netns', 'exec', netns,
                 'unshare', '--mount', '--uts', '--pid', '--fork',
                 '--mount-proc', '/bin/sh', '-c', rootfs.BOOT_SCRIPT,

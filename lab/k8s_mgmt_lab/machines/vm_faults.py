@@ -4,8 +4,9 @@ A fault is a file under :data:`k8s_mgmt_lab.kube.faults.FAULT_DIR` in the
 VM's own root: the stand-in step fails the way the real tool fails until
 the file is removed or the VM deleted. A fault set for *new VMs* is kept
 in ``<state dir>/new-vm-faults/<step>`` and set on every VM the stand-in
-Nova boots from then on (a scale-out's or a heal's), until cleared: that
-is how a test makes the driver fail on a VM Tacker has not created yet.
+Nova boots from then on (a scale-out's or a heal's; written into its root
+before it boots), until cleared: that is how a test makes the driver fail
+on a VM Tacker has not created yet.
 """
 
 import os
@@ -56,10 +57,10 @@ def for_new_vms(state_dir):
         return []
 
 
-def apply_to_new(state_dir, init_pids):
-    """Set the new-VM faults on the VMs just booted (their PID 1s)."""
+def apply_to_new(state_dir, upper_dir):
+    """Set the new-VM faults in the root (its overlay's upper layer) of a
+    VM about to boot; the steps set."""
     steps = for_new_vms(state_dir)
-    for pid in init_pids:
-        for step in steps:
-            set_in_vm(pid, step)
+    for step in steps:
+        _toggle(upper_dir + faults.FAULT_DIR, step, False)
     return steps

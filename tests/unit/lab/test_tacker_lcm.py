@@ -185,21 +185,19 @@ def test_summary_names_the_operation_the_vnfcs_and_the_nodes():
     assert 'master-1' in lines[3] and 'Ready' in lines[3]
 
 
-def test_faults_for_new_vms_reach_only_the_vms_booted_after(
-        tmp_path, monkeypatch):
-    roots = tmp_path / 'vms'
-    monkeypatch.setattr(vm_faults, 'vm_path', lambda pid, path: str(
-        roots / str(pid)) + path)
-    assert vm_faults.apply_to_new(str(tmp_path), [1]) == []
-    assert vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join')
-    assert not vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join')
-    assert vm_faults.apply_to_new(str(tmp_path), [2, 3]) == ['kubeadm-join']
+def test_faults_for_new_vms_reach_only_the_vms_booted_after(tmp_path):
+    state = str(tmp_path)
     fault_dir = vm_faults.faults.FAULT_DIR
-    assert os.path.exists(str(roots / '2') + fault_dir + '/kubeadm-join')
-    assert not os.path.exists(str(roots / '1') + fault_dir)
-    assert vm_faults.set_for_new_vms(str(tmp_path), 'kubeadm-join',
-                                     clear=True)
-    assert vm_faults.apply_to_new(str(tmp_path), [4]) == []
+    assert vm_faults.apply_to_new(state, str(tmp_path / 'vm1')) == []
+    assert vm_faults.set_for_new_vms(state, 'kubeadm-join')
+    assert not vm_faults.set_for_new_vms(state, 'kubeadm-join')
+    assert vm_faults.apply_to_new(state, str(tmp_path / 'vm2')) == [
+        'kubeadm-join']
+    assert os.path.exists(str(tmp_path / 'vm2') + fault_dir +
+                          '/kubeadm-join')
+    assert not os.path.exists(str(tmp_path / 'vm1') + fault_dir)
+    assert vm_faults.set_for_new_vms(state, 'kubeadm-join', clear=True)
+    assert vm_faults.apply_to_new(state, str(tmp_path / 'vm3')) == []
 
 
 def test_the_drivers_lines_of_the_conductors_log_are_shown_short(tmp_path):
