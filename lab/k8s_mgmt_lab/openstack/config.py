@@ -4,6 +4,8 @@ the text without starting anything."""
 
 import textwrap
 
+from k8s_mgmt_lab.kube import layer
+
 # The host every service binds to and every URL names.
 HOST = '127.0.0.1'
 
@@ -218,6 +220,8 @@ def tacker_dirs(layout):
             'csar_files': data + '/csar_files',
             'terraform': data + '/terraform',
             'package_cache': data + '/vnf_package_cache',
+            # Our driver's per-instance state ([k8s_mgmt] state_dir).
+            'driver_state': data + '/k8s-mgmt',
             'locks': layout.tacker_etc + '/locks'}
 
 
@@ -264,6 +268,11 @@ def tacker_conf(layout, ports, secrets):
         # service named barbican, internal interface.
         api_class = {key_manager}
 
+        [k8s_mgmt]
+        state_dir = {driver_state}
+        # The lab's VMs reach no Internet: the CNI manifest in their image.
+        cni_manifest = {cni_manifest}
+
         [vnf_package]
         vnf_package_csar_path = {packages}
 
@@ -288,6 +297,7 @@ def tacker_conf(layout, ports, secrets):
                     drivers=','.join(TACKER_MGMT_DRIVERS),
                     log_levels=','.join(TACKER_LOG_LEVELS),
                     key_manager=TACKER_KEY_MANAGER,
+                    cni_manifest=layer.CNI_MANIFEST,
                     **tacker_dirs(layout))
 
 

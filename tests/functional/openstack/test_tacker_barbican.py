@@ -112,7 +112,7 @@ def _digest(text):
 
 def test_barbican_api_runs_in_a_tacker_plane(plane, barbican):
     status = plane.status()['barbican-api']
-    assert status['alive'] and status['version'] == '21.0.0'
+    assert status['alive'] and status['version'] == '23.0.0'
     assert barbican[1] == config.barbican_url(plane.ports) + 'v1'
     rss = processes_rss(status['pid'])
     print('barbican-api RSS %.0f MiB' % (rss / 2 ** 20))

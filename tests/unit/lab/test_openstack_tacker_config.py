@@ -60,6 +60,8 @@ def test_tacker_keeps_vim_keys_in_files_and_barbican_and_loads_our_drivers(
     assert 'barbican_endpoint' not in conf['key_manager']
     assert conf['tacker']['vnflcm_mgmt_driver'].split(',') == [
         'vnflcm_noop', 'mgmt-drivers-kubernetes', 'mgmt-drivers-kubespray']
+    # Our driver: the CNI manifest of the lab's VM image (no Internet).
+    assert conf['k8s_mgmt']['cni_manifest'] == '/etc/k8s-mgmt-lab/cni.yaml'
     # The conductor's log names the drivers it loaded.
     levels = conf['DEFAULT']['default_log_levels'].split(',')
     assert 'tacker.common.driver_manager=DEBUG' in levels
@@ -74,6 +76,7 @@ def test_every_path_tacker_writes_is_in_the_state_dir(layout):
              conf['glance_store']['filesystem_store_datadir'],
              conf['v2_vnfm']['tf_file_dir'],
              conf['v2_nfvo']['vnf_package_cache_dir'],
+             conf['k8s_mgmt']['state_dir'],
              conf['oslo_concurrency']['lock_path']]
     assert all(p.startswith(layout.tacker_etc + '/') for p in paths), paths
     # bootstrap.tacker_files makes each directory tacker.conf names.
