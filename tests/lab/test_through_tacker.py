@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+import readme_session
 from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tacker'
@@ -203,6 +204,22 @@ def test_graceful_terminate_then_the_operators_delete(lab):
     # What an operator types next, verbatim.
     k8s_mgmt('openstack', 'vnflcm', 'delete', inst_id)
     assert not _status()['tacker']['instances']
+
+
+def test_the_readmes_operator_session_works_as_written(lab, tmp_path):
+    """Steps 3 to 6 of the README's "Installing into Tacker", line by line
+    (readme_session), after the lab's own package is removed the way an
+    operator removes one (Tacker keeps one package per VNFD id)."""
+    with open(os.path.join(STATE_DIR, 'lab.json')) as handle:
+        package_id = json.load(handle)['vnf_package_id']
+    k8s_mgmt('openstack', 'vnf', 'package', 'update', '--operational-state',
+             'DISABLED', package_id)
+    k8s_mgmt('openstack', 'vnf', 'package', 'delete', package_id)
+    vim_id = _status()['tacker']['vim_id']
+    session = readme_session.Session(k8s_mgmt, str(tmp_path), vim_id)
+    ran = session.run()
+    assert [line for line, _code in ran if 'vnflcm delete' in line]
+    assert not _openstack('vnflcm', 'list')
 
 
 def test_a_wrong_node_password_fails_in_seconds_and_is_rolled_back(

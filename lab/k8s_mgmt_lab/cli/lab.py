@@ -25,7 +25,9 @@ from k8s_mgmt_lab.machines import prereq
 from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt import shipped
 
-UP_DEADLINE = 300.0
+# The first lab up on a machine builds the control plane's virtualenvs
+# (about 5 minutes) before it starts anything.
+UP_DEADLINE = 1200.0
 DOWN_DEADLINE = 30.0
 
 

@@ -66,6 +66,7 @@ def ensure(cache_dir, service, log=None):
         if not os.path.isdir(target):
             _clean_stale(parent)
             _build(target, service, log)
+            _prune_superseded(target, service)
     return target
 
 
@@ -93,6 +94,34 @@ def _build(target, service, log):
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
+
+
+def _prune_superseded(target, service):
+    """Remove ``service``'s virtualenvs of older pins, unless a running
+    process still uses one (called under the lock, after a build)."""
+    parent = os.path.dirname(target)
+    old = [os.path.join(parent, name) for name in os.listdir(parent)
+           if name.startswith(service + '-') and
+           os.path.join(parent, name) != target]
+    in_use = _paths_in_use(old)
+    for path in old:
+        if path not in in_use:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _paths_in_use(paths):
+    """Those of ``paths`` that a running process's command line names."""
+    used = set()
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
+                cmdline = handle.read().decode('utf-8', 'replace')
+        except OSError:
+            continue
+        used.update(p for p in paths if p + '/' in cmdline)
+    return used
 
 
 def _clean_stale(parent):

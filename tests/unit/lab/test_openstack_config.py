@@ -155,3 +155,18 @@ def test_a_failed_up_stops_what_it_started(layout, monkeypatch):
     assert len(plane.supervisor.stopped) == len(
         control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES)
     assert not os.path.exists(layout.openrc)
+
+
+def test_a_new_build_removes_the_services_superseded_venvs(
+        tmp_path, monkeypatch):
+    cache = tmp_path / 'venvs'
+    for name in ('heat-old1', 'heat-busy', 'keystone-old'):
+        (cache / name / 'bin').mkdir(parents=True)
+    monkeypatch.setattr(venvs, '_build', lambda target, service, log: (
+        os.makedirs(target)))
+    busy = str(cache / 'heat-busy')
+    monkeypatch.setattr(venvs, '_paths_in_use', lambda paths: {
+        p for p in paths if p == busy})
+    target = venvs.ensure(str(tmp_path), 'heat')
+    assert sorted(os.listdir(cache)) == sorted(
+        ['.lock', 'heat-busy', 'keystone-old', os.path.basename(target)])

@@ -1,0 +1,148 @@
+"""The operator's session of the README's "Installing into Tacker", steps 3
+to 6, read from README.md and run line by line against a lab that runs
+Tacker (it holds no test itself).
+
+Each command line runs in bash as written, in a directory of the test's,
+with ``openstack`` meaning ``k8s-mgmt lab ... openstack`` (the lab's
+python-openstackclient with python-tackerclient, as the lab's admin) and
+``k8s-mgmt`` this checkout's. Only the README's placeholders are replaced:
+the IDs the operator is told to note (read from the earlier commands'
+output, as the operator reads them), the VIM's ID (``openstack vim
+list``), and ``net0``, the README's name for the operator's network, by
+the lab's. After each LCM call the session waits, as the README says,
+until ``openstack vnflcm op list`` shows its operation COMPLETED.
+"""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+from k8s_mgmt.polling import Poll
+
+README = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
+FIRST = '# 3. Build the VNF package'
+LAB_NETWORK = 'lab-net'
+# Where the README's tables put what the operator notes.
+_TABLE_ID = re.compile(r'^\|\s*ID\s*\|\s*(\S+)', re.M)
+_TABLE_VNFD = re.compile(r'^\|\s*VNFD ID\s*\|\s*(\S+)', re.M)
+LCM_CALLS = ('instantiate', 'scale', 'heal', 'terminate')
+
+
+def command_lines(path=README):
+    """The command lines of steps 3 to 6: comments cut, continuations
+    joined."""
+    with open(path) as handle:
+        text = handle.read()
+    block = text[text.index(FIRST):]
+    block = block[:block.index('```')]
+    lines, pending = [], ''
+    for raw in block.splitlines():
+        if raw.lstrip().startswith('#') or not raw.strip():
+            continue
+        line = re.sub(r'\s+#\s.*$', '', raw).rstrip()
+        if line.endswith('\\'):
+            pending += line[:-1].rstrip() + ' '
+            continue
+        lines.append(pending + line.strip())
+        pending = ''
+    return lines
+
+
+class Session(object):
+    """Runs the README's lines against the lab of ``cli`` (a LabCLI)."""
+
+    def __init__(self, cli, workdir, vim_id, deadline=1500):
+        self.cli = cli
+        self.workdir = workdir
+        self.deadline = deadline
+        self.values = {'OPENSTACK_VIM_ID': vim_id}
+        self.transcript = []
+
+    def _prelude(self):
+        lab = ' '.join(shlex.quote(a) for a in [
+            sys.executable, '-m', 'k8s_mgmt', 'lab'] + self.cli.global_args)
+        return ('set -e\n'
+                'openstack() { %s openstack "$@"; }\n'
+                'k8s-mgmt() { %s -m k8s_mgmt "$@"; }\n'
+                % (lab, shlex.quote(sys.executable)))
+
+    def bash(self, line):
+        proc = subprocess.run(['bash', '-c', self._prelude() + line],
+                              cwd=self.workdir, capture_output=True,
+                              text=True, timeout=600)
+        self.transcript.append((line, proc.returncode))
+        assert proc.returncode == 0, '%s\n%s' % (line, proc.stderr[-2000:])
+        return proc.stdout
+
+    def substituted(self, line):
+        for name, value in self.values.items():
+            line = re.sub(r'\b%s\b' % name, value, line)
+        return re.sub(r'\bnet0\b', LAB_NETWORK, line)
+
+    def run(self):
+        for line in command_lines():
+            words = line.split()
+            lcm = words[:2] == ['openstack', 'vnflcm'] and \
+                words[2] in LCM_CALLS
+            known = {o['ID'] for o in self.operations()} if lcm else ()
+            out = self.bash(self.substituted(line))
+            if lcm:
+                self.wait_completed(known)
+                if words[2] == 'instantiate':
+                    self.values['VNFC_ID'] = self.a_worker_vnfc()
+            self._note(words, line, out)
+        return self.transcript
+
+    def _note(self, words, line, out):
+        """What the README tells the operator to note."""
+        if words[:4] == ['openstack', 'vnf', 'package', 'create']:
+            self.values['PACKAGE_ID'] = _TABLE_ID.search(out).group(1)
+        elif words[:4] == ['openstack', 'vnf', 'package', 'show']:
+            out = self._until(lambda: self.bash(self.substituted(line)),
+                              lambda text: 'ONBOARDED' in text)
+            self.values['VNFD_ID'] = _TABLE_VNFD.search(out).group(1)
+        elif words[:3] == ['openstack', 'vnflcm', 'create']:
+            self.values['VNF_INSTANCE_ID'] = _TABLE_ID.search(out).group(1)
+
+    def _until(self, read, done):
+        for _ in Poll(self.deadline, first=1.0, maximum=5.0):
+            out = read()
+            if done(out):
+                return out
+        raise AssertionError('not done in %d s: %s' % (self.deadline, out))
+
+    def operations(self):
+        """The instance's operation occurrences (none before it exists)."""
+        instance = self.values.get('VNF_INSTANCE_ID')
+        if not instance:
+            return []
+        found = json.loads(self.bash('openstack vnflcm op list -f json'))
+        return [o for o in found if o.get('VNF Instance ID') == instance]
+
+    def wait_completed(self, known):
+        """Until the operation the last call started (the one not in
+        ``known``) ends: COMPLETED, or the test fails with Tacker's
+        state."""
+        def ended(ops):
+            new = [o for o in ops if o['ID'] not in known]
+            return new and all(o['Operation State'] in (
+                'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
+                for o in new)
+        ops = self._until(self.operations, ended)
+        new = [o for o in ops if o['ID'] not in known]
+        assert all(o['Operation State'] == 'COMPLETED' for o in new), new
+
+    def a_worker_vnfc(self):
+        shown = json.loads(self.bash(
+            'openstack vnflcm show %s -f json'
+            % self.values['VNF_INSTANCE_ID']))
+        info = shown.get('Instantiated Vnf Info') or {}
+        vnfcs = info.get('vnfcResourceInfo') or info.get(
+            'vnfc_resource_info') or []
+        workers = [v['id'] for v in vnfcs
+                   if v.get('vduId', v.get('vdu_id')) == 'workerNode']
+        assert workers, shown
+        return workers[0]
