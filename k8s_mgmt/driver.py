@@ -7,6 +7,8 @@ per-operation state, because Tacker shares one instance between
 concurrent operations on different VNFs.
 """
 
+import functools
+
 from oslo_log import log as logging
 
 from k8s_mgmt import abstract
@@ -21,6 +23,31 @@ LOG = logging.getLogger(__name__)
 
 SCALE_OUT = 'SCALE_OUT'
 SCALE_IN = 'SCALE_IN'
+
+
+# The hooks Tacker calls (k8s_mgmt.abstract.BaseDriver).
+TACKER_HOOKS = (
+    'instantiate_start', 'instantiate_end', 'terminate_start',
+    'terminate_end', 'scale_start', 'scale_end', 'heal_start', 'heal_end',
+    'change_external_connectivity_start', 'change_external_connectivity_end',
+    'modify_information_start', 'modify_information_end')
+
+
+def one_line_errors(hook):
+    """A hook whose MgmtDriverError reaches Tacker as one line (Tacker
+    shows ``str(error)`` as the operation's ``error.detail``); the full
+    text is logged first."""
+    @functools.wraps(hook)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return hook(self, *args, **kwargs)
+        except exceptions.MgmtDriverError as err:
+            short = exceptions.one_line(err)
+            if short != str(err):
+                LOG.error('%s failed: %s', hook.__name__, err)
+                err.shorten(short)
+            raise
+    return wrapper
 
 
 def _unused_hook(hook, vnf_instance):
@@ -186,3 +213,8 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         return ctx_mod.build(
             operation, hook, context, vnf_instance, request, grant, kwargs,
             overrides=field(request, 'additional_params'))
+
+
+for _hook in TACKER_HOOKS:
+    setattr(KubernetesMgmtDriver, _hook,
+            one_line_errors(getattr(KubernetesMgmtDriver, _hook)))

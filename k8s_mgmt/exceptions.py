@@ -25,6 +25,13 @@ class MgmtDriverError(Exception):
     def __str__(self):
         return self.msg
 
+    def shorten(self, text):
+        """Make ``text`` (:func:`one_line`) the message, keeping the full
+        one as ``full_text``."""
+        self.full_text = self.msg
+        self.msg = text
+        self.args = (text,)
+
 
 class ValidationError(MgmtDriverError):
     """Bad input. ``problems`` is a list of ``(path, message)`` pairs."""
@@ -97,3 +104,39 @@ class NodesFailed(MgmtDriverError):
 
 class KubernetesAPIError(MgmtDriverError):
     message = 'Kubernetes API %(endpoint)s: %(what)s: %(reason)s'
+
+
+# Longer one-line errors are cut here: what Tacker's error.detail and a
+# terminal show whole.
+ONE_LINE_LIMIT = 500
+_TRACEBACK_LINE = ('Traceback (most recent call last)', 'File "')
+
+
+def one_line(err, limit=ONE_LINE_LIMIT):
+    """``err`` as one line: the node, the step and the cause, for Tacker's
+    ``error.detail`` (the full text goes to the driver's log). A command's
+    stderr gives its last line only (never a traceback's), a step that
+    failed on several nodes one part per node, bad input one part per
+    problem."""
+    if isinstance(err, NodesFailed):
+        text = '%s failed on %d of %d node(s): %s' % (
+            err.step, len(err.failures), err.kwargs.get('total', 0),
+            '; '.join('%s: %s' % (name, one_line(e, limit))
+                      for name, e in err.failures))
+    elif isinstance(err, RemoteCommandError):
+        tail = [line.strip() for line in
+                str(err.kwargs.get('stderr') or '').splitlines()
+                if line.strip() and
+                not line.strip().startswith(_TRACEBACK_LINE)]
+        text = '%s: %s: exit status %s%s' % (
+            err.kwargs.get('node'), err.kwargs.get('step'),
+            err.kwargs.get('status'), ': ' + tail[-1] if tail else '')
+    elif isinstance(err, ValidationError):
+        text = 'Invalid parameters: ' + '; '.join(
+            '%s: %s' % problem for problem in err.problems)
+    else:
+        text = str(err)
+    text = secrets.redact(' '.join(text.split()))
+    if len(text) > limit:
+        text = text[:limit].rstrip() + '...'
+    return text
