@@ -66,7 +66,8 @@ class LabSettings:
     # state dir).
     control_plane: str = None
     # A control plane of the lab's own even when one is shared: its
-    # stand-ins are then in RegionOne (what Tacker's v1 driver needs).
+    # stand-ins are then in RegionOne (what Tacker's v1 driver needs). With
+    # control_plane: that plane, kept running after the lab is down.
     own_control_plane: bool = False
 
     @property
@@ -205,9 +206,12 @@ class Lab(object):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
         registry_mod.claim_state_dir(s.state_dir)
+        # --own-control-plane with --control-plane DIR: a plane of the
+        # lab's own kept in DIR (warm for the next lab), not shared.
         self.region = lab_region.LabRegion(
             s.state_dir, s.tag, None if s.own_control_plane else
-            s.control_plane or lab_region.shared_plane_default())
+            s.control_plane or lab_region.shared_plane_default(),
+            kept_plane=s.control_plane if s.own_control_plane else None)
         if self.region.tacker and (masters or workers or max_workers):
             raise LabError('a lab with its own control plane runs Tacker, '
                            'which sizes the VNF from the request\'s '

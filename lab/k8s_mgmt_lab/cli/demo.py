@@ -1,13 +1,19 @@
-"""``k8s-mgmt demo``: an HA cluster built on a fresh lab, shown, torn down.
+"""``k8s-mgmt demo``: an HA cluster built on a fresh lab through Tacker,
+shown, terminated, torn down.
 
 Runs the same code paths an operator would: the real control plane
-(MariaDB, RabbitMQ, Keystone, Heat) started, or used as it runs, in its
-own directory, so that a second demo starts it warm; ``lab up`` (through
-the CLI's own parser, so every lab option keeps its default), in which
-real Heat creates the stack; ``lab instantiate`` (the driver's hooks with
-the conductor's arguments); real Heat's events of the stack through
-python-openstackclient; then ``lab down`` in a ``finally`` - also after a
-failure or Ctrl-C - and the control plane stopped if the demo started it.
+(MariaDB, RabbitMQ, Keystone, Heat, Barbican, tacker-server and
+tacker-conductor with the driver installed from a wheel) started, or used
+as it runs, in its own directory, so that a second demo starts it warm;
+``lab up`` (through the CLI's own parser, so every lab option keeps its
+default) with that plane as the lab's own, which registers the lab's
+OpenStack as Tacker's default VIM; ``lab instantiate`` through Tacker's v1
+REST API (the package onboarded, the instance created and instantiated,
+the operation occurrence polled, the driver's lines shown from the
+conductor's log); real Heat's events of Tacker's stack through
+python-openstackclient; ``lab terminate`` through Tacker; then ``lab
+down`` in a ``finally`` - also after a failure or Ctrl-C - and the
+control plane stopped if the demo started it.
 """
 
 import argparse
@@ -20,13 +26,15 @@ from k8s_mgmt.cli.errors import UserError
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab as lab_cli
 from k8s_mgmt_lab.cli import lab_control_plane
-from k8s_mgmt_lab.cli import lab_lcm
+from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import lab_region
+from k8s_mgmt_lab.tacker_lcm import operations
+from k8s_mgmt_lab.tacker_lcm import progress
 
 DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
 DEFAULT_BRIDGE = 'k8sdemo0'
@@ -39,11 +47,17 @@ EVENTS_SHOWN = 8
 
 def control_plane_parts():
     """The control plane's services with the versions that run."""
-    return ('Keystone %s (identity, the catalog, tokens)'
+    return ('Tacker %s (tacker-server and tacker-conductor): the v1 API, the '
+            'conductor running the LCM and our driver, its OpenStack infra '
+            'driver creating the stack' % control_plane.version(
+                'tacker-server'),
+            'Keystone %s (identity, the catalog, tokens)'
             % control_plane.version('keystone'),
             'Heat %s (heat-api and heat-engine): the stack from the '
-            'package\'s BaseHOT, as Tacker\'s infra driver creates it'
+            'package\'s BaseHOT, as Tacker asks for it'
             % control_plane.version('heat-engine'),
+            'Barbican %s: the key of the Kubernetes VIM the driver registers'
+            % control_plane.version('barbican-api'),
             'MariaDB %s and RabbitMQ %s under them'
             % (control_plane.version('mariadb'),
                control_plane.version('rabbitmq')))
@@ -52,9 +66,10 @@ def control_plane_parts():
 # What runs for real in the demo besides the control plane (the stand-ins
 # are listed by the lab).
 REAL_PARTS = (
-    'the driver (mgmt-drivers-kubernetes) and its hooks, called with the '
-    'arguments Tacker\'s conductor passes',
-    'python-heatclient and keystoneauth reading the stack over HTTP',
+    'the driver (mgmt-drivers-kubernetes) inside tacker-conductor, '
+    'installed from a wheel, called by Tacker itself',
+    'python-openstackclient with python-tackerclient (the default VIM, '
+    'Heat\'s events)',
     'OpenSSH in every VM; the driver\'s SSH layer with host-key pinning',
     'install_k8s_cluster.sh and configure_lb.sh as shipped in the package',
     'HAProxy and keepalived (VRRP VIP) on the masters; the etcd cluster',
@@ -66,10 +81,11 @@ def register(subparsers):
     demo = subparsers.add_parser(
         'demo', help='build an HA Kubernetes cluster on a lab, show it, '
                      'tear it down',
-        description='Bring up a "%s" lab (3 masters behind a VIP), run the '
-                    'driver\'s instantiate hooks on it, print the cluster '
-                    'and which parts were real, and take the lab down '
-                    'again, whatever happens. Needs root.' % FLAVOUR)
+        description='Bring up a "%s" lab (3 masters behind a VIP) that runs '
+                    'Tacker, instantiate it through Tacker\'s API, print the '
+                    'cluster and which parts were real, terminate it through '
+                    'Tacker and take the lab down again, whatever happens. '
+                    'Needs root.' % FLAVOUR)
     demo.add_argument('--state-dir', default=DEFAULT_STATE_DIR,
                       help='the demo lab\'s state dir (default: '
                            '%(default)s)')
@@ -84,8 +100,6 @@ def register(subparsers):
                            'demos so that it starts warm, stopped after the '
                            'demo unless it was running before (default: '
                            '%(default)s)')
-    demo.add_argument('--workers', type=int, default=2,
-                      help='worker VMs (default: %(default)s)')
     demo.add_argument('--request', metavar='FILE',
                       help='InstantiateVnfRequest body of the "%s" flavour '
                            '(default: the sample, "k8s-mgmt package request '
@@ -106,7 +120,7 @@ def _lab_args(args, *verb):
     argv = ['lab', '--state-dir', args.state_dir, '--bridge', args.bridge,
             '--tag', args.tag] + list(verb)
     if verb[0] == 'up':
-        argv += ['--control-plane', args.control_plane]
+        argv += ['--control-plane', args.control_plane, '--own-control-plane']
     return parser.parse_args(argv)
 
 
@@ -121,21 +135,21 @@ def _print_parts(stand_ins):
 
 def _start_plane(args):
     """The control plane up; whether the demo started it."""
-    plane = control_plane.ControlPlane(args.control_plane)
+    plane = control_plane.ControlPlane(args.control_plane, tacker=True)
     if all(found['alive'] for found in plane.status().values()):
         print('==> control plane: running in %s' % args.control_plane)
         return False
     print('==> control plane: starting in %s' % args.control_plane)
     started = time.monotonic()
     region = lab_region.LabRegion(args.state_dir, args.tag,
-                                  args.control_plane)
+                                  kept_plane=args.control_plane)
     region.start_plane()
     print('    up in %.1f s' % (time.monotonic() - started))
     return True
 
 
 def _print_events(settings):
-    """Real Heat's last events of the lab's stack, through
+    """Real Heat's last events of Tacker's stack, through
     python-openstackclient as the lab's admin."""
     record = manager.read_record(settings)
     print('==> openstack stack event list %s (the last %d)'
@@ -148,27 +162,47 @@ def _print_events(settings):
         print('    ' + line)
 
 
+def _through_tacker(what, settings, call, log_path):
+    """One operation through Tacker, the driver's lines shown; its
+    report."""
+    with reporting.reported(what, settings, log_path):
+        with progress.ConductorProgress(
+                lab_tacker.conductor_log(settings.state_dir)):
+            outcome = call(settings)
+        return lab_tacker.report_of(settings, outcome)
+
+
 def _run(args, settings):
-    print('==> lab up: flavour %s, %d workers' % (FLAVOUR, args.workers))
+    print('==> lab up: flavour %s, its own control plane in %s'
+          % (FLAVOUR, args.control_plane))
     request = ['--request', args.request] if args.request else []
-    up = _lab_args(args, 'up', '--flavour', FLAVOUR, '--workers',
-                   str(args.workers), '--subnet', args.subnet, *request)
+    up = _lab_args(args, 'up', '--flavour', FLAVOUR, '--subnet',
+                   args.subnet, *request)
     started = time.monotonic()
     up.func(up)
     print('    lab up in %.1f s' % (time.monotonic() - started))
-    print('==> instantiate (instantiate_start, instantiate_end)')
-    report = lab_lcm.run_instantiate(settings, log_path=_log_path(args))
+    print('    Tacker\'s default VIM: the lab\'s OpenStack')
+    print('==> instantiate through Tacker\'s v1 API')
+    report = _through_tacker('instantiate', settings,
+                             operations.instantiate, _log_path(args))
     try:
         lab = status_mod.lab_status(settings, check_ssh=False)
     except LabError as err:
         raise UserError('cannot read the lab after instantiate: %s' % err)
-    lab_lcm.print_cluster(report, vip=lab.get('vip'))
+    print('\n'.join(lab_tacker.summary_lines(report)))
+    print('VIP %s' % (lab.get('vip') or '-'))
     _print_events(settings)
     _print_parts(lab.get('stand_ins') or status_mod.STAND_INS)
-    not_ready = [n['name'] for n in report['nodes'] if not n['ready']]
-    if not report['nodes'] or not_ready:
+    nodes = (report.get('cluster') or {}).get('nodes') or []
+    not_ready = [n['name'] for n in nodes if not n['ready']]
+    if not nodes or not_ready:
         raise UserError('cluster not Ready: %s'
                         % (', '.join(not_ready) or 'no nodes'))
+    print('==> terminate through Tacker\'s v1 API')
+    done = _through_tacker('terminate', settings, operations.terminate,
+                           _log_path(args))
+    print('    %s %s in %.1f s' % (done['operation'],
+                                   done['operation_state'], done['seconds']))
 
 
 def _take_down(args, stop_plane):
@@ -191,8 +225,6 @@ def _take_down(args, stop_plane):
 
 
 def cmd_demo(args):
-    if args.workers < 0:
-        raise UserError('--workers must be 0 or more')
     settings = manager.LabSettings(state_dir=args.state_dir)
     if manager.read_record(settings) is not None:
         # Not ours to take down.
@@ -210,6 +242,7 @@ def cmd_demo(args):
         _run(args, settings)
     finally:
         _take_down(args, started_plane)
-    print('demo finished in %.0f s: the HA cluster was built, checked Ready '
-          'and removed' % (time.monotonic() - began))
+    print('demo finished in %.0f s: the HA cluster was built through '
+          'Tacker, checked Ready, terminated and removed'
+          % (time.monotonic() - began))
     return 0

@@ -81,7 +81,6 @@ def register(subparsers):
                          'APIs only: no stack and no VM, for a client that '
                          'creates the stack through the Heat API (Tacker)')
     up.add_argument('--control-plane', metavar='DIR',
-                    default=lab_region.shared_plane_default(),
                     help='state dir of a running control plane (k8s-mgmt '
                          'lab control-plane up) to share with other labs: '
                          'the lab gets its own region and project in it '
@@ -93,7 +92,9 @@ def register(subparsers):
                          'Tacker (its stand-ins are in RegionOne, where '
                          'Tacker\'s v1 infra driver, which names no region, '
                          'finds them) and its LCM verbs go through Tacker\'s '
-                         'API')
+                         'API. With --control-plane DIR: the plane in DIR, '
+                         'the lab\'s alone while it is up, kept running '
+                         'after "lab down" so that the next lab starts warm')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')

@@ -16,6 +16,7 @@ import os
 
 from oslo_log import log as logging
 
+from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import control_plane
@@ -32,6 +33,8 @@ LOG = logging.getLogger(__name__)
 PLANE_SUBDIR = 'openstack'
 IAAS_STATE = 'iaas.json'
 PASSWORD_FILE = 'os-password'
+# In a kept plane's dir: the state dir of the lab that uses it.
+IN_USE_FILE = 'in-use-by'
 # The environment variable naming a running control plane that labs
 # share (``k8s-mgmt lab up --control-plane``'s default).
 SHARED_PLANE_ENV = 'K8S_MGMT_LAB_CONTROL_PLANE'
@@ -47,8 +50,13 @@ def shared_plane_default():
 
 class LabRegion(object):
 
-    def __init__(self, state_dir, tag, shared_plane=None,
+    def __init__(self, state_dir, tag, shared_plane=None, kept_plane=None,
                  cache_dir=control_plane.DEFAULT_CACHE):
+        """``shared_plane``: the state dir of a plane labs share, each in
+        a region of its own. ``kept_plane``: the state dir of a plane of
+        this lab's own that outlives it (started warm by the next lab
+        that uses it, one lab at a time). Neither: a plane of the lab's
+        own inside its state dir."""
         self.state_dir = os.path.abspath(state_dir)
         self.name = tenancy.name_for(tag)
         # Labs sharing a plane each have a region; a plane of the lab's own
@@ -56,14 +64,19 @@ class LabRegion(object):
         self.region = (self.name if shared_plane
                        else bootstrap.REGION)
         self.shared = bool(shared_plane)
+        self.kept = bool(kept_plane) and not self.shared
         # A plane of the lab's own runs Tacker too: Tacker 16's v1 infra
         # driver names no region, so it can drive only stand-ins in
         # RegionOne, which a shared plane's labs are not.
         self.tacker = not self.shared
-        self.plane = control_plane.ControlPlane(
-            os.path.abspath(shared_plane) if shared_plane
-            else own_plane_dir(self.state_dir), cache_dir,
-            tacker=self.tacker)
+        if self.shared:
+            root = os.path.abspath(shared_plane)
+        elif self.kept:
+            root = os.path.abspath(kept_plane)
+        else:
+            root = own_plane_dir(self.state_dir)
+        self.plane = control_plane.ControlPlane(root, cache_dir,
+                                                tacker=self.tacker)
         self.iaas = None
         self.credentials = None
 
@@ -73,7 +86,7 @@ class LabRegion(object):
         or a service died) is restarted here and keeps running after this
         lab is down: whoever shares it stops it
         (``k8s-mgmt lab control-plane --dir DIR down``)."""
-        if not self.shared:
+        if not (self.shared or self.kept):
             self.plane.up()
             return
         root = self.plane.layout.root
@@ -81,10 +94,29 @@ class LabRegion(object):
         # Two labs coming up at once on one shared plane: one starts it.
         with open(os.path.join(root, 'start.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.kept:
+                self._claim_kept_plane()
             if all(found['alive'] for found in self.plane.status().values()):
                 return
             self.plane.down()
             self.plane.up()
+
+    def _claim_kept_plane(self):
+        """A kept plane serves one lab at a time (its one region holds
+        that lab's stand-ins): refused while another lab that is up uses
+        it (called under the plane's start lock)."""
+        marker = os.path.join(self.plane.layout.root, IN_USE_FILE)
+        try:
+            with open(marker) as handle:
+                other = handle.read().strip()
+        except FileNotFoundError:
+            other = None
+        if other and other != self.state_dir and os.path.exists(
+                os.path.join(other, 'lab.json')):
+            raise LabError('the control plane in %s is the own plane of '
+                           'the lab in %s, which is up; take that lab down '
+                           'first' % (self.plane.layout.root, other))
+        plane_state.write_private(marker, self.state_dir + '\n')
 
     def serve(self, subnet, network_id, compute_hosts, provisioner,
               volume_backend, reserved=None):
@@ -130,7 +162,8 @@ class LabRegion(object):
 
     def record(self, daemon_log=None):
         return {'control_plane': self.plane.layout.root,
-                'shared': self.shared, 'region': self.region,
+                'shared': self.shared, 'kept': self.kept,
+                'region': self.region,
                 'project': self.name,
                 'iaas': {name: server.url for name, server
                          in self.iaas.servers.items()},
@@ -169,6 +202,8 @@ def release(state_dir, record):
     plane that is down or gone: the rest of the teardown must run."""
     section = (record or {}).get('openstack') or {}
     own = own_plane_dir(os.path.abspath(state_dir))
+    if section.get('kept'):
+        _leave_kept_plane(state_dir, record)
     if section.get('shared'):
         plane = control_plane.ControlPlane(section['control_plane'])
         try:
@@ -179,3 +214,29 @@ def release(state_dir, record):
                         err)
     if os.path.isdir(own):
         control_plane.ControlPlane(own).down()
+
+
+def _leave_kept_plane(state_dir, record):
+    """What a lab leaves of itself in a kept plane, removed: its objects
+    in Tacker (:func:`k8s_mgmt_lab.tacker_lcm.cleanup.release`), its
+    stacks, its stand-ins' endpoints and its project; the plane keeps
+    running for the next lab."""
+    from k8s_mgmt_lab.tacker_lcm import cleanup
+    section = record['openstack']
+    plane = control_plane.ControlPlane(section['control_plane'])
+    try:
+        if record.get('tacker'):
+            cleanup.release(record)
+        tenancy.unregister(plane, section['project'],
+                           region=section['region'])
+    except Exception as err:    # the plane stopped meanwhile
+        LOG.warning('the lab\'s part of control plane %s not removed: %s',
+                    section['control_plane'], err)
+    marker = os.path.join(section['control_plane'], IN_USE_FILE)
+    try:
+        with open(marker) as handle:
+            ours = handle.read().strip() == os.path.abspath(state_dir)
+        if ours:
+            os.unlink(marker)
+    except FileNotFoundError:
+        pass

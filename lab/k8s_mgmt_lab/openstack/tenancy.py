@@ -82,16 +82,19 @@ def register(plane, name, iaas_endpoints, region=None):
     return project
 
 
-def unregister(plane, name):
+def unregister(plane, name, region=None):
     """Abandon the project's stacks (Heat forgets them; the lab's teardown
     removes their servers and volumes), remove the region's endpoints, the
     region and the project; what is already gone is skipped, so a shared
-    control plane keeps nothing of a lab that is down."""
+    control plane keeps nothing of a lab that is down. With ``region``
+    (the plane's own, RegionOne, of a kept plane) only the stand-ins'
+    endpoints go from it, never the region or the plane's own services."""
     identity = _identity(plane)
     admin, url = identity.session, identity.url
     try:
-        heat = stacks_mod.Stacks(session(credentials(plane, name)),
-                                 region_name=name)
+        heat = stacks_mod.Stacks(session(credentials(plane, name,
+                                                     region or name)),
+                                 region_name=region or name)
         for path in heat.project_stacks():
             heat.abandon(path)
         # Heat finishes an abandon in the background, through the
@@ -99,11 +102,17 @@ def unregister(plane, name):
         heat.wait_no_stacks()
     except Exception as err:    # the region's project may be gone already
         LOG.warning('stacks of lab region %s not abandoned: %s', name, err)
+    iaas = None
+    if region:
+        iaas = {_service_id(identity, service_type)
+                for service_type, _n, _d in bootstrap.IAAS_SERVICES}
     for endpoint in admin.get('%s/endpoints' % url, params={
-            'region_id': name}).json()['endpoints']:
-        admin.delete('%s/endpoints/%s' % (url, endpoint['id']),
-                     raise_exc=False)
-    admin.delete('%s/regions/%s' % (url, name), raise_exc=False)
+            'region_id': region or name}).json()['endpoints']:
+        if iaas is None or endpoint['service_id'] in iaas:
+            admin.delete('%s/endpoints/%s' % (url, endpoint['id']),
+                         raise_exc=False)
+    if not region:
+        admin.delete('%s/regions/%s' % (url, name), raise_exc=False)
     project = identity.find('project', name, domain_id='default')
     if project:
         admin.delete('%s/projects/%s' % (url, project), raise_exc=False)
