@@ -51,6 +51,13 @@ def command_lines(path=README):
     return lines
 
 
+def _norm(item):
+    """python-tackerclient's keys, whether headers ("Operation State") or
+    attributes ("operationState"), as "operationstate"."""
+    return {k.replace(' ', '').replace('_', '').lower(): v
+            for k, v in item.items()}
+
+
 class Session(object):
     """Runs the README's lines against the lab of ``cli`` (a LabCLI)."""
 
@@ -87,7 +94,7 @@ class Session(object):
             words = line.split()
             lcm = words[:2] == ['openstack', 'vnflcm'] and \
                 words[2] in LCM_CALLS
-            known = {o['ID'] for o in self.operations()} if lcm else ()
+            known = {o['id'] for o in self.operations()} if lcm else ()
             out = self.bash(self.substituted(line))
             if lcm:
                 self.wait_completed(known)
@@ -119,27 +126,28 @@ class Session(object):
         instance = self.values.get('VNF_INSTANCE_ID')
         if not instance:
             return []
-        found = json.loads(self.bash('openstack vnflcm op list -f json'))
-        return [o for o in found if o.get('VNF Instance ID') == instance]
+        found = [_norm(o) for o in json.loads(
+            self.bash('openstack vnflcm op list -f json'))]
+        return [o for o in found if o.get('vnfinstanceid') == instance]
 
     def wait_completed(self, known):
         """Until the operation the last call started (the one not in
         ``known``) ends: COMPLETED, or the test fails with Tacker's
         state."""
         def ended(ops):
-            new = [o for o in ops if o['ID'] not in known]
-            return new and all(o['Operation State'] in (
+            new = [o for o in ops if o['id'] not in known]
+            return new and all(o['operationstate'] in (
                 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
                 for o in new)
         ops = self._until(self.operations, ended)
-        new = [o for o in ops if o['ID'] not in known]
-        assert all(o['Operation State'] == 'COMPLETED' for o in new), new
+        new = [o for o in ops if o['id'] not in known]
+        assert all(o['operationstate'] == 'COMPLETED' for o in new), new
 
     def a_worker_vnfc(self):
-        shown = json.loads(self.bash(
+        shown = _norm(json.loads(self.bash(
             'openstack vnflcm show %s -f json'
-            % self.values['VNF_INSTANCE_ID']))
-        info = shown.get('Instantiated Vnf Info') or {}
+            % self.values['VNF_INSTANCE_ID'])))
+        info = shown.get('instantiatedvnfinfo') or {}
         vnfcs = info.get('vnfcResourceInfo') or info.get(
             'vnfc_resource_info') or []
         workers = [v['id'] for v in vnfcs

@@ -155,7 +155,7 @@ def test_scale_out_and_in_through_tacker(lab):
     shrunk = _workers(_assert_done(scale_in, 'SCALE', 1))
     assert shrunk < grown
     # The option reached Tacker as the request's additionalParams.
-    params = _op(scale_in['op_occ_id'])['operationparams']
+    params = _op(scale_in['op_occ_id'])['operationparameters']
     params = json.loads(params) if isinstance(params, str) else params
     assert params['additionalParams'] == {'force_drain': True}
 
@@ -197,7 +197,7 @@ def test_graceful_terminate_then_the_operators_delete(lab):
     occurrence = _op(report['op_occ_id'])
     assert (occurrence['operation'], occurrence['operationstate']) == (
         'TERMINATE', 'COMPLETED')
-    params = occurrence['operationparams']
+    params = occurrence['operationparameters']
     params = json.loads(params) if isinstance(params, str) else params
     assert params['terminationType'] == 'GRACEFUL'
     assert not _status()['vms']
