@@ -57,6 +57,15 @@ def _op(op_id):
     return _openstack('vnflcm', 'op', 'show', op_id)
 
 
+def _params(occurrence):
+    """The occurrence's request as Tacker keeps it (its keys as Tacker
+    stores them, camelCase or snake_case, normalised; additionalParams'
+    own keys as sent)."""
+    params = occurrence['operationparameters']
+    params = json.loads(params) if isinstance(params, str) else params
+    return {k.replace('_', '').lower(): v for k, v in params.items()}
+
+
 def _status():
     return json.loads(k8s_mgmt('status', '--json').stdout)
 
@@ -155,9 +164,8 @@ def test_scale_out_and_in_through_tacker(lab):
     shrunk = _workers(_assert_done(scale_in, 'SCALE', 1))
     assert shrunk < grown
     # The option reached Tacker as the request's additionalParams.
-    params = _op(scale_in['op_occ_id'])['operationparameters']
-    params = json.loads(params) if isinstance(params, str) else params
-    assert params['additionalParams'] == {'force_drain': True}
+    params = _params(_op(scale_in['op_occ_id']))
+    assert params['additionalparams'] == {'force_drain': True}, params
 
 
 def _vnfc_of(status, role):
@@ -197,9 +205,7 @@ def test_graceful_terminate_then_the_operators_delete(lab):
     occurrence = _op(report['op_occ_id'])
     assert (occurrence['operation'], occurrence['operationstate']) == (
         'TERMINATE', 'COMPLETED')
-    params = occurrence['operationparameters']
-    params = json.loads(params) if isinstance(params, str) else params
-    assert params['terminationType'] == 'GRACEFUL'
+    assert _params(occurrence)['terminationtype'] == 'GRACEFUL'
     assert not _status()['vms']
     # What an operator types next, verbatim.
     k8s_mgmt('openstack', 'vnflcm', 'delete', inst_id)

@@ -74,7 +74,8 @@ def _check_storage_heal(status, master):
     refused = k8s_mgmt('heal', '--vnfc', storage['vnfc_id'], check=False)
     assert refused.returncode == 1
     line = refused.stderr.strip().splitlines()[-1]
-    assert 'FAILED_TEMP' in line and 'storage_volume_recreate' in line, line
+    assert 'FAILED_TEMP' in line and 'Heal refused' in line, line
+    assert 'new, empty Cinder volume' in line, line
     k8s_mgmt('fail')
     assert _op_state(_status()['tacker']['last_op']['id'])[
         'operationstate'] == 'FAILED'

@@ -13,8 +13,9 @@ import re
 
 from k8s_mgmt_lab.errors import LabError
 
-# Longer details are cut here: one line a terminal shows whole.
-DETAIL_LIMIT = 400
+# Longer details are cut here (the driver's own one line is at most 500
+# characters, k8s_mgmt.exceptions.ONE_LINE_LIMIT).
+DETAIL_LIMIT = 600
 _TRACEBACK = 'Traceback (most recent call last):'
 # A Keystone fernet token: never printed, whatever text carries one.
 _FERNET_TOKEN = re.compile(r'gAAAAA[A-Za-z0-9_=-]{40,}')

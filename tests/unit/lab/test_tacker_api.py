@@ -347,7 +347,9 @@ def test_one_line_cuts_long_details_and_masks_tokens():
     token = 'gAAAAAB' + 'x' * 120
     text = errors.one_line('token %s then %s' % (token, 'word ' * 200))
     assert token not in text and text.startswith('token *** then word')
-    assert text.endswith('... (614 more characters)')
+    full = len('token *** then ' + 'word ' * 199 + 'word')
+    assert text.endswith('... (%d more characters)'
+                         % (full - errors.DETAIL_LIMIT))
     assert len(text) < errors.DETAIL_LIMIT + 40
 
 
