@@ -61,12 +61,18 @@ def _norm(item):
 class Session(object):
     """Runs the README's lines against the lab of ``cli`` (a LabCLI)."""
 
-    def __init__(self, cli, workdir, vim_id, deadline=1500):
+    def __init__(self, cli, workdir, vim_id, flavour='complex',
+                 deadline=1500):
+        """``flavour``: the README's ``complex`` (its request and file)
+        replaced by another flavour's."""
         self.cli = cli
         self.workdir = workdir
         self.deadline = deadline
+        self.flavour = flavour
         self.values = {'OPENSTACK_VIM_ID': vim_id}
         self.transcript = []
+        # After each LCM call but terminate: {node: Ready} of the cluster.
+        self.ready_nodes = []
 
     def _prelude(self):
         lab = ' '.join(shlex.quote(a) for a in [
@@ -87,6 +93,7 @@ class Session(object):
     def substituted(self, line):
         for name, value in self.values.items():
             line = re.sub(r'\b%s\b' % name, value, line)
+        line = re.sub(r'\bcomplex\b', self.flavour, line)
         return re.sub(r'\bnet0\b', LAB_NETWORK, line)
 
     def run(self):
@@ -100,6 +107,8 @@ class Session(object):
                 self.wait_completed(known)
                 if words[2] == 'instantiate':
                     self.values['VNFC_ID'] = self.a_worker_vnfc()
+                if words[2] != 'terminate':
+                    self.ready_nodes.append(self.cluster_ready())
             self._note(words, line, out)
         return self.transcript
 
@@ -142,6 +151,35 @@ class Session(object):
         ops = self._until(self.operations, ended)
         new = [o for o in ops if o['id'] not in known]
         assert all(o['operationstate'] == 'COMPLETED' for o in new), new
+
+    def _vnfcs(self):
+        shown = _norm(json.loads(self.bash(
+            'openstack vnflcm show %s -f json'
+            % self.values['VNF_INSTANCE_ID'])))
+        info = shown.get('instantiatedvnfinfo') or {}
+        return [_norm(v) for v in info.get('vnfcResourceInfo') or
+                info.get('vnfc_resource_info') or []]
+
+    def cluster_ready(self):
+        """{node: Ready} as kubectl in a master of the instance reports,
+        every VM of a Kubernetes VDU a node."""
+        vnfcs = self._vnfcs()
+        masters = [_norm(v['computeresource'])['resourceid'] for v in vnfcs
+                   if v['vduid'] == 'masterNode']
+        proc = self.cli('exec', masters[0], '--', 'kubectl', '--kubeconfig',
+                        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o',
+                        'json')
+        ready = {}
+        for item in json.loads(proc.stdout)['items']:
+            condition = [c for c in item['status']['conditions']
+                         if c['type'] == 'Ready']
+            ready[item['metadata']['name']] = bool(
+                condition and condition[0]['status'] == 'True')
+        kubernetes = [v for v in vnfcs
+                      if v['vduid'] in ('masterNode', 'workerNode')]
+        assert len(ready) == len(kubernetes) and all(ready.values()), (
+            ready, kubernetes)
+        return ready
 
     def a_worker_vnfc(self):
         shown = _norm(json.loads(self.bash(
