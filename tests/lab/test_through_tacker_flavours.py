@@ -2,7 +2,10 @@
 real Tacker, one lab each (test_through_tacker.py runs every operation on
 the complex flavour).
 
-Each is instantiated and terminated through Tacker's v1 API; the storage
+The simple flavour goes through the operator's own client: the README's
+session with python-tackerclient (readme_session), scale and heal
+included. The others are instantiated and terminated through Tacker's v1
+API as ``k8s-mgmt lab`` calls it; the storage
 flavour's server is healed too: refused by the driver when nothing says
 what becomes of its volume (the operation fails, and the operator gives
 it up with ``lab fail``), then healed with its volume kept and its data
@@ -15,6 +18,7 @@ import json
 
 import pytest
 
+import readme_session
 from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tacker-fl'
@@ -90,8 +94,25 @@ def _check_storage_heal(status, master):
     assert marker.strip() == 'kept'
 
 
+def test_the_simple_flavour_through_the_operators_own_client(
+        assert_lab_clean, tmp_path):
+    """The README's session (readme_session) with python-tackerclient,
+    for the simple flavour: package, instance, instantiate, scale out, heal
+    a worker, terminate, delete; the cluster Ready after each."""
+    with k8s_mgmt.fresh(assert_lab_clean):
+        k8s_mgmt('up', '--flavour', 'simple', '--subnet', SUBNET,
+                 '--own-control-plane')
+        session = readme_session.Session(
+            k8s_mgmt, str(tmp_path), _status()['tacker']['vim_id'],
+            flavour='simple')
+        session.run()
+        # Instantiated: 1 master, 1 worker; scaled out: 2 workers; healed.
+        assert [len(nodes) for nodes in session.ready_nodes] == [2, 3, 3]
+        assert not json.loads(k8s_mgmt('openstack', 'vnflcm', 'list', '-f',
+                                       'json').stdout)
+
+
 @pytest.mark.parametrize('flavour, roles', [
-    ('simple', {'master': 1, 'worker': 1}),
     ('storage', {'master': 1, 'worker': 1, 'storage': 1}),
     ('kubespray', {'master': 3, 'worker': 1, 'external_lb': 1,
                    'ansible_server': 1}),
