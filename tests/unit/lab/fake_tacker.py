@@ -21,6 +21,13 @@ from http.server import ThreadingHTTPServer
 from urllib import parse
 
 TOKEN = 'static-test-token'
+# An operation's error as Tacker 16 stores a driver's failure: the text of
+# the exception, here a traceback's (what our one-line errors avoid).
+DRIVER_ERROR = {
+    'status': 500,
+    'detail': 'Traceback (most recent call last):\n  File "d.py", line 3\n'
+              'k8s_mgmt.exceptions.NodesFailed: worker-2: join: kubeadm '
+              'join exited 1\n'}
 # Tacker's [vnf_lcm] endpoint_url default: what its Location headers name.
 CONFIGURED_ENDPOINT = 'http://localhost:9890/'
 

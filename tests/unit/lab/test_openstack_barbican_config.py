@@ -3,7 +3,6 @@ gunicorn.conf.py, its environment, its KEK, its catalog entry and where
 it stands in the start order; no process runs."""
 
 import base64
-import configparser
 import os
 import stat
 
@@ -15,11 +14,9 @@ from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import pins
 from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state
+from tests.unit.lab import plane_texts
 
-PORTS = {'mariadb': 13306, 'epmd': 14369, 'rabbitmq': 15672,
-         'rabbitmq_dist': 25672, 'keystone': 15000, 'heat_api': 18004,
-         'tacker': 19890, 'barbican': 19311}
-SECRETS = {name: 'pw-' + name for name in state.SECRET_NAMES}
+PORTS, SECRETS = plane_texts.PORTS, plane_texts.SECRETS
 
 
 @pytest.fixture
@@ -28,9 +25,7 @@ def layout(tmp_path):
 
 
 def _barbican_conf(layout):
-    parsed = configparser.ConfigParser(interpolation=None)
-    parsed.read_string(config.barbican_conf(layout, PORTS, SECRETS))
-    return parsed
+    return plane_texts.parsed(config.barbican_conf(layout, PORTS, SECRETS))
 
 
 def test_barbican_uses_this_planes_database_keystone_and_kek(layout):

@@ -2,7 +2,6 @@
 port and passwords, the driver wheel's digests and when the conductor
 restarts for a new one; no process runs."""
 
-import configparser
 import json
 import os
 import zipfile
@@ -14,11 +13,9 @@ from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import pins
 from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.openstack import tacker_driver
+from tests.unit.lab import plane_texts
 
-PORTS = {'mariadb': 13306, 'epmd': 14369, 'rabbitmq': 15672,
-         'rabbitmq_dist': 25672, 'keystone': 15000, 'heat_api': 18004,
-         'tacker': 19890}
-SECRETS = {name: 'pw-' + name for name in state.SECRET_NAMES}
+PORTS, SECRETS = plane_texts.PORTS, plane_texts.SECRETS
 
 
 @pytest.fixture
@@ -27,9 +24,7 @@ def layout(tmp_path):
 
 
 def _tacker_conf(layout):
-    parsed = configparser.ConfigParser(interpolation=None)
-    parsed.read_string(config.tacker_conf(layout, PORTS, SECRETS))
-    return parsed
+    return plane_texts.parsed(config.tacker_conf(layout, PORTS, SECRETS))
 
 
 def test_tacker_listens_on_loopback_and_uses_this_planes_services(layout):

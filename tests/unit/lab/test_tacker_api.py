@@ -17,14 +17,7 @@ from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.tacker_api import client
 from k8s_mgmt_lab.tacker_api import errors
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
-from tests.unit.lab.fake_tacker import FakeTacker
 from tests.unit.lab.fake_tacker import TOKEN
-
-
-@pytest.fixture
-def fake():
-    with FakeTacker() as running:
-        yield running
 
 
 def tacker_of(fake, token=TOKEN, **kwargs):

@@ -10,19 +10,7 @@ import pytest
 from k8s_mgmt_lab.tacker_api import op_occs
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
 from tests.unit.lab.test_tacker_api import tacker_of
-from tests.unit.lab.fake_tacker import FakeTacker
-
-DRIVER_ERROR = {
-    'status': 500,
-    'detail': 'Traceback (most recent call last):\n  File "d.py", line 3\n'
-              'k8s_mgmt.exceptions.MgmtDriverError: worker-2: join: '
-              'kubeadm join exited 1\n'}
-
-
-@pytest.fixture
-def fake():
-    with FakeTacker() as running:
-        yield running
+from tests.unit.lab.fake_tacker import DRIVER_ERROR
 
 
 @pytest.fixture
@@ -66,7 +54,7 @@ def test_every_other_end_is_one_line_with_tackers_detail(
     op_id = tacker.instances.scale(instance, 'SCALE_OUT', 'worker_instance')
     with pytest.raises(TackerApiError) as caught:
         tacker.op_occs.wait(op_id, deadline=5)
-    detail = ('k8s_mgmt.exceptions.MgmtDriverError: worker-2: join: '
+    detail = ('k8s_mgmt.exceptions.NodesFailed: worker-2: join: '
               'kubeadm join exited 1')
     if end == 'ROLLED_BACK':
         detail = 'no detail given'      # only failures carry an error

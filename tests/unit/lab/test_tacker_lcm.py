@@ -18,24 +18,13 @@ from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt_lab.tacker_lcm import progress
 from k8s_mgmt_lab.tacker_lcm import record as record_mod
 from k8s_mgmt_lab.tacker_lcm import vim
-from tests.unit.lab.fake_tacker import FakeTacker
+from tests.unit.lab.fake_tacker import DRIVER_ERROR
 from tests.unit.lab.test_tacker_api import tacker_of
 
 REQUEST = {'flavourId': 'simple',
            'vimConnectionInfo': [{'id': 'c1', 'vimId': 'placeholder',
                                   'vimType': 'openstack'}],
            'additionalParams': {'k': 'v'}}
-DRIVER_ERROR = {
-    'status': 500,
-    'detail': 'Traceback (most recent call last):\n  File "d.py", line 3\n'
-              'k8s_mgmt.exceptions.NodesFailed: worker-2: join: kubeadm '
-              'join exited 1\n'}
-
-
-@pytest.fixture
-def fake():
-    with FakeTacker() as running:
-        yield running
 
 
 @pytest.fixture
