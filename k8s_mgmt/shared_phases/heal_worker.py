@@ -22,6 +22,8 @@ heal_end (Heat replaced the VMs: new server ids, same VNFC ids)::
     Join workers                     (all at once)
     Wait until the healed nodes are Ready
     Label workers                    (CIS-node from the NEW compute host)
+    Find worker VMs that are no node (Heat may add one beside the heal:
+                                     joined like the healed ones)
 
 Each phase decides from what the API reports: a node already gone is not
 drained again, a replacement already Ready is not joined again.
@@ -111,6 +113,38 @@ def leftover_nodes(topology, states):
     known = {n.name for n in topology.all_nodes()}
     return sorted(name for name, state in states.items()
                   if name not in known and not state.ready)
+
+
+TITLE_STRAYS = 'Find worker VMs that are no node'
+
+
+def stray_workers(topology, states, targets):
+    """Worker VMs of the stack that the cluster has no node for and that
+    were not healed: what Heat added beside the heal."""
+    healed = {t.name for t in targets}
+    return [w for w in topology.workers
+            if w.name not in states and w.name not in healed]
+
+
+def join_strays(op, topology, access, targets, helper):
+    """heal_end, after the healed VMs joined: join every worker VM Heat
+    added beside them, so that the cluster matches the stack again.
+
+    Tacker 16 heals a VNFC by updating the stack with each group's
+    desired capacity computed from its own scale level; after a rolled
+    back scale-out that level is one step too high (seen in the lab:
+    instantiate, a failed scale-out rolled back, scale out, scale in,
+    heal a worker), so Heat builds a worker the heal did not ask for.
+    Joined, it is a worker like the others, and Tacker lists it."""
+    states = yield node_work.nodes_phase(op, access, title=TITLE_STRAYS,
+                                         wait=False)
+    strays = stray_workers(topology, states, targets)
+    if not strays:
+        return
+    LOG.warning('%s worker VM(s) %s of the stack are no node and were not '
+                'healed (Heat added them beside the heal): joining them',
+                op.prefix, ', '.join(w.name for w in strays))
+    yield from join_workers(op, topology, access, strays, helper)
 
 
 def join_workers(op, topology, access, workers, helper):

@@ -123,6 +123,12 @@ def build_vnfcs_end(op):
                 op, topology, workers)
         yield from heal_worker.join_workers(op, topology, access, workers,
                                             helper)
+    if topology.workers:
+        if access is None:
+            helper, access = yield from heal_master.api_through_a_master(
+                op, topology, targets)
+        yield from heal_worker.join_strays(op, topology, access, targets,
+                                           helper)
     if storage_targets:
         if access is None:
             helper, access = yield from heal_master.api_through_a_master(

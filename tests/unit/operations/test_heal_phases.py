@@ -56,7 +56,7 @@ def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
         'Read the cluster\'s nodes', 'Remove leftover nodes',
         'Read join data', 'Wait until the workers are prepared',
         'Join workers', 'Wait until the healed nodes are Ready',
-        'Label workers']
+        'Label workers', 'Find worker VMs that are no node']
     # The replacement gets ready while the master side works.
     early = op_helpers.phase(walked,
                              'Upload the scripts and prepare the workers')
@@ -64,6 +64,28 @@ def test_heal_end_of_a_worker_joins_and_labels_the_replacement():
     assert [c.argv[0] for c in op_helpers.calls(early)] == ['prepare']
     join = op_helpers.phase(walked, 'Join workers')
     assert [c.node for c in op_helpers.calls(join)] == ['worker-2']
+
+
+def test_heal_end_joins_a_worker_heat_added_beside_the_heal():
+    """Tacker 16 may have Heat build one more worker than before (its
+    scale level is one step high after a rolled back scale-out): heal_end
+    joins it too, so the cluster matches the stack."""
+    topo = op_helpers.topology(1, 2)
+    names = {n.name for n in topo.all_nodes()}
+    walked = _heal('simple', topo, 'heal_end', [topo.workers[1]],
+                   ready=names - {'worker-1', 'worker-2'})
+    titles = op_helpers.titles(walked)
+    strays = titles.index('Find worker VMs that are no node')
+    assert titles[strays + 1:] == [
+        'Connect to master-1, worker-1',
+        'Upload the scripts and prepare the workers',
+        'Read the cluster\'s nodes', 'Remove leftover nodes',
+        'Read join data', 'Wait until the workers are prepared',
+        'Join workers', 'Wait until the healed nodes are Ready',
+        'Label workers']
+    joins = [p for p in walked if p.title == 'Join workers']
+    assert [[c.node for c in op_helpers.calls(j)] for j in joins] == [
+        ['worker-2'], ['worker-1']]
 
 
 def test_heal_start_of_a_master_keeps_etcd_and_the_vip():
@@ -123,7 +145,8 @@ def test_heal_end_of_a_master_joins_it_and_restores_every_backend():
         'Configure the load balancer on master-3 while it joins',
         'Join master master-3', 'Wait until the healed nodes are Ready',
         'Put master-3 behind HAProxy on the other masters',
-        'Wait for the load balancer on master-3']
+        'Wait for the load balancer on master-3',
+        'Find worker VMs that are no node']
     # The replacement gets ready while etcd is read and print-join runs;
     # the scripts go to the masters that stay.
     early = op_helpers.phase(

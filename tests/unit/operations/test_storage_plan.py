@@ -223,6 +223,7 @@ def test_heal_of_the_storage_server(package):
         'Upload the scripts', 'Set up the storage server (storage-1)',
         'Probe the other masters',
         'Read the API credentials through master-1',
+        'Find worker VMs that are no node',
         'Register the PersistentVolumes',
         'Wait until the PersistentVolumes are Available']
     server, = op_helpers.calls(op_helpers.phase(
