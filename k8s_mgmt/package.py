@@ -23,6 +23,7 @@ import inspect
 import io
 import os
 import pathlib
+import re
 import shutil
 import tempfile
 import zipfile
@@ -193,13 +194,43 @@ def parse_tosca_meta(data):
     return entries
 
 
-def assemble(source_dir=None):
+# The descriptor_id of the sample VNFD.
+SAMPLE_VNFD_ID = '2807101a-7250-45ae-8908-d3151a302ea9'
+_UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}$')
+
+
+def with_vnfd_id(files, vnfd_id):
+    """The package's VNFD files with ``vnfd_id`` as their descriptor_id
+    instead of the sample's. Tacker 16 keeps a VNFD id it onboarded for
+    good (its ``vnfd`` row outlives the package): a rebuilt package is
+    onboarded again under a new id."""
+    if not _UUID.match(vnfd_id or ''):
+        raise PackageError('--vnfd-id must be a lower-case UUID, not %r'
+                           % (vnfd_id,))
+    found = False
+    changed = dict(files)
+    for name, data in files.items():
+        if name.startswith('Definitions/') and \
+                SAMPLE_VNFD_ID.encode() in data:
+            changed[name] = data.replace(SAMPLE_VNFD_ID.encode(),
+                                         vnfd_id.encode())
+            found = True
+    if not found:
+        raise PackageError('no VNFD under Definitions/ has the sample\'s '
+                           'descriptor_id %s to replace' % SAMPLE_VNFD_ID)
+    return changed
+
+
+def assemble(source_dir=None, vnfd_id=None):
     """{archive name: bytes} of the whole package, TOSCA.meta included.
 
     ``source_dir`` None means the sample source tree this distribution
-    ships."""
+    ships; ``vnfd_id`` replaces the sample's descriptor_id."""
     root = _source_root(source_dir)
     files = _source_files(root)
+    if vnfd_id:
+        files = with_vnfd_id(files, vnfd_id)
     files.update(_added_files())
     files[TOSCA_META] = render_tosca_meta(tosca_meta_header(root), files)
     return dict(sorted(files.items()))
@@ -273,12 +304,12 @@ def write_dir(files, path):
     return path
 
 
-def build(output=None, output_dir=None, source_dir=None):
+def build(output=None, output_dir=None, source_dir=None, vnfd_id=None):
     """Assemble the package and write it as a zip and/or a directory.
 
     Returns the assembled ``{archive name: bytes}``.
     """
-    files = assemble(source_dir)
+    files = assemble(source_dir, vnfd_id)
     if output:
         write_zip(files, output)
         LOG.info('VNF package written to %s (%d files)', output, len(files))

@@ -35,6 +35,11 @@ def register(subparsers):
     build.add_argument('--source', metavar='DIR',
                        help='package source tree (default: the sample '
                             'package shipped with k8s-mgmt)')
+    build.add_argument('--vnfd-id', metavar='UUID',
+                       help='descriptor_id of the VNFD instead of the '
+                            'sample\'s: Tacker 16 never onboards a VNFD id '
+                            'twice, even after the package is deleted, so a '
+                            'rebuilt package needs a new one')
     build.set_defaults(func=cmd_build)
     request = verbs.add_parser(
         'request', help='print a sample InstantiateVnfRequest body',
@@ -63,7 +68,8 @@ def cmd_build(args):
         output = DEFAULT_OUTPUT
     try:
         files = package_mod.build(output=output, output_dir=args.output_dir,
-                                  source_dir=args.source)
+                                  source_dir=args.source,
+                                  vnfd_id=args.vnfd_id)
     except (package_mod.PackageError, OSError) as err:
         raise UserError('package build failed: %s' % err)
     driver = package_mod.sha256_hex(files[package_mod.DRIVER_ARTIFACT])

@@ -274,7 +274,12 @@ class Lab(object):
         parameters, the bridge and the VM manager with the Kubernetes
         stand-ins' layer; the stack parameters."""
         s = self.settings
-        package_mod.build(output=s.package_zip, output_dir=s.package_dir)
+        # Tacker never onboards a VNFD id twice (its vnfd row outlives the
+        # package): a lab's Tacker, which may outlive the lab, gets a new
+        # one, and so does the operator's own build of the sample.
+        package_mod.build(output=s.package_zip, output_dir=s.package_dir,
+                          vnfd_id=str(uuid.uuid4()) if self.region.tacker
+                          else None)
         check_request(request, s.package_dir)
         parameters = user_data.hot_parameters(s.package_zip, request)
         override_group_sizes(parameters, masters=masters, workers=workers)

@@ -70,3 +70,20 @@ def test_unknown_sample_is_a_clear_error():
         shipped.sample_request('huge')
     assert 'complex, kubespray, podaffinity, simple, storage' in str(
         caught.value)
+
+
+def test_a_package_built_with_another_vnfd_id_names_it_everywhere(tmp_path):
+    from k8s_mgmt import package as package_mod
+    new = '5b9e8f1e-0a4c-4b7d-9a57-3c1f2e8d7a10'
+    files = package_mod.build(output_dir=str(tmp_path / 'pkg'), vnfd_id=new)
+    definitions = b''.join(data for name, data in files.items()
+                           if name.startswith('Definitions/'))
+    assert package_mod.SAMPLE_VNFD_ID.encode() not in definitions
+    assert definitions.count(new.encode()) == 3
+    # TOSCA.meta's hashes are those of the files as changed.
+    meta = files[package_mod.TOSCA_META].decode()
+    for name, data in files.items():
+        if name.startswith('Definitions/'):
+            assert package_mod.sha256_hex(data) in meta
+    with pytest.raises(package_mod.PackageError, match='lower-case UUID'):
+        package_mod.build(output_dir=str(tmp_path / 'x'), vnfd_id='bad id')
