@@ -205,3 +205,24 @@ def test_the_drivers_lines_of_the_conductors_log_are_shown_short(tmp_path):
     assert shown.getvalue().splitlines() == [
         '07:40:01 INFO instantiate_end: Join workers',
         '07:40:02 ERROR worker-1: join: refused']
+
+
+def test_a_kept_planes_tacker_loses_what_the_lab_made(fake, lab, caplog):
+    """lab down on a kept plane: instances not instantiated and their
+    packages go; an instantiated one stays (Tacker refuses), named in a
+    warning, with its package; the VIM's removal is tried (the fake has no
+    VIM API: logged, not raised)."""
+    operations.instantiate(lab)                   # package 1, instance 1
+    kept = next(iter(fake.instances.values()))
+    kept['instantiationState'] = 'INSTANTIATED'
+    tacker = operations.client(manager.read_record(lab))
+    extra = tacker.packages.onboard(lab.package_zip, deadline=5)
+    gone = tacker.instances.create(extra['vnfdId'])
+    from k8s_mgmt_lab.tacker_lcm import cleanup
+    cleanup.release(manager.read_record(lab))
+    assert list(fake.instances) == [kept['id']]
+    assert [p['vnfdId'] for p in fake.packages.values()] == [
+        kept['vnfdId']]
+    assert gone['id'] not in fake.instances
+    assert 'still instantiated' in caplog.text
+    assert 'delete VIM' in caplog.text
