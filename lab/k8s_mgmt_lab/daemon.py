@@ -15,6 +15,7 @@ import sys
 import threading
 
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.tacker_lcm import vim as tacker_vim
 
 
 def _report(fd, message):
@@ -73,6 +74,8 @@ def main(argv=None):
                 request = json.load(handle)
         lab.up(request, args.masters, args.workers, args.max_workers,
                stack=not args.no_stack)
+        if lab.region.tacker:
+            tacker_vim.register_default(settings)
     except BaseException as err:  # report, then leave nothing behind
         try:
             lab.down()

@@ -30,7 +30,6 @@ from k8s_mgmt_lab.machines import vm as vm_mod
 from k8s_mgmt_lab.machines import volumes as volumes_mod
 from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
-from k8s_mgmt_lab.tacker_lcm import vim as tacker_vim
 from k8s_mgmt import package as package_mod
 from k8s_mgmt_lab.machines import registry as registry_mod
 
@@ -183,10 +182,11 @@ class Lab(object):
         ``stack=False`` builds no stack (and so no VM): the network, the
         package, the control plane and the stand-ins only, for a client
         that creates the stack itself. The record's ``stack_id`` is then
-        None. A lab with a control plane of its own runs Tacker, registers
-        the lab's OpenStack as its default VIM (the record's ``tacker``)
-        and builds no stack either: Tacker's OpenStack infra driver
-        creates it at instantiate.
+        None. A lab with a control plane of its own runs Tacker and builds
+        no stack either: Tacker's OpenStack infra driver creates it at
+        instantiate (the daemon then registers the lab's OpenStack as
+        Tacker's default VIM: :func:`k8s_mgmt_lab.tacker_lcm.vim.
+        register_default`).
 
         The stack is created by real Heat from the flavour's BaseHOT and
         the parameters that the package's UserData returns for
@@ -262,10 +262,6 @@ class Lab(object):
         if server is not None:
             record['ansible_server'] = server
             ansible_server.give_host_key(request, server)
-        if self.region.tacker:
-            record['tacker'] = {'vim_name': tacker_vim.vim_name(record),
-                                'vim_id': tacker_vim.register(s.state_dir,
-                                                              record)}
         write_record(s.lab_file, record)
         return record
 

@@ -23,6 +23,8 @@ from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import prereq
 from k8s_mgmt_lab.openstack import lab_region
+from k8s_mgmt_lab.tacker_lcm import cleanup as tacker_cleanup
+from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt import shipped
 
 # The first lab up on a machine builds the control plane's virtualenvs
@@ -265,6 +267,9 @@ def cmd_status(args):
 
 def _print_status(settings, as_json):
     report = status_mod.lab_status(settings)  # a LabError is a UserError
+    record = manager.read_record(settings)
+    if record and record.get('tacker'):
+        report['tacker'] = operations.status_section(settings, record)
     if as_json:
         print(json.dumps(report, indent=2))
         return 0
@@ -333,6 +338,11 @@ def cmd_down(args):
         record = manager.read_record(settings)
     except LabError:
         record = None
+    if record and record.get('tacker') and \
+            (record.get('openstack') or {}).get('kept'):
+        # A kept plane outlives the lab: its Tacker loses what the lab
+        # made there (a plane in the state dir goes with it).
+        tacker_cleanup.release(record)
     pid = (record or {}).get('daemon_pid')
     if pid:
         _stop_daemon(pid)

@@ -237,25 +237,9 @@ def lab_status(settings, check_ssh=True):
                               if check_ssh else None))
         report['vms'].append(server)
         report['ansible_server'] = server
-    if record.get('tacker'):
-        report['tacker'] = tacker_report(settings, record)
     if kubernetes is not None:  # only once a cluster was made
         report['kubernetes'] = kubernetes
         report['etcd_members'] = kubernetes.pop('etcd_members', None)
-    return report
-
-
-def tacker_report(settings, record):
-    """The lab's Tacker: its VIM and every VNF instance it has, however
-    it was made (the lab's verbs, the API, ``openstack vnflcm``)."""
-    from k8s_mgmt_lab.tacker_lcm import operations
-    report = dict(record['tacker'],
-                  vnf_instance_id=record.get('vnf_instance_id'),
-                  last_op=record.get('last_op'))
-    try:
-        report['instances'] = operations.instances(settings)
-    except LabError as err:     # status must report, not crash
-        report['error'] = str(err)
     return report
 
 

@@ -217,16 +217,13 @@ def release(state_dir, record):
 
 
 def _leave_kept_plane(state_dir, record):
-    """What a lab leaves of itself in a kept plane, removed: its objects
-    in Tacker (:func:`k8s_mgmt_lab.tacker_lcm.cleanup.release`), its
-    stacks, its stand-ins' endpoints and its project; the plane keeps
-    running for the next lab."""
-    from k8s_mgmt_lab.tacker_lcm import cleanup
+    """What a lab leaves of itself in a kept plane, removed: its stacks,
+    its stand-ins' endpoints and its project (its objects in Tacker went
+    first: :func:`k8s_mgmt_lab.tacker_lcm.cleanup.release`, called by
+    ``lab down``); the plane keeps running for the next lab."""
     section = record['openstack']
     plane = control_plane.ControlPlane(section['control_plane'])
     try:
-        if record.get('tacker'):
-            cleanup.release(record)
         tenancy.unregister(plane, section['project'],
                            region=section['region'])
     except Exception as err:    # the plane stopped meanwhile

@@ -264,3 +264,17 @@ def instances(settings):
             'operation_state': occ.get('operationState'),
             'op_id': occ.get('id')})
     return out
+
+
+def status_section(settings, record):
+    """``lab status``'s ``tacker``: the lab's VIM and every VNF instance
+    its Tacker has, however it was made (the lab's verbs, the API,
+    ``openstack vnflcm``)."""
+    report = dict(record['tacker'],
+                  vnf_instance_id=record.get('vnf_instance_id'),
+                  last_op=record.get('last_op'))
+    try:
+        report['instances'] = instances(settings)
+    except LabError as err:     # status must report, not crash
+        report['error'] = str(err)
+    return report

@@ -13,6 +13,7 @@ import os
 
 import yaml
 
+from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import state as plane_state
@@ -58,3 +59,13 @@ def register(state_dir, record):
         return json.loads(proc.stdout)['id']
     except (ValueError, KeyError):
         raise LabError('openstack vim register printed no VIM id')
+
+
+def register_default(settings):
+    """``lab up``'s last step on a lab that runs Tacker: the VIM
+    registered and named in the record's ``tacker``."""
+    record = manager.read_record(settings)
+    record['tacker'] = {'vim_name': vim_name(record),
+                        'vim_id': register(settings.state_dir, record)}
+    manager.write_record(settings.lab_file, record)
+    return record
