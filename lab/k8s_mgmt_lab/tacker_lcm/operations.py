@@ -15,6 +15,7 @@ import dataclasses
 import time
 
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import tenancy
 from k8s_mgmt_lab.tacker_api import op_occs as op_occs_mod
@@ -56,7 +57,6 @@ class Outcome:
 
 def tacker_record(settings):
     """The record of a lab that is up with a Tacker, else LabError."""
-    from k8s_mgmt_lab.conductor import lcm
     record = lcm.read_lab(settings)
     if not record.get('tacker'):
         raise LabError(
