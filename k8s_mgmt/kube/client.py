@@ -9,6 +9,8 @@ Waiting is polling with jittered backoff against a deadline
 Every request is bounded by ``[k8s_mgmt] kube_api_timeout`` (connect plus
 read), cut to what is left of the caller's deadline, and is tried once:
 urllib3's default retries would repeat a timed-out GET three more times.
+Only a read whose connection was closed without an answer is asked again,
+once (:data:`READ_ATTEMPTS`).
 An API that accepts the connection and never answers ends in a
 :class:`~k8s_mgmt.exceptions.KubernetesAPIError` naming the call.
 """
@@ -58,6 +60,31 @@ def request_timeout(deadline=None):
         limit = min(limit, max(deadline - time.monotonic(),
                                MIN_REQUEST_TIMEOUT))
     return limit
+
+
+# Attempts of a read whose kept-alive connection the server closed without
+# answering (HAProxy's hard-stop-after closes the VIP's old connections 3 s
+# after a reload; an idle timeout closes them as they are reused): the
+# GET is asked again once, on a new connection. Writes are never repeated.
+READ_ATTEMPTS = 2
+_READS = ('list_', 'read_')
+
+
+def is_read(fn):
+    """Whether ``fn`` of the generated client only reads."""
+    return getattr(fn, '__name__', '').startswith(_READS)
+
+
+def closed_unanswered(err):
+    """True for a connection the server closed before any answer (not a
+    timeout, not a refused connection)."""
+    if isinstance(err, urllib3_exc.MaxRetryError):
+        err = err.reason
+    if isinstance(err, urllib3_exc.ProtocolError):
+        return True
+    return isinstance(err, (ConnectionResetError, ConnectionAbortedError,
+                            BrokenPipeError)) or \
+        type(err).__name__ == 'RemoteDisconnected'
 
 
 def is_timeout(err):
@@ -144,19 +171,27 @@ class ClusterAPI(object):
 
     def _call(self, what, fn, *args, deadline=None, **kwargs):
         limit = request_timeout(deadline)
-        try:
-            response, limit = request(fn, *args, deadline=deadline,
-                                      **kwargs)
-            # The body comes after the headers: a server that dies or
-            # stalls in between fails here, within the same bound.
-            status, raw = response.status, response.data
-        except k8s_client.ApiException as err:
-            raise APIError(endpoint=self.endpoint, what=what,
-                           reason='HTTP %s %s' % (err.status, err.reason),
-                           status=err.status)
-        except Exception as err:  # urllib3/ssl/socket: one message for all
-            raise APIError(endpoint=self.endpoint, what=what,
-                           reason=failure_reason(err, limit))
+        attempts = READ_ATTEMPTS if is_read(fn) else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                response, limit = request(fn, *args, deadline=deadline,
+                                          **kwargs)
+                # The body comes after the headers: a server that dies or
+                # stalls in between fails here, within the same bound.
+                status, raw = response.status, response.data
+                break
+            except k8s_client.ApiException as err:
+                raise APIError(endpoint=self.endpoint, what=what,
+                               reason='HTTP %s %s' % (err.status,
+                                                      err.reason),
+                               status=err.status)
+            except Exception as err:  # urllib3/ssl/socket: one message
+                if attempt < attempts and closed_unanswered(err):
+                    LOG.info('%s: %s: the connection closed without an '
+                             'answer; asking again', self.endpoint, what)
+                    continue
+                raise APIError(endpoint=self.endpoint, what=what,
+                               reason=failure_reason(err, limit))
         return self._json(what, status, raw)
 
     def nodes(self, deadline=None):

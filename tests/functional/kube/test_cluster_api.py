@@ -62,6 +62,9 @@ class FakeAPI(object):
         self.lists = 0
         self.patches = []
         self.auth = []
+        # The next requests closed without an answer, as HAProxy's
+        # hard-stop-after closes a kept-alive connection.
+        self.drops = 0
 
     def node(self, name):
         ready = 'True' if self.lists > self.ready_after else 'False'
@@ -89,7 +92,16 @@ def serve(pki):
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _dropped(self):
+                if fake.drops:
+                    fake.drops -= 1
+                    self.close_connection = True
+                    return True
+                return False
+
             def _authorised(self):
+                if self._dropped():
+                    return False
                 fake.auth.append(self.headers.get('Authorization'))
                 if self.headers.get('Authorization') != 'Bearer ' + TOKEN:
                     self._send(401, {'kind': 'Status', 'code': 401})
@@ -198,3 +210,22 @@ def test_wait_answering_returns_nodes_that_are_not_ready_yet(serve, pki):
     with kube.ClusterAPI(url, TOKEN, pki['ca']) as api:
         states = api.wait_answering(timeout=5)
     assert fake.lists == 1 and not states['master-1'].ready
+
+
+def test_a_read_closed_unanswered_is_asked_again_once(serve, pki):
+    fake = FakeAPI(['master-1'])
+    url = serve(fake)
+    with kube.ClusterAPI(url, TOKEN, pki['ca']) as api:
+        fake.drops = 1
+        assert list(api.nodes()) == ['master-1']
+        assert fake.lists == 1
+        # Twice in a row: the second is the error, naming the call.
+        fake.drops = 2
+        with pytest.raises(exceptions.KubernetesAPIError) as err:
+            api.nodes()
+        assert 'list nodes' in str(err.value)
+        # A write is never repeated.
+        fake.drops = 1
+        with pytest.raises(exceptions.KubernetesAPIError):
+            api.label_node('master-1', {'a': 'b'})
+        assert fake.patches == []
