@@ -51,6 +51,20 @@ def command_lines(path=README):
     return lines
 
 
+def nodes_ready(cli, master):
+    """{node: Ready} as kubectl inside the master VM ``master`` (its name
+    or server id) reports, through ``cli`` (a LabCLI)."""
+    proc = cli('exec', master, '--', 'kubectl', '--kubeconfig',
+               '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json')
+    ready = {}
+    for item in json.loads(proc.stdout)['items']:
+        condition = [c for c in item['status']['conditions']
+                     if c['type'] == 'Ready']
+        ready[item['metadata']['name']] = bool(
+            condition and condition[0]['status'] == 'True')
+    return ready
+
+
 def _norm(item):
     """python-tackerclient's keys, whether headers ("Operation State") or
     attributes ("operationState"), as "operationstate"."""
@@ -166,15 +180,7 @@ class Session(object):
         vnfcs = self._vnfcs()
         masters = [_norm(v['computeresource'])['resourceid'] for v in vnfcs
                    if v['vduid'] == 'masterNode']
-        proc = self.cli('exec', masters[0], '--', 'kubectl', '--kubeconfig',
-                        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o',
-                        'json')
-        ready = {}
-        for item in json.loads(proc.stdout)['items']:
-            condition = [c for c in item['status']['conditions']
-                         if c['type'] == 'Ready']
-            ready[item['metadata']['name']] = bool(
-                condition and condition[0]['status'] == 'True')
+        ready = nodes_ready(self.cli, masters[0])
         kubernetes = [v for v in vnfcs
                       if v['vduid'] in ('masterNode', 'workerNode')]
         assert len(ready) == len(kubernetes) and all(ready.values()), (

@@ -73,16 +73,7 @@ def _status():
 def _cluster_nodes(status):
     """{node name: Ready} as the API server inside a master reports."""
     master = next(vm for vm in status['vms'] if vm['role'] == 'master')
-    proc = k8s_mgmt('exec', master['server_id'], '--', 'kubectl',
-                    '--kubeconfig', '/etc/kubernetes/admin.conf', 'get',
-                    'nodes', '-o', 'json')
-    nodes = {}
-    for item in json.loads(proc.stdout)['items']:
-        ready = [c for c in item['status']['conditions']
-                 if c['type'] == 'Ready']
-        nodes[item['metadata']['name']] = bool(
-            ready and ready[0]['status'] == 'True')
-    return nodes
+    return readme_session.nodes_ready(k8s_mgmt, master['server_id'])
 
 
 def _roles(status):

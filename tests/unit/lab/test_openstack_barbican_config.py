@@ -6,7 +6,6 @@ import base64
 import os
 import stat
 
-import pytest
 
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
@@ -17,11 +16,6 @@ from k8s_mgmt_lab.openstack import state
 from tests.unit.lab import plane_texts
 
 PORTS, SECRETS = plane_texts.PORTS, plane_texts.SECRETS
-
-
-@pytest.fixture
-def layout(tmp_path):
-    return state.Layout(str(tmp_path / 'plane'))
 
 
 def _barbican_conf(layout):

@@ -18,11 +18,6 @@ from tests.unit.lab import plane_texts
 PORTS, SECRETS = plane_texts.PORTS, plane_texts.SECRETS
 
 
-@pytest.fixture
-def layout(tmp_path):
-    return state.Layout(str(tmp_path / 'plane'))
-
-
 def _tacker_conf(layout):
     return plane_texts.parsed(config.tacker_conf(layout, PORTS, SECRETS))
 
