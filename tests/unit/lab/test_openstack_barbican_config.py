@@ -6,7 +6,6 @@ import base64
 import os
 import stat
 
-
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import control_plane
