@@ -65,11 +65,19 @@ def nodes_ready(cli, master):
     return ready
 
 
-def _norm(item):
+def norm(item):
     """python-tackerclient's keys, whether headers ("Operation State") or
     attributes ("operationState"), as "operationstate"."""
     return {k.replace(' ', '').replace('_', '').lower(): v
             for k, v in item.items()}
+
+
+def openstack_json(cli, *words):
+    """``openstack WORDS -f json`` as the lab's admin through ``cli`` (a
+    LabCLI), every record's keys :func:`norm`-ed."""
+    found = json.loads(cli('openstack', *words, '-f', 'json').stdout)
+    return [norm(i) for i in found] if isinstance(found, list) \
+        else norm(found)
 
 
 class Session(object):
@@ -149,9 +157,8 @@ class Session(object):
         instance = self.values.get('VNF_INSTANCE_ID')
         if not instance:
             return []
-        found = [_norm(o) for o in json.loads(
-            self.bash('openstack vnflcm op list -f json'))]
-        return [o for o in found if o.get('vnfinstanceid') == instance]
+        return [o for o in openstack_json(self.cli, 'vnflcm', 'op', 'list')
+                if o.get('vnfinstanceid') == instance]
 
     def wait_completed(self, known):
         """Until the operation the last call started (the one not in
@@ -167,18 +174,17 @@ class Session(object):
         assert all(o['operationstate'] == 'COMPLETED' for o in new), new
 
     def _vnfcs(self):
-        shown = _norm(json.loads(self.bash(
-            'openstack vnflcm show %s -f json'
-            % self.values['VNF_INSTANCE_ID'])))
+        shown = openstack_json(self.cli, 'vnflcm', 'show',
+                               self.values['VNF_INSTANCE_ID'])
         info = shown.get('instantiatedvnfinfo') or {}
-        return [_norm(v) for v in info.get('vnfcResourceInfo') or
+        return [norm(v) for v in info.get('vnfcResourceInfo') or
                 info.get('vnfc_resource_info') or []]
 
     def cluster_ready(self):
         """{node: Ready} as kubectl in a master of the instance reports,
         every VM of a Kubernetes VDU a node."""
         vnfcs = self._vnfcs()
-        masters = [_norm(v['computeresource'])['resourceid'] for v in vnfcs
+        masters = [norm(v['computeresource'])['resourceid'] for v in vnfcs
                    if v['vduid'] == 'masterNode']
         ready = nodes_ready(self.cli, masters[0])
         kubernetes = [v for v in vnfcs
@@ -188,13 +194,7 @@ class Session(object):
         return ready
 
     def a_worker_vnfc(self):
-        shown = _norm(json.loads(self.bash(
-            'openstack vnflcm show %s -f json'
-            % self.values['VNF_INSTANCE_ID'])))
-        info = shown.get('instantiatedvnfinfo') or {}
-        vnfcs = info.get('vnfcResourceInfo') or info.get(
-            'vnfc_resource_info') or []
-        workers = [v['id'] for v in vnfcs
-                   if v.get('vduId', v.get('vdu_id')) == 'workerNode']
-        assert workers, shown
+        workers = [v['id'] for v in self._vnfcs()
+                   if v['vduid'] == 'workerNode']
+        assert workers, self.values
         return workers[0]

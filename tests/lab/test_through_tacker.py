@@ -43,14 +43,7 @@ def _run(*args):
 def _openstack(*words):
     """python-tackerclient's answer as JSON, keys normalised
     ("Operation State" -> "operationstate")."""
-    proc = k8s_mgmt('openstack', *words, '-f', 'json')
-    found = json.loads(proc.stdout)
-
-    def norm(item):
-        return {k.replace(' ', '').replace('_', '').lower(): v
-                for k, v in item.items()}
-    return [norm(i) for i in found] if isinstance(found, list) \
-        else norm(found)
+    return readme_session.openstack_json(k8s_mgmt, *words)
 
 
 def _op(op_id):
@@ -63,7 +56,7 @@ def _params(occurrence):
     own keys as sent)."""
     params = occurrence['operationparameters']
     params = json.loads(params) if isinstance(params, str) else params
-    return {k.replace('_', '').lower(): v for k, v in params.items()}
+    return readme_session.norm(params)
 
 
 def _status():

@@ -40,9 +40,8 @@ def _status():
 
 
 def _op_state(op_id):
-    shown = json.loads(k8s_mgmt('openstack', 'vnflcm', 'op', 'show', op_id,
-                                '-f', 'json').stdout)
-    return {k.replace(' ', '').lower(): v for k, v in shown.items()}
+    return readme_session.openstack_json(k8s_mgmt, 'vnflcm', 'op', 'show',
+                                         op_id)
 
 
 def _check_podaffinity(status, master):

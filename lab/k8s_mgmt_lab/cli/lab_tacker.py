@@ -15,6 +15,7 @@ from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt_lab.tacker_lcm import progress
+from k8s_mgmt_lab.tacker_lcm import record as record_mod
 
 
 def drives(state_dir):
@@ -89,10 +90,7 @@ def report_of(settings, outcome):
         'operation_state': outcome.state,
         'seconds': round(outcome.seconds, 1),
         'flavour': info.get('flavourId'),
-        'vnfcs': [{'id': v['id'], 'vdu_id': v.get('vduId'),
-                   'server': (v.get('computeResource') or {}).get(
-                       'resourceId')}
-                  for v in info.get('vnfcResourceInfo') or []],
+        'vnfcs': record_mod.vnfcs(instance),
     }
     kube = status_mod.lab_status(settings, check_ssh=False).get(
         'kubernetes') if info else None

@@ -18,12 +18,18 @@ TACKER = 'tacker'
 STACK_PREFIX = 'vnflcm_'
 
 
+def vnfcs(instance):
+    """[{id, vdu_id, server}] of a VNF instance as Tacker's API shows it
+    (``server``: the Nova server id, None when Tacker names none)."""
+    info = instance.get('instantiatedVnfInfo') or {}
+    return [{'id': v['id'], 'vdu_id': v.get('vduId'),
+             'server': (v.get('computeResource') or {}).get('resourceId')}
+            for v in info.get('vnfcResourceInfo') or []]
+
+
 def vnfc_ids(instance):
     """{server id: VNFC id} of a VNF instance as Tacker's API shows it."""
-    info = instance.get('instantiatedVnfInfo') or {}
-    return {v['computeResource']['resourceId']: v['id']
-            for v in info.get('vnfcResourceInfo') or []
-            if (v.get('computeResource') or {}).get('resourceId')}
+    return {v['server']: v['id'] for v in vnfcs(instance) if v['server']}
 
 
 def find_stack(record, instance_id):
