@@ -18,6 +18,10 @@ URLs may hold a password).
   an IPv4 address, PORT 1-65535, USERINFO of RFC 3986 characters
   (anything else percent-encoded); no whitespace, control characters,
   quotes or backslashes anywhere.
+* Package repository URLs: ``http(s)://HOST[:PORT][/PATH]``, HOST of
+  ``A-Z a-z 0-9 . -``, PORT 1-65535, PATH of ``A-Z a-z 0-9 / . _ ~ : % + @
+  = , -`` (pkgs.k8s.io's paths hold colons): nothing a shell or apt's
+  source line would read otherwise.
 * Paths on a VM (storage and kubespray): absolute, no ``..`` component,
   only ``A-Z a-z 0-9 / . _ - +``, not ``/`` itself.
 
@@ -102,6 +106,12 @@ def proxy_url(text):
     if at and not _USERINFO.fullmatch(userinfo):
         return ('user or password holds "@", "/" or another character '
                 'that must be percent-encoded')
+    return _host_port(hostport, ' (a placeholder such as "port1" in '
+                      'Tacker\'s sample requests must be replaced)')
+
+
+def _host_port(hostport, port_hint=''):
+    """None when ``hostport`` is ``HOST[:PORT]``, else the reason."""
     if hostport.startswith('['):
         return 'host is an IPv6 address: ' + IPV6_UNSUPPORTED
     host, colon, port = hostport.partition(':')
@@ -109,9 +119,7 @@ def proxy_url(text):
     if reason:
         return reason
     if colon and not (_PORT.fullmatch(port) and 1 <= int(port) <= 65535):
-        return ('port is not a number from 1 to 65535 (a placeholder '
-                'such as "port1" in Tacker\'s sample requests must be '
-                'replaced)')
+        return 'port is not a number from 1 to 65535' + port_hint
     return None
 
 
@@ -124,6 +132,71 @@ def _host(host):
     labels = host.split('.')
     if len(host) > 253 or not all(_LABEL.fullmatch(x) for x in labels):
         return 'host is not a host name (ASCII letters, digits, "-", ".")'
+    return None
+
+
+# -- package repositories --------------------------------------------------
+
+_REPOSITORY_URL = re.compile(
+    r'https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?(?:/[A-Za-z0-9._~:%+@=,-]*)*')
+REPOSITORY_URL_MAX = 2048
+
+
+def repository_url(text):
+    """None when ``text`` is a package repository (or key) URL the install
+    script takes, else the reason."""
+    if not text.startswith(('http://', 'https://')):
+        return 'must start with http:// or https://'
+    if len(text) > REPOSITORY_URL_MAX:
+        return 'longer than %d characters' % REPOSITORY_URL_MAX
+    shape = _REPOSITORY_URL.fullmatch(text)
+    if shape is None:
+        return ('not http(s)://HOST[:PORT]/PATH with a host of A-Z a-z 0-9 '
+                '. - and a path of A-Z a-z 0-9 / . _ ~ : % + @ = , - (no '
+                'whitespace, quotes, brackets, $ or non-ASCII)')
+    port = shape.group(1)
+    if port is not None and not 1 <= int(port) <= 65535:
+        return 'port is not a number from 1 to 65535'
+    return None
+
+
+# -- private container registries --------------------------------------------
+
+REGISTRY_SERVER_MAX = 261
+
+
+def registry_server(text):
+    """None when ``text`` is a registry's ``HOST[:PORT]`` (a host name or
+    an IPv4 address; no scheme, no path), else the reason. It names a
+    directory under containerd's ``certs.d`` and a hosts.toml key."""
+    if '://' in text:
+        return 'give HOST[:PORT] without a scheme (connection_type says it)'
+    if len(text) > REGISTRY_SERVER_MAX:
+        return 'longer than %d characters' % REGISTRY_SERVER_MAX
+    return _host_port(text)
+
+
+HOSTS_ENTRY_MAX = 1024
+
+
+def hosts_entry(text):
+    """None when ``text`` is one /etc/hosts line the install script adds:
+    an IPv4 address, then one or more host names, separated by blanks;
+    else the reason."""
+    if '\n' in text or '\r' in text or '#' in text:
+        return 'must be one line, without a comment'
+    if len(text) > HOSTS_ENTRY_MAX:
+        return 'longer than %d characters' % HOSTS_ENTRY_MAX
+    words = text.split()
+    if len(words) < 2:
+        return 'needs an IPv4 address and at least one host name'
+    address, reason = ipv4_address(words[0])
+    if address is None:
+        return 'first word: %s' % (reason or 'not an IPv4 address')
+    for word in words[1:]:
+        reason = _host(word)
+        if reason:
+            return reason
     return None
 
 

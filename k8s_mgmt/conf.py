@@ -65,6 +65,15 @@ ssh_opts = [
     cfg.StrOpt('host_key_file', default=None,
                help='JSON file holding pinned host keys. Defaults to '
                     '<state_dir>/host_keys.json.'),
+    cfg.StrOpt('state_key_file', default='/etc/tacker/k8s-mgmt/state.key',
+               help='Fernet key sealing each VNF instance\'s shared state '
+                    '(pinned host keys, the first master, the VRRP '
+                    'password), kept in the instance\'s metadata in '
+                    'Tacker\'s database so that any tacker-conductor can '
+                    'run its next operation. Every conductor host needs the '
+                    'same file, mode 0600: "k8s-mgmt statekey create" '
+                    'makes one; the first operation makes it when missing, '
+                    'with a WARNING.'),
 ]
 
 api_opts = [

@@ -40,6 +40,8 @@ class OperationContext:
     vim_info: typing.Any = None       # the VIM holding the stack (lab)
     scale_out_ids: tuple = ()         # scale_out_id_list: member stacks
     scale_names: tuple = ()           # scale_name_list: member resources
+    vim_registrar: typing.Any = None  # k8s_mgmt.vim's; None: by context
+    api: str = 'v1'                   # Tacker's VNF LCM API running it
 
     @property
     def log_prefix(self):
@@ -97,7 +99,7 @@ def stored_additional_params(vnf_instance):
 
 
 def build(operation, hook, tacker_context, vnf_instance, request, grant,
-          kwargs, additional_params=None, overrides=None):
+          kwargs, additional_params=None, overrides=None, api='v1'):
     """Validate the parameters and return the context for one hook call.
 
     ``additional_params`` are the parameters to validate (the instantiate
@@ -124,11 +126,11 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
         cluster = params_mod.load_cluster_params(
             additional_params, operation=lcm_operation, flavour=flavour,
             package_dir=package_dir,
-            ext_virtual_links=ext_virtual_links(request))
+            ext_virtual_links=ext_virtual_links(request), api=api)
     else:
         cluster = params_mod.load_cluster_params(
             stored_additional_params(vnf_instance), operation=lcm_operation,
-            flavour=flavour, package_dir=package_dir)
+            flavour=flavour, package_dir=package_dir, api=api)
         if overrides:
             cluster = params_mod.merge_overrides(cluster, overrides,
                                                  lcm_operation)
@@ -142,4 +144,5 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
         tacker_context=tacker_context, grant=grant, package_dir=package_dir,
         vim_info=kwargs.get('vim_info'),
         scale_out_ids=tuple(kwargs.get('scale_out_id_list') or ()),
-        scale_names=tuple(kwargs.get('scale_name_list') or ()))
+        scale_names=tuple(kwargs.get('scale_name_list') or ()),
+        vim_registrar=kwargs.get('vim_registrar'), api=api)

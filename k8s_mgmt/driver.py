@@ -16,6 +16,7 @@ from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import exceptions
 from k8s_mgmt import preload
+from k8s_mgmt import shared_state
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.tacker_objects import field
 
@@ -90,7 +91,8 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
             'instantiate', 'instantiate_start', context, vnf_instance,
             instantiate_vnf_request, grant, kwargs,
             additional_params=self._request_params(instantiate_vnf_request))
-        self._check_mode(ctx)
+        with shared_state.shared(ctx):
+            self._check_mode(ctx)
         LOG.info('%s parameters are valid (flavour %s)', ctx.log_prefix,
                  ctx.flavour)
 
@@ -200,8 +202,11 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                 % (mode, self.TYPE, other))])
 
     def _run(self, ctx):
-        self._check_mode(ctx)
-        return catalog.run(ctx)
+        # What an earlier operation learnt, from Tacker's database: this
+        # conductor may not be the one that ran it (shared_state).
+        with shared_state.shared(ctx):
+            self._check_mode(ctx)
+            return catalog.run(ctx)
 
     @staticmethod
     def _request_params(request):

@@ -15,6 +15,10 @@ script),
 and a TOSCA.meta whose artifact entries (``Source``/``Algorithm``/``Hash``,
 ETSI SOL004) are computed here. The zip is reproducible: sorted entries and a
 fixed timestamp, so the same inputs give the same bytes.
+
+``api='v2'`` builds the package for Tacker's v2 VNF LCM API instead: the
+v2 script in place of the driver artifacts, and the changes
+:mod:`k8s_mgmt.package_v2` describes.
 """
 
 import hashlib
@@ -45,6 +49,10 @@ DRIVER_ARTIFACTS = {
                                 'KubesprayMgmtDriver'),
 }
 HASH_ALGORITHM = 'SHA-256'
+# The Tacker VNF LCM APIs a package can be built for.
+API_V1 = 'v1'
+API_V2 = 'v2'
+APIS = (API_V1, API_V2)
 # The zip format cannot store dates before 1980; any fixed date will do.
 ZIP_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
 _SKIPPED_DIRS = {'__pycache__'}
@@ -137,13 +145,13 @@ def _source_files(root):
             if name != TOSCA_META}
 
 
-def _added_files():
-    """The driver modules and the scripts, from this installation.
+def _added_files(api=API_V1):
+    """The driver modules (v1) and the scripts, from this installation.
 
     Every shipped script must be there: a package without one would fail
     only when the driver needs it on a VM."""
-    added = {artifact: _read(driver_module_path(artifact))
-             for artifact in DRIVER_ARTIFACTS}
+    added = ({artifact: _read(driver_module_path(artifact))
+              for artifact in DRIVER_ARTIFACTS} if api == API_V1 else {})
     for name in shipped.SCRIPTS:
         entry = shipped.script(name)
         if not entry.is_file():
@@ -222,16 +230,36 @@ def with_vnfd_id(files, vnfd_id):
     return changed
 
 
-def assemble(source_dir=None, vnfd_id=None):
+def _check_api(api):
+    if api not in APIS:
+        raise PackageError('--api must be one of %s, not %r'
+                           % (', '.join(APIS), api))
+
+
+def _v2_files(files):
+    """The v1 package's files (TOSCA.meta aside) made into the v2 one."""
+    from k8s_mgmt import package_v2
+    try:
+        return package_v2.transform(files)
+    except package_v2.V2PackageError as err:
+        raise PackageError(str(err)) from err
+
+
+def assemble(source_dir=None, vnfd_id=None, api=API_V1):
     """{archive name: bytes} of the whole package, TOSCA.meta included.
 
     ``source_dir`` None means the sample source tree this distribution
-    ships; ``vnfd_id`` replaces the sample's descriptor_id."""
+    ships; ``vnfd_id`` replaces the sample's descriptor_id; ``api`` 'v2'
+    makes the package for Tacker's v2 API (see :mod:`k8s_mgmt.package_v2`).
+    """
+    _check_api(api)
     root = _source_root(source_dir)
     files = _source_files(root)
     if vnfd_id:
         files = with_vnfd_id(files, vnfd_id)
-    files.update(_added_files())
+    files.update(_added_files(api))
+    if api == API_V2:
+        files = _v2_files(files)
     files[TOSCA_META] = render_tosca_meta(tosca_meta_header(root), files)
     return dict(sorted(files.items()))
 
@@ -304,12 +332,13 @@ def write_dir(files, path):
     return path
 
 
-def build(output=None, output_dir=None, source_dir=None, vnfd_id=None):
+def build(output=None, output_dir=None, source_dir=None, vnfd_id=None,
+          api=API_V1):
     """Assemble the package and write it as a zip and/or a directory.
 
     Returns the assembled ``{archive name: bytes}``.
     """
-    files = assemble(source_dir, vnfd_id)
+    files = assemble(source_dir, vnfd_id, api=api)
     if output:
         write_zip(files, output)
         LOG.info('VNF package written to %s (%d files)', output, len(files))

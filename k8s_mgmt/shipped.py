@@ -95,3 +95,20 @@ def supported_range(minors=SUPPORTED_MINORS):
     if minors == tuple(range(minors[0], minors[-1] + 1)):
         return '1.%d to 1.%d' % (minors[0], minors[-1])
     return ', '.join('1.%d' % minor for minor in minors)
+
+
+# Where a script declares what it offers beyond its first version.
+_FEATURES = re.compile(rb'#\s*k8s-mgmt-features:\s*(.*?)\s*$')
+FEATURE_LINES = 40
+
+
+def script_features(data):
+    """The words of the ``# k8s-mgmt-features: a b`` line in the header of
+    a script's bytes ``data`` (a VNF package may ship an older copy than
+    this distribution's, without some options)."""
+    for line in data.splitlines()[:FEATURE_LINES]:
+        match = _FEATURES.match(line)
+        if match:
+            return frozenset(match.group(1).decode('ascii',
+                                                   'replace').split())
+    return frozenset()

@@ -1,5 +1,9 @@
 """Per-instance state on the driver's host: ``<state_dir>/<vnf_instance_id>/``.
 
+Inside Tacker this directory is a cache of what Tacker's database holds
+for the instance (:mod:`k8s_mgmt.shared_state`): any conductor may run the
+next operation.
+
 What an operation must find again on a re-run or a later operation lives
 here: the pinned host keys of the instance's VMs, the VRRP password of its
 load balancers, which master was initialised, and (outside Tacker) the
@@ -23,6 +27,7 @@ from oslo_log import log as logging
 from k8s_mgmt import conf
 from k8s_mgmt import private_dirs
 from k8s_mgmt import secrets
+from k8s_mgmt.state_watch import changed
 
 LOG = logging.getLogger(__name__)
 
@@ -31,6 +36,9 @@ VRRP_PASSWORD = 'vrrp_password'
 CLUSTER = 'cluster.json'
 KUBECONFIG = 'kubeconfig'
 VIM_CONFIG = 'vim_config.yaml'
+# The instantiate request's cluster parameters, where Tacker keeps none
+# (its v2 API): scale and heal requests then resend no password.
+REQUEST_PARAMS = 'request_params.json'
 
 # keepalived cuts PASS authentication at 8 characters (configure_lb.sh).
 VRRP_PASSWORD_LENGTH = 8
@@ -133,7 +141,17 @@ class InstanceState(object):
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        changed(self.file(name))
         return self.file(name)
+
+    def remove(self, name):
+        """Remove the file ``name``; True when it existed."""
+        try:
+            os.unlink(self.file(name))
+        except FileNotFoundError:
+            return False
+        changed(self.file(name))
+        return True
 
     def read(self, name, default=None):
         try:

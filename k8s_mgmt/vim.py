@@ -1,7 +1,8 @@
 """Registering the new cluster as a Kubernetes VIM.
 
 One record (:class:`VimRecord`: name, API endpoint, bearer token, CA) and
-two ways to register it:
+three ways to register it, each with the same four members (``where`` and
+``kind`` for the plan, ``register``, ``registered`` and ``unregister``):
 
 * :class:`TackerVimRegistrar` - inside Tacker: a ``kubernetes`` VIM through
   Tacker's NFVO plugin and a ``kubernetes`` VimConnectionInfo appended to the
@@ -10,12 +11,17 @@ two ways to register it:
 * :class:`FileVimRegistrar` - outside Tacker: a kubeconfig and a VIM config
   file for ``openstack vim register --config-file`` in the instance's state
   directory, both mode 0600 and pointing at the same endpoint.
+* :class:`k8s_mgmt.vim_rest.RestVimRegistrar` - under Tacker's v2 API,
+  which gives a script no request context: Tacker's VIM REST API with the
+  VNF's own OpenStack credentials.
 
-:func:`registrar_for` picks one by whether a real Tacker context was given.
+:func:`registrar_for` picks one: the operation's own (v2), else by whether
+a real Tacker context was given.
 """
 
 import base64
 import dataclasses
+import os
 import uuid
 
 import yaml
@@ -91,6 +97,9 @@ def _dump(data):
 class FileVimRegistrar(object):
     """Outside Tacker: kubeconfig + VIM config file in the state dir."""
 
+    where = 'files in the instance\'s state directory'
+    kind = 'local'
+
     def __init__(self, state):
         self.state = state
 
@@ -120,9 +129,26 @@ class FileVimRegistrar(object):
                         self.state.file(state_mod.VIM_CONFIG))
             return None
 
+    def unregister(self, name):
+        """Remove both files; what was removed."""
+        removed = []
+        for entry in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
+            path = self.state.file(entry)
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except FileNotFoundError:
+                pass
+        LOG.info('VIM %s: removed %s', name,
+                 ', '.join(removed) or 'nothing (no files left)')
+        return {'files_removed': removed}
+
 
 class TackerVimRegistrar(object):
     """Inside Tacker: NFVO plugin VIM + VimConnectionInfo on the instance."""
+
+    where = 'Tacker (NFVO plugin)'
+    kind = 'tacker'
 
     def __init__(self, tacker_context, vnf_instance):
         self.context = tacker_context
@@ -196,6 +222,26 @@ class TackerVimRegistrar(object):
             access_info={}, interface_info={}))
         self.vnf_instance.vim_connection_info = current
 
+    def unregister(self, name):
+        """Delete the VIMs named ``name`` and the instance's connections
+        to them; what was deleted."""
+        from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+        plugin = nfvo_plugin.NfvoPlugin()
+        try:
+            vims = vims_named(plugin, self.context, name)
+            for vim in vims:
+                plugin.delete_vim(self.context, vim['id'])
+                LOG.info('Deleted VIM %s (%s)', name, vim['id'])
+        except Exception as err:
+            raise exceptions.MgmtDriverError(
+                error_message='deleting VIM %s failed: %s: %s'
+                              % (name, type(err).__name__, err))
+        if not vims:
+            LOG.info('VIM %s is not registered; nothing to delete', name)
+        deleted = [v['id'] for v in vims]
+        drop_connections(self.vnf_instance, deleted)
+        return {'vims_deleted': deleted}
+
 
 def vims_named(plugin, tacker_context, name):
     """The VIMs Tacker's NFVO plugin has under ``name``.
@@ -234,7 +280,12 @@ def is_tacker_context(tacker_context):
     return module.split('.', 1)[0] == 'tacker'
 
 
-def registrar_for(tacker_context, vnf_instance, state):
+def registrar_for(ctx, state):
+    """The operation's own registrar (a v2 hook gives one), else Tacker's
+    NFVO plugin under a real Tacker context, else files."""
+    if ctx.vim_registrar is not None:
+        return ctx.vim_registrar
+    tacker_context, vnf_instance = ctx.tacker_context, ctx.vnf_instance
     if is_tacker_context(tacker_context):
         return TackerVimRegistrar(tacker_context, vnf_instance)
     return FileVimRegistrar(state)

@@ -78,15 +78,10 @@ def pin_file(args):
     """The pin file the arguments (and the configuration) select."""
     # Imported by the verbs that run, not by every k8s-mgmt start-up
     # (oslo.config; k8s_mgmt.ssh loads paramiko).
-    from k8s_mgmt import conf
     from k8s_mgmt import state as state_mod
     from k8s_mgmt.ssh import hostkeys
     if args.config_file:
-        try:
-            conf.CONF(args=[], project='tacker',
-                      default_config_files=[args.config_file])
-        except Exception as err:  # oslo.config's errors have no common base
-            raise UserError('--config-file %s: %s' % (args.config_file, err))
+        read_config(args.config_file)
     if args.file:
         return args.file
     if args.instance:
@@ -95,6 +90,15 @@ def pin_file(args):
         except ValueError as err:
             raise UserError('--instance: %s' % err)
     return hostkeys.default_path()
+
+
+def read_config(path):
+    """Load the driver's options from ``path`` (a tacker.conf)."""
+    from k8s_mgmt import conf
+    try:
+        conf.CONF(args=[], project='tacker', default_config_files=[path])
+    except Exception as err:  # oslo.config's errors have no common base
+        raise UserError('--config-file %s: %s' % (path, err))
 
 
 def parse_public_key(text, source):

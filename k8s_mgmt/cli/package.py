@@ -1,6 +1,7 @@
 """``k8s-mgmt package build|request``: the sample VNF package and its
 requests, from whatever installation runs the command."""
 
+import copy
 import json
 import sys
 
@@ -13,6 +14,15 @@ DEFAULT_OUTPUT = 'k8s_mgmt_vnf_package.zip'
 # tests/unit/test_cli_importtime.py checks they agree.
 DRIVER_ARTIFACT = 'Scripts/k8s_mgmt_driver.py'
 TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
+# k8s_mgmt.package.APIS and k8s_mgmt.package_v2.V2_SCRIPT, checked there too.
+APIS = ('v1', 'v2')
+V2_SCRIPT = 'Scripts/k8s_mgmt_v2.py'
+# What a v2 InstantiateVnfRequest names: the key of its one
+# vimConnectionInfo entry and the VIM type Tacker's v2 API expects.
+V2_VIM_KEY = 'vim1'
+V2_VIM_TYPE = 'ETSINFV.OPENSTACK_KEYSTONE.V_3'
+# The v1 UserData keys; v2 builds the stack with its DefaultUserData.
+USER_DATA_KEYS = ('lcm-operation-user-data', 'lcm-operation-user-data-class')
 
 
 def register(subparsers):
@@ -40,6 +50,15 @@ def register(subparsers):
                             'sample\'s: Tacker 16 never onboards a VNFD id '
                             'twice, even after the package is deleted, so a '
                             'rebuilt package needs a new one')
+    build.add_argument('--api', choices=APIS, default='v1',
+                       help='Tacker VNF LCM API the package is for (default: '
+                            'v1). v2 ships the k8s-mgmt v2 script as %s '
+                            'instead of the driver, points every VNFD hook '
+                            'at it (its path relative to Definitions/), '
+                            'makes the top BaseHOT templates ask for the '
+                            'computeFlavourId and vcImageId that v2\'s '
+                            'DefaultUserData fills, and leaves out UserData/'
+                            % V2_SCRIPT)
     build.set_defaults(func=cmd_build)
     request = verbs.add_parser(
         'request', help='print a sample InstantiateVnfRequest body',
@@ -55,6 +74,12 @@ def register(subparsers):
     request.add_argument('--network', metavar='NETWORK_ID',
                          help='resourceId of every extVirtualLinks entry '
                               '(the Neutron network the nodes attach to)')
+    request.add_argument('--api', choices=APIS, default='v1',
+                         help='Tacker VNF LCM API of the request (default: '
+                              'v1). v2: vimConnectionInfo is an object with '
+                              'one entry "%s", each extCps[].cpConfig an '
+                              'object, and no lcm-operation-user-data keys '
+                              '(v2 uses its DefaultUserData)' % V2_VIM_KEY)
     request.add_argument('--output', metavar='FILE',
                          help='write to FILE instead of standard output')
     request.set_defaults(func=cmd_request)
@@ -69,20 +94,25 @@ def cmd_build(args):
     try:
         files = package_mod.build(output=output, output_dir=args.output_dir,
                                   source_dir=args.source,
-                                  vnfd_id=args.vnfd_id)
+                                  vnfd_id=args.vnfd_id, api=args.api)
     except (package_mod.PackageError, OSError) as err:
         raise UserError('package build failed: %s' % err)
-    driver = package_mod.sha256_hex(files[package_mod.DRIVER_ARTIFACT])
+    script = V2_SCRIPT if args.api == 'v2' else DRIVER_ARTIFACT
+    digest = package_mod.sha256_hex(files[script])
     for where in (output, args.output_dir):
         if where:
             print('%s: %d files, %s sha256 %s'
-                  % (where, len(files), package_mod.DRIVER_ARTIFACT, driver))
+                  % (where, len(files), script, digest))
     return 0
 
 
-def filled_request(flavour, vim_id=None, network=None):
+def filled_request(flavour, vim_id=None, network=None, api='v1'):
     """The sample request of ``flavour`` with the operator's VIM and
-    network in place of the placeholders."""
+    network in place of the placeholders; ``api`` 'v2' reshapes it for
+    Tacker's v2 API (:func:`v2_request`)."""
+    if api not in APIS:
+        raise ValueError('api must be one of %s, not %r'
+                         % (', '.join(APIS), api))
     body = shipped.sample_request(flavour)
     if vim_id:
         for entry in body.get('vimConnectionInfo', []):
@@ -90,7 +120,76 @@ def filled_request(flavour, vim_id=None, network=None):
     if network:
         for link in body.get('extVirtualLinks', []):
             link['resourceId'] = network
-    return body
+    return v2_request(body) if api == 'v2' else body
+
+
+def v2_request(body):
+    """A v1 InstantiateVnfRequest body as Tacker's v2 API takes it.
+
+    * ``vimConnectionInfo``: v2 keys its entries by name and picks its VIM
+      only when there is exactly one, so the first v1 entry becomes the
+      only one; given just ``vimId``, Tacker fills the access info from
+      its VIM database.
+    * ``extCps[].cpConfig``: a map in v2, each v1 item keyed
+      ``<cpdId>_<n>``.
+    * ``additionalParams``: without the UserData keys, so v2 uses its
+      DefaultUserData (the v2 package has no UserData/).
+    """
+    result = {}
+    for key, value in body.items():
+        if key == 'vimConnectionInfo':
+            value = _v2_vim_connections(value)
+        elif key == 'extVirtualLinks':
+            value = [_v2_link(link) for link in value]
+        elif key == 'additionalParams':
+            value = {name: item for name, item in value.items()
+                     if name not in USER_DATA_KEYS}
+        result[key] = value
+    return result
+
+
+def _v2_vim_connections(entries):
+    first = entries[0] if entries else {}
+    return {V2_VIM_KEY: {'vimId': first.get('vimId'),
+                         'vimType': V2_VIM_TYPE}}
+
+
+def _v2_link(link):
+    link = dict(link)
+    link['extCps'] = [_v2_ext_cp(cp) for cp in link.get('extCps', [])]
+    return link
+
+
+def _v2_ext_cp(cp):
+    cp = dict(cp)
+    config = cp.get('cpConfig')
+    if isinstance(config, list):
+        cp['cpConfig'] = {'%s_%d' % (cp.get('cpdId'), index):
+                          _v2_cp_config(item)
+                          for index, item in enumerate(config, 1)}
+    return cp
+
+
+# What v2 needs of an IP_OVER_ETHERNET port that v1 leaves to Neutron:
+# one address, any, from the network's subnet.
+DYNAMIC_IPV4 = {'ipAddresses': [{'type': 'IPV4', 'numDynamicAddresses': 1}]}
+
+
+def _v2_cp_config(config):
+    """v2 reads ``ipOverEthernet`` of every IP_OVER_ETHERNET protocol
+    entry: an entry without one asks for one dynamic IPv4 address."""
+    if not isinstance(config, dict):
+        return config
+    config = dict(config)
+    data = config.get('cpProtocolData')
+    if isinstance(data, list):
+        config['cpProtocolData'] = [
+            dict(item, ipOverEthernet=copy.deepcopy(DYNAMIC_IPV4))
+            if isinstance(item, dict) and
+            item.get('layerProtocol') == 'IP_OVER_ETHERNET' and
+            'ipOverEthernet' not in item else item
+            for item in data]
+    return config
 
 
 def cmd_request(args):
@@ -100,7 +199,8 @@ def cmd_request(args):
                                   not value.isprintable()):
             raise UserError('%s: must be a non-empty id' % option)
     text = json.dumps(filled_request(args.flavour, args.vim_id,
-                                     args.network), indent=2) + '\n'
+                                     args.network, api=args.api),
+                      indent=2) + '\n'
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -10,6 +10,11 @@ Besides the cluster parameters it checks what makes Tacker run the package's
 BaseHOT and UserData (the ``lcm-operation-user-data`` keys,
 ``extVirtualLinks``, ``vimConnectionInfo``); with ``--package-dir`` it also
 reads the package (:mod:`k8s_mgmt.params.package_checks`).
+
+``--api`` says which Tacker VNF LCM API the request is for; ``auto`` (the
+default) takes an object ``vimConnectionInfo`` for v2 (v2 keys it by name)
+and a list, or none, for v1. The summary and the problem count name the API
+checked for (the count only for v2, so v1's line stays as it was).
 """
 
 import json
@@ -23,6 +28,9 @@ from k8s_mgmt import exceptions
 # without loading oslo.config, oslo.log and yaml at every start-up;
 # tests/unit/test_cli_importtime.py checks they agree.
 OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
+# k8s_mgmt.params.request_body.APIS, and what --api auto picks between.
+APIS = ('v1', 'v2')
+AUTO = 'auto'
 EXIT_INVALID = 2
 EXIT_UNREADABLE = 1
 # A request body is a few kB; anything far bigger is not one.
@@ -48,6 +56,13 @@ def register(subparsers):
                         choices=OPERATIONS,
                         help='operation whose required fields apply '
                              '(default: instantiate)')
+    parser.add_argument('--api', default=AUTO, choices=APIS + (AUTO,),
+                        help='Tacker VNF LCM API the request is for '
+                             '(default: auto: v2 when vimConnectionInfo is '
+                             'an object, v1 when it is a list or absent). '
+                             'v2 wants one vimConnectionInfo entry, each '
+                             'extCps[].cpConfig an object, and no '
+                             'lcm-operation-user-data keys')
     parser.set_defaults(func=run)
 
 
@@ -78,8 +93,20 @@ def _read(path):
         return None, 'not valid JSON: %s' % err
 
 
-def _summary(path, result):
-    parts = ['%s: valid for %s' % (path, result.operation),
+def api_of(body, choice):
+    """The API to check ``body`` for: ``choice``, or for ``auto`` the
+    shape of its vimConnectionInfo (an object means v2)."""
+    if choice != AUTO:
+        return choice
+    if isinstance(body, dict) and isinstance(body.get('vimConnectionInfo'),
+                                             dict):
+        return 'v2'
+    return 'v1'
+
+
+def _summary(path, result, api):
+    parts = ['%s: valid for %s (Tacker API %s)' % (path, result.operation,
+                                                   api),
              'flavour %s' % result.flavour,
              'Kubernetes %s' % result.kubernetes_version]
     if result.uses_ansible:
@@ -123,15 +150,18 @@ def run(args):
               % args.package_dir, file=sys.stderr)
         return EXIT_UNREADABLE
     from k8s_mgmt import params as cluster_params
+    api = api_of(body, args.api)
     try:
         result = cluster_params.load_request(
-            body, operation=args.operation, package_dir=args.package_dir)
+            body, operation=args.operation, package_dir=args.package_dir,
+            api=api)
     except exceptions.ValidationError as err:
         _print_lines(getattr(err, 'warnings', ()), sys.stderr, 'warning: ')
         _print_lines(err.problems, sys.stdout)
-        print('%s: %d problem(s)' % (args.file, len(err.problems)),
-              file=sys.stderr)
+        print('%s: %d problem(s)%s' % (
+            args.file, len(err.problems),
+            ' for Tacker API v2' if api == 'v2' else ''), file=sys.stderr)
         return EXIT_INVALID
     _print_lines(result.warnings, sys.stderr, 'warning: ')
-    print(_summary(args.file, result))
+    print(_summary(args.file, result, api))
     return 0

@@ -14,11 +14,15 @@ import posixpath
 import re
 import typing
 
+from oslo_log import log as logging
+
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt.engine import uploads
+
+LOG = logging.getLogger(__name__)
 
 INSTALL = uploads.INSTALL
 CONFIGURE_LB = uploads.CONFIGURE_LB
@@ -183,6 +187,8 @@ class ScriptCall:
     def mode(self):
         if self.script == INSTALL:
             return self.argv[0]
+        if self.script == uploads.HELM_SCRIPT:
+            return 'helm-script'
         if self.script == STORAGE:
             return 'storage-%s' % self.argv[0]
         if self.script == EXTERNAL_LB:
@@ -218,11 +224,24 @@ class ScriptCall:
         return secrets.Secret(''.join(lines))
 
 
+# What a node script reports on stderr and still succeeds: a setting it
+# could not make (a container's kernel) or a warning; the operation's log
+# shows each, never only the node's.
+_NOTABLE = re.compile(r'^[\w.-]+\.sh: (?:skipped|warning): ')
+
+
 def run_call(session, call, remote_dir=REMOTE_DIR, on_line=None):
     """Run ``call`` over its node's open session; secrets go on stdin.
-    ``on_line``: called with each stdout line as it arrives."""
-    return session.run(call.command(remote_dir), step=call.mode,
-                       stdin=call.stdin(), on_line=on_line)
+    ``on_line``: called with each stdout line as it arrives. The script's
+    "skipped:" and "warning:" lines are logged as warnings."""
+    result = session.run(call.command(remote_dir), step=call.mode,
+                         stdin=call.stdin(), on_line=on_line)
+    for line in (result.stderr or '').splitlines():
+        if _NOTABLE.match(line):
+            LOG.warning('%(node)s %(mode)s: %(line)s',
+                        {'node': call.node, 'mode': call.mode,
+                         'line': secrets.redact(line.strip())})
+    return result
 
 
 _STDIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
@@ -278,9 +297,15 @@ def lb_endpoints(topology):
     return Endpoints('%s:%d' % (lb.nic_ip, port), lb.ssh_ip, port, sans)
 
 
-def _install_options(params):
-    """Options every install mode that prepares a node takes."""
-    opts = ['-k', _minor(params), '-P', params.effective_pod_cidr,
+def _install_options(params, apt_repo=False):
+    """Options every install mode that prepares a node takes; with
+    ``apt_repo`` (the script's feature apt-repo) the exact version and the
+    Kubernetes apt repository too, and the private registries (the
+    package checks refused a script without their feature)."""
+    opts = ['-k', _minor(params)] + (
+        _repository_options(params) if apt_repo else []) + \
+        _registry_options(params) + [
+        '-P', params.effective_pod_cidr,
             '-S', params.effective_service_cidr,
             '-w', str(SCRIPT_WAIT_SECONDS)]
     proxy = params.proxy
@@ -293,6 +318,41 @@ def _install_options(params):
         opts += ['-c', cni]
         if conf.CONF.k8s_mgmt.cni_manifest_sha256:
             opts += ['-d', conf.CONF.k8s_mgmt.cni_manifest_sha256]
+    return opts
+
+
+def _registry_options(params):
+    """-g per private registry (its CA as uploaded next to the script),
+    -G per hosts line."""
+    opts = []
+    for registry in params.private_registry_connection_info:
+        spec = registry.url
+        if registry.certificate_path:
+            spec += ',' + posixpath.join(uploads.REMOTE_DIR,
+                                         uploads.registry_ca_name(registry))
+        opts += ['-g', spec]
+    for registry in params.private_registry_connection_info:
+        if registry.hosts_string:
+            opts += ['-G', registry.hosts_string]
+    return opts
+
+
+def _repository_options(params):
+    """-V when the request names a patch version; -r and -K when it names
+    a repository (-K: its key's URL, or the package's key file uploaded
+    next to the script)."""
+    opts = []
+    version = params.kubernetes_version.lstrip('v')
+    if version.count('.') == 2:
+        opts += ['-V', version]
+    repository = params.kubernetes_apt_repository
+    if repository is not None:
+        opts += ['-r', repository.url]
+        if repository.key_url:
+            opts += ['-K', repository.key_url]
+        elif repository.key_path:
+            opts += ['-K', posixpath.join(uploads.REMOTE_DIR,
+                                          uploads.REPO_KEY)]
     return opts
 
 
@@ -314,27 +374,48 @@ def _prepared_flag(prepared):
     return ['-p'] if prepared else []
 
 
-def init_call(node, params, ends, report=False, prepared=False):
+def init_call(node, params, ends, report=False, prepared=False,
+              apt_repo=False):
     """``report``: the init also prints the join data and the VIM's
     credentials (-R; InitReport). ``prepared``: the node's prepare ran in
-    this operation (-p: its checks are skipped)."""
+    this operation (-p: its checks are skipped). ``apt_repo``: the
+    script's feature apt-repo (see _install_options)."""
     argv = (['init', '-a', node.nic_ip, '-H', node.name, '-e', ends.join] +
             _ha_flag(params) + (['-R'] if report else []) +
-            _prepared_flag(prepared) + _install_options(params))
+            _prepared_flag(prepared) + _install_options(params, apt_repo))
     if ends.extra_sans:
         argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),
                       tuple(_proxy_secrets(params)))
 
 
-def prepare_call(node, params, ends):
+def helm_call(node, params):
+    """Helm on a master: the install script's helm mode with the pinned
+    archive (uploaded from the package, or its URL and SHA-256), or
+    Tacker's form, the package's own script; None when the request names
+    neither."""
+    helm = params.helm
+    if helm is None:
+        if params.helm_installation_script_path:
+            return ScriptCall(node.name, uploads.HELM_SCRIPT, ())
+        return None
+    source = helm.url or posixpath.join(uploads.REMOTE_DIR,
+                                        uploads.HELM_ARCHIVE)
+    argv = ['helm', '-L', helm.version, '-m', source]
+    if helm.sha256:
+        argv += ['-M', helm.sha256]
+    return ScriptCall(node.name, INSTALL, tuple(argv),
+                      tuple(_proxy_secrets(params)))
+
+
+def prepare_call(node, params, ends, apt_repo=False):
     """The install script's prepare mode on a node about to join: what the
     join would do first (containerd, kernel settings, packages), with the
     same options, so the join finds it done. ``-e``: the endpoint goes
     into no_proxy, as the join's would."""
     return ScriptCall(node.name, INSTALL,
                       tuple(['prepare', '-e', ends.join] +
-                            _install_options(params)),
+                            _install_options(params, apt_repo)),
                       tuple(_proxy_secrets(params)))
 
 
@@ -351,12 +432,12 @@ def token_secret_call(node, params):
                       ('token-secret', '-k', _minor(params)))
 
 
-def join_call(node, params, ends, join, prepared=False):
-    """``prepared``: as for init_call."""
+def join_call(node, params, ends, join, prepared=False, apt_repo=False):
+    """``prepared``, ``apt_repo``: as for init_call."""
     role = 'join-master' if node.role == 'master' else 'join-worker'
     argv = ([role, '-a', node.nic_ip, '-H', node.name, '-e', ends.join,
              '-t', join.ca_cert_hash] + _prepared_flag(prepared) +
-            _install_options(params))
+            _install_options(params, apt_repo))
     stdin = [('token', join.token)]
     if node.role == 'master':
         if join.certificate_key is None:

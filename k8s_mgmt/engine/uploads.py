@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import os
 import posixpath
-import re
 
 from k8s_mgmt import shipped
 from k8s_mgmt import ssh
@@ -26,12 +25,36 @@ CONFIGURE_LB = shipped.LB_SCRIPT
 LIBRARY = shipped.SCRIPT_LIBRARY
 STORAGE = shipped.STORAGE_SCRIPT
 EXTERNAL_LB = shipped.EXTERNAL_LB_SCRIPT
+# The Kubernetes apt repository's signing key, when the request names a
+# file of the VNF package (kubernetes_apt_repository.key_path).
+REPO_KEY = 'kubernetes-apt-repository.key'
+# The CA certificate of a private registry (certificate_path), one file
+# per registry, named for its server.
+REGISTRY_CA = 'registry-ca-%s.crt'
+
+
+# Helm for the masters: its release archive from the VNF package
+# (helm.archive_path), or Tacker's form, a script of the package
+# (helm_installation_script_path).
+HELM_ARCHIVE = 'helm-release.tar.gz'
+HELM_SCRIPT = 'install_helm.sh'
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
-# Where a script declares its features (LocalScript.features).
-FEATURES = re.compile(rb'#\s*k8s-mgmt-features:\s*(.*?)\s*$')
-FEATURE_LINES = 40
+
+
+def helm_names(params):
+    """What a master needs of the package to install Helm."""
+    if params.helm is not None and params.helm.archive_path:
+        return [HELM_ARCHIVE]
+    if params.helm_installation_script_path:
+        return [HELM_SCRIPT]
+    return []
+
+
+def registry_ca_name(registry):
+    """The uploaded name of ``registry``'s CA file."""
+    return REGISTRY_CA % registry.server.replace(':', '_')
 
 
 class LocalScript(collections.namedtuple(
@@ -49,12 +72,7 @@ class LocalScript(collections.namedtuple(
         ``# k8s-mgmt-features: a b`` line of its header: options the driver
         passes only to a copy that has them (a VNF package may ship an
         older one)."""
-        for line in self.data.splitlines()[:FEATURE_LINES]:
-            match = FEATURES.match(line)
-            if match:
-                return frozenset(match.group(1).decode('ascii',
-                                                       'replace').split())
-        return frozenset()
+        return shipped.script_features(self.data)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +86,7 @@ class Features:
     init_report: bool = False   # install: init prints join data and token
     join_first: bool = False    # install: the join data before the end
     apt_turn: bool = False      # install and configure_lb: apt-get in turn
+    apt_repo: bool = False      # install: -r/-K (repository), -V (version)
     lb_bootstrap: bool = False  # configure_lb: -B, the VIP before the API
 
     @classmethod
@@ -79,7 +98,8 @@ class Features:
                    join_first='join-first' in install,
                    apt_turn=('apt-turn' in install and
                              'apt-turn' in configure_lb),
-                   lb_bootstrap='bootstrap' in configure_lb)
+                   lb_bootstrap='bootstrap' in configure_lb,
+                   apt_repo='apt-repo' in install)
 
 
 def local_script(package_dir, relative_path, name):
@@ -97,6 +117,15 @@ def package_path(params, name):
     """Where the VNF package keeps script ``name``."""
     if name == INSTALL and params.script_path:
         return params.script_path
+    if name == REPO_KEY:
+        return params.kubernetes_apt_repository.key_path
+    for registry in params.private_registry_connection_info:
+        if registry.certificate_path and name == registry_ca_name(registry):
+            return registry.certificate_path
+    if name == HELM_ARCHIVE:
+        return params.helm.archive_path
+    if name == HELM_SCRIPT:
+        return params.helm_installation_script_path
     lb = params.external_lb_param
     if name == EXTERNAL_LB and lb is not None and lb.script_path:
         return lb.script_path
@@ -117,8 +146,16 @@ def names_for(node, params):
         # script's token-secret mode (the VIM's credentials).
         return [LIBRARY, INSTALL] if node.role == 'master' else []
     names = [LIBRARY, INSTALL]
+    repository = params.kubernetes_apt_repository
+    if repository is not None and repository.key_path:
+        names.append(REPO_KEY)
+    names += [registry_ca_name(registry) for registry in
+              params.private_registry_connection_info
+              if registry.certificate_path]
     if params.is_ha and node.role == 'master':
         names.append(CONFIGURE_LB)
+    if node.role == 'master':
+        names += helm_names(params)
     if params.storage_server is not None:
         names.append(STORAGE)
     return names

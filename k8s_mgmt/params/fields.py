@@ -242,17 +242,25 @@ def package_path(report, path, value, package_dir=None):
     return normal
 
 
-def vm_path(report, path, value):
-    """An absolute path on a VM (see :func:`accepted.vm_path`)."""
-    value = string(report, path, value, what='a path string',
-                   limit=accepted.PATH_MAX)
+def _by_rule(report, path, value, rule, what, limit):
+    """``value`` when it is a string that ``rule`` (one of
+    :mod:`k8s_mgmt.accepted`'s: None or the reason) accepts, else None
+    after a problem naming the reason and the value."""
+    value = string(report, path, value, what=what, limit=limit)
     if value is None:
         return None
-    reason = accepted.vm_path(value)
+    reason = rule(value)
     if reason is not None:
         report.problem(path, '%s: %s' % (reason, show(value)))
         return None
-    return posixpath.normpath(value)
+    return value
+
+
+def vm_path(report, path, value):
+    """An absolute path on a VM (see :func:`accepted.vm_path`)."""
+    value = _by_rule(report, path, value, accepted.vm_path,
+                     'a path string', accepted.PATH_MAX)
+    return None if value is None else posixpath.normpath(value)
 
 
 def proxy_url(report, path, value):
@@ -268,6 +276,76 @@ def proxy_url(report, path, value):
         report.problem(path, 'proxy URL ' + reason)
         return None
     return url
+
+
+def repository_url(report, path, value):
+    """An http(s) URL of a package repository or of its signing key (see
+    :func:`accepted.repository_url`)."""
+    return _by_rule(report, path, value, accepted.repository_url,
+                    'a URL string', accepted.REPOSITORY_URL_MAX)
+
+
+_HELM_VERSION = re.compile(
+    r'v?(3\.(?:0|[1-9][0-9]{0,2})\.(?:0|[1-9][0-9]{0,2}))')
+_SHA256 = re.compile(r'[0-9a-f]{64}')
+
+
+def helm_version(report, path, value):
+    """A Helm 3 release, ``3.MINOR.PATCH`` (a leading ``v`` allowed and
+    dropped)."""
+    value = string(report, path, value, what='a version string', limit=20)
+    if value is None:
+        return None
+    found = _HELM_VERSION.fullmatch(value.strip())
+    if found is None:
+        report.problem(path, 'not a Helm 3 release such as 3.16.2: %s'
+                       % show(value))
+        return None
+    return found.group(1)
+
+
+def sha256(report, path, value):
+    """64 lower-case hex digits."""
+    value = string(report, path, value, what='a SHA-256 string', limit=64)
+    if value is None:
+        return None
+    if not _SHA256.fullmatch(value):
+        report.problem(path, 'not a SHA-256 (64 lower-case hex digits): %s'
+                       % show(value))
+        return None
+    return value
+
+
+def registry_server(report, path, value):
+    """A registry's ``HOST[:PORT]`` (see :func:`accepted.registry_server`).
+    """
+    return _by_rule(report, path, value, accepted.registry_server,
+                    'a HOST[:PORT] string', accepted.REGISTRY_SERVER_MAX)
+
+
+def hosts_entry(report, path, value):
+    """One /etc/hosts line (see :func:`accepted.hosts_entry`), its blanks
+    made single spaces."""
+    value = _by_rule(report, path, value, accepted.hosts_entry,
+                     'an /etc/hosts line', accepted.HOSTS_ENTRY_MAX)
+    return None if value is None else ' '.join(value.split())
+
+
+# Tacker's sample driver's connection_type codes, and the words.
+CONNECTION_TYPES = {0: 'http', 1: 'https', '0': 'http', '1': 'https',
+                    'http': 'http', 'https': 'https'}
+
+
+def connection_type(report, path, value):
+    """``http`` or ``https``: Tacker's 0 or 1 (a number or a string), or
+    the word."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or \
+            value not in CONNECTION_TYPES:
+        report.problem(path, 'expected 0 (http) or 1 (https), as Tacker\'s '
+                       'sample driver takes it, or "http" or "https"; got %s'
+                       % describe(value))
+        return None
+    return CONNECTION_TYPES[value]
 
 
 def no_proxy(report, path, value):

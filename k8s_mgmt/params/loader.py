@@ -7,6 +7,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
+from k8s_mgmt.params import package_checks
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
 from k8s_mgmt.params.reader import key_for_path
@@ -51,7 +52,7 @@ def _check_operation(operation):
 
 def load_cluster_params(additional_params, *, operation='instantiate',
                         flavour=None, package_dir=None,
-                        ext_virtual_links=None):
+                        ext_virtual_links=None, api='v1'):
     """Validate ``additionalParams`` (either casing) into ClusterParams.
 
     ``ext_virtual_links`` (the request's, either casing) are checked too
@@ -63,7 +64,7 @@ def load_cluster_params(additional_params, *, operation='instantiate',
     are logged and kept in ``ClusterParams.warnings``.
     """
     _check_operation(operation)
-    report = fields.Report()
+    report = _report_for(api)
     params = _validate(report, operation, flavour, package_dir,
                        additional_params, ext_virtual_links)
     return _finish(report, params)
@@ -74,14 +75,31 @@ def _validate(report, operation, flavour, package_dir, additional_params,
     cps = request_body.ext_cps(report, ext_virtual_links)
     validator = validate.ClusterValidator(report, operation, flavour,
                                           package_dir)
-    return validator.run(additional_params, _default_version(), cps)
+    params = validator.run(additional_params, _default_version(), cps)
+    if package_dir is not None:
+        package_checks.check_api(report, package_dir,
+                                 request_body.api_of(report))
+    return params
 
 
-def load_request(body, *, operation='instantiate', package_dir=None):
+def _report_for(api):
+    if api not in request_body.APIS:
+        raise ValueError('api must be one of %s, not %r'
+                         % (', '.join(request_body.APIS), api))
+    return (request_body.V2Report() if api == request_body.API_V2
+            else fields.Report())
+
+
+def load_request(body, *, operation='instantiate', package_dir=None,
+                 api='v1'):
     """Validate a whole InstantiateVnfRequest body: flavourId,
-    vimConnectionInfo, extVirtualLinks and additionalParams."""
+    vimConnectionInfo, extVirtualLinks and additionalParams.
+
+    ``api`` is the Tacker VNF LCM API the request is for, 'v1' or 'v2'
+    (:func:`k8s_mgmt.params.request_body.detect_api` tells from the body).
+    """
     _check_operation(operation)
-    report = fields.Report()
+    report = _report_for(api)
     if not isinstance(body, dict):
         report.problem('request', 'expected a JSON object (an '
                        'InstantiateVnfRequest), got %s'

@@ -64,6 +64,47 @@ class ProxyParams:
 
 
 @dataclasses.dataclass(frozen=True)
+class KubernetesAptRepository:
+    """Where the nodes install kubeadm, kubelet and kubectl from: an apt
+    repository laid out as pkgs.k8s.io (``url`` + ``v1.MINOR/deb/``), and
+    its signing key, by URL or as a file of the VNF package (neither: the
+    minor's ``Release.key``)."""
+
+    url: str                          # ends with "/"
+    key_url: Optional[str] = None
+    key_path: Optional[str] = None    # relative to the package root
+
+
+@dataclasses.dataclass(frozen=True)
+class RegistryConnection:
+    """A private container registry every node pulls from: an entry of
+    ``private_registry_connection_info``, in Tacker's sample driver's
+    shape (``connection_type`` 0 for http, 1 for https; ours also takes
+    the words), normalised to the words."""
+
+    connection_type: str              # 'http' or 'https'
+    server: str                       # HOST[:PORT]
+    certificate_path: Optional[str] = None   # the CA, in the package
+    hosts_string: Optional[str] = None       # one /etc/hosts line
+
+    @property
+    def url(self):
+        return '%s://%s' % (self.connection_type, self.server)
+
+
+@dataclasses.dataclass(frozen=True)
+class HelmInstall:
+    """Helm on every master, pinned: its release archive
+    (``helm-vVERSION-linux-ARCH.tar.gz``) from the VNF package
+    (``archive_path``) or from a URL with its SHA-256."""
+
+    version: str                      # 3.16.2 (no leading v)
+    archive_path: Optional[str] = None
+    url: Optional[str] = None
+    sha256: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
 class CinderVolumeSetup:
     volume_resource_id: str
     mount_to: str
@@ -140,6 +181,12 @@ class ClusterParams:
     pv_registration_params: Tuple[PvRegistration, ...] = ()
     ansible: Optional[AnsibleParams] = None
     external_lb_param: Optional[ExternalLbParams] = None
+    kubernetes_apt_repository: Optional[KubernetesAptRepository] = None
+    private_registry_connection_info: Tuple[RegistryConnection, ...] = ()
+    helm: Optional[HelmInstall] = None
+    # Tacker's sample driver's form: a script of the package run as root
+    # on every master.
+    helm_installation_script_path: Optional[str] = None
     flavour: Optional[str] = None
     operation: str = 'instantiate'
     # Per-request options of scale/heal (see merge_overrides).

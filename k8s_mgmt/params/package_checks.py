@@ -18,6 +18,10 @@ every VM is up). These checks read the package to catch them first:
 The PersistentVolume manifests are checked by
 :mod:`k8s_mgmt.params.pv_manifests`.
 
+A request for Tacker's v2 API names no UserData (v2 builds the stack with
+its DefaultUserData), so nothing about UserData is checked for it; instead
+the package must be one built for v2, shipping the v2 script.
+
 YAML is read with ``yaml.safe_load``. A problem in the package itself is
 reported at ``flavourId`` (or the UserData key) and names the file.
 """
@@ -29,6 +33,7 @@ import re
 
 import yaml
 
+from k8s_mgmt import shipped
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import request_body
 
@@ -46,6 +51,8 @@ _VOLUME_TYPE = 'OS::Cinder::Volume'
 _FLAVOUR_DIR = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
 _SHOWN = 80
 _YAML_SUFFIXES = ('.yaml', '.yml')
+# k8s_mgmt.package_v2.V2_SCRIPT: the script a v2 package's hooks run.
+V2_SCRIPT = 'Scripts/k8s_mgmt_v2.py'
 
 
 def check(report, package_dir, flavour, user_data=None, params=None,
@@ -58,6 +65,8 @@ def check(report, package_dir, flavour, user_data=None, params=None,
     each may be empty. The flavour matters only for the CPs.
     """
     _check_user_data(report, package_dir, user_data)
+    if params is not None:
+        _check_script_features(report, package_dir, params)
     named = list(_named_cps(params)) if params is not None else []
     volumes = list(_named_volumes(params)) if params is not None else []
     if flavour is None or not (named or volumes or ext_cps):
@@ -74,6 +83,35 @@ def check(report, package_dir, flavour, user_data=None, params=None,
         _check_named_resources(report, package_dir, flavour, named, volumes)
     if ext_cps:
         _check_ext_cps(report, package_dir, flavour, ext_cps)
+
+
+# Request options -> the install-script feature that takes them.
+_OPTION_FEATURES = (('kubernetes_apt_repository', 'apt-repo'),
+                    ('private_registry_connection_info', 'registries'),
+                    ('helm', 'helm'))
+
+
+def _check_script_features(report, package_dir, params):
+    """A request option the package's own install script is too old to
+    take is refused here, not on the VMs."""
+    asked = [(option, feature) for option, feature in _OPTION_FEATURES
+             if getattr(params, option)]
+    if not asked or params.uses_ansible or not params.script_path:
+        return
+    path = os.path.join(package_dir, params.script_path)
+    try:
+        with open(path, 'rb') as handle:
+            features = shipped.script_features(handle.read())
+    except OSError:
+        return            # not in the package: the shipped copy is used
+    for option, feature in asked:
+        if feature not in features:
+            report.problem(
+                _ROOT + '.' + option,
+                'the VNF package\'s install script %s predates this option '
+                '(no "%s" on its k8s-mgmt-features line): build the package '
+                'again with this version of k8s-mgmt'
+                % (fields.show(params.script_path), feature))
 
 
 def _check_named_resources(report, package_dir, flavour, cps, volumes):
@@ -104,9 +142,22 @@ def _check_ext_cps(report, package_dir, flavour, ext_cps):
                                               listed))
 
 
+def check_api(report, package_dir, api):
+    """A v2 request needs a package built for v2: one whose hooks have
+    the v2 script to run."""
+    if api != request_body.API_V2:
+        return
+    if not os.path.isfile(os.path.join(package_dir, *V2_SCRIPT.split('/'))):
+        report.problem('flavourId', 'the VNF package has no %s: it is not '
+                       'built for Tacker API v2 (build it with "k8s-mgmt '
+                       'package build --api v2")' % V2_SCRIPT)
+
+
 def _check_user_data(report, package_dir, user_data):
-    """The UserData script is in the package and defines the class."""
-    if user_data is None or user_data.path is None:
+    """The UserData script is in the package and defines the class
+    (v1 only: a v2 request uses no UserData)."""
+    if (user_data is None or user_data.path is None or
+            request_body.api_of(report) == request_body.API_V2):
         return
     where = request_body.USER_DATA_PATH
     if fields.package_path(report, where, user_data.path,

@@ -10,6 +10,11 @@ name in the VNF package is checked by :mod:`k8s_mgmt.params.package_checks`.
 Paths are the request body's (camelCase, ``extVirtualLinks[1].extCps[0].
 cpdId``) whichever casing the input used; Tacker's objects arrive as
 snake_case dicts and read the same.
+
+A request for Tacker's v2 API (checked with a :class:`V2Report`) differs:
+``vimConnectionInfo`` is a map with one entry, each ``extCps[].cpConfig`` a
+map, and the UserData keys are refused, since the v2 package builds the
+stack with Tacker's DefaultUserData (see :mod:`k8s_mgmt.package_v2`).
 """
 
 import collections
@@ -29,6 +34,31 @@ USER_DATA_CLASS_PATH = 'additionalParams.' + USER_DATA_CLASS
 UserData = collections.namedtuple('UserData', 'path class_name')
 # One extCps[].cpdId: where it is in the request, and its value.
 ExtCp = collections.namedtuple('ExtCp', 'path cpd_id')
+# The Tacker VNF LCM APIs a request can be written for.
+API_V1 = 'v1'
+API_V2 = 'v2'
+APIS = (API_V1, API_V2)
+_VIM_INFO = 'vimConnectionInfo'
+
+
+class V2Report(fields.Report):
+    """The report of a request for Tacker's v2 API: the checks here that
+    differ between the APIs read ``api`` from it."""
+
+    api = API_V2
+
+
+def api_of(report):
+    """The API a report checks a request for (a plain Report: v1)."""
+    return getattr(report, 'api', API_V1)
+
+
+def detect_api(body):
+    """The API a request body is written for: v2 when its
+    ``vimConnectionInfo`` is an object (v2's map), else v1."""
+    if isinstance(body, dict) and isinstance(body.get(_VIM_INFO), dict):
+        return API_V2
+    return API_V1
 
 
 def user_data(report, additional_params, operation):
@@ -39,6 +69,9 @@ def user_data(report, additional_params, operation):
     """
     script = additional_params.get(USER_DATA)
     klass = additional_params.get(USER_DATA_CLASS)
+    if api_of(report) == API_V2:
+        _no_user_data_under_v2(report, script, klass)
+        return None
     if script is None and klass is None:
         if operation == 'instantiate':
             report.warn(USER_DATA_PATH, 'absent (and %s): Tacker will ignore '
@@ -54,6 +87,14 @@ def user_data(report, additional_params, operation):
     if script is None or klass is None:
         return None
     return UserData(_module_path(report, script), _class_name(report, klass))
+
+
+def _no_user_data_under_v2(report, script, klass):
+    if script is not None or klass is not None:
+        report.problem(USER_DATA_PATH, 'remove it and %s: the v2 package '
+                       'uses Tacker\'s DefaultUserData to build the stack; '
+                       'the v1 UserData class cannot run under v2'
+                       % USER_DATA_CLASS)
 
 
 def _module_path(report, value):
@@ -113,15 +154,103 @@ def ext_cps(report, links):
             cpd_id = _required(report, cp_path, cp, 'cpd_id', fields.name)
             if cpd_id is not None:
                 found.append(ExtCp(cp_path + '.cpdId', cpd_id))
+            if api_of(report) == API_V2:
+                _required(report, cp_path, cp, 'cp_config', _v2_cp_config)
     return found
 
 
+def _v2_cp_config(report, path, value):
+    """v2's cpConfig: a non-empty map of VnfExtCpConfig objects."""
+    if not isinstance(value, dict):
+        report.problem(path, 'expected an object keyed by a name (Tacker '
+                       'API v2\'s map of VnfExtCpConfig, e.g. {"<cpdId>_1": '
+                       '{"cpProtocolData": [...]}}), got %s'
+                       % fields.describe(value))
+        return None
+    if not value:
+        report.problem(path, 'needs at least 1 entry')
+    for key, config in value.items():
+        if not isinstance(config, dict):
+            report.problem('%s.%s' % (path, key), 'expected an object, got '
+                           '%s' % fields.describe(config))
+            continue
+        _v2_protocol_data(report, '%s.%s.cpProtocolData' % (path, key),
+                          config.get('cpProtocolData'))
+    return value
+
+
+def _v2_protocol_data(report, path, value):
+    """v2 builds the port's CpProtocolInfo from each IP_OVER_ETHERNET
+    entry's ``ipOverEthernet`` and fails the instantiate (FAILED_TEMP,
+    after the grant) without it: refused here, before anything runs."""
+    if not isinstance(value, list):
+        return
+    for index, data in enumerate(value):
+        if (isinstance(data, dict) and
+                data.get('layerProtocol') == 'IP_OVER_ETHERNET' and
+                not isinstance(data.get('ipOverEthernet'), dict)):
+            report.problem('%s[%d].ipOverEthernet' % (path, index),
+                           'required by Tacker API v2 for IP_OVER_ETHERNET '
+                           '(e.g. {"ipAddresses": [{"type": "IPV4", '
+                           '"numDynamicAddresses": 1}]}: one address from '
+                           'the network\'s subnet)')
+
+
 def vim_connection_info(report, value):
-    """``vimConnectionInfo``: a list of objects with ``id`` and
-    ``vimType``; None means absent (allowed)."""
-    for path, info in _objects(report, 'vimConnectionInfo', value):
+    """``vimConnectionInfo``; None means absent (allowed). v1: a list of
+    objects with ``id`` and ``vimType``; v2: see :func:`_v2_vim_info`."""
+    if api_of(report) == API_V2:
+        _v2_vim_info(report, value)
+        return
+    for path, info in _objects(report, _VIM_INFO, value):
         _required(report, path, info, 'id', fields.string)
         _required(report, path, info, 'vim_type', fields.string)
+
+
+def _v2_vim_info(report, value):
+    """v2's map of VimConnectionInfo: exactly one entry (v2 refuses to
+    choose among several), with ``vimType`` and either ``vimId`` (Tacker
+    fills in the rest from its VIM database) or ``accessInfo`` and
+    ``interfaceInfo``."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        report.problem(_VIM_INFO, 'expected an object keyed by a name '
+                       '(Tacker API v2), got %s' % fields.describe(value))
+        return
+    if len(value) != 1:
+        report.problem(_VIM_INFO, 'v2 supports exactly one VIM connection: '
+                       'Tacker cannot tell which of several to use (got %d)'
+                       % len(value))
+    for key, info in value.items():
+        path = '%s.%s' % (_VIM_INFO, key)
+        if not isinstance(info, dict):
+            report.problem(path, 'expected an object, got %s'
+                           % fields.describe(info))
+            continue
+        _required(report, path, info, 'vim_type', fields.string)
+        if _present(info, 'vim_id'):
+            _required(report, path, info, 'vim_id', fields.string)
+        elif any(_present(info, name)
+                 for name in ('access_info', 'interface_info')):
+            for name in ('access_info', 'interface_info'):
+                _required(report, path, info, name, _object)
+        else:
+            report.problem(path, 'needs vimId, or accessInfo and '
+                           'interfaceInfo')
+
+
+def _present(raw, snake_name):
+    found, value, _ = casing.pick(raw, snake_name)
+    return found and value is not None
+
+
+def _object(report, path, value):
+    if not isinstance(value, dict):
+        report.problem(path, 'expected an object, got %s'
+                       % fields.describe(value))
+        return None
+    return value
 
 
 def _list(report, path, value):

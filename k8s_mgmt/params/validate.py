@@ -41,6 +41,8 @@ from k8s_mgmt.params.reader import SectionReader
 LOG = logging.getLogger(__name__)
 
 ROOT = 'k8s_cluster_installation_param'
+# Private registries one cluster may name (each is a file on every node).
+MAX_REGISTRIES = 16
 
 # additionalParams keys that Tacker itself (or its other drivers) reads.
 TACKER_KEYS = frozenset([
@@ -195,7 +197,9 @@ class ClusterValidator(SectionReader):
                 'kubernetes_version': fields.kubernetes_version}
         known = ('script_path', 'master_node', 'worker_node', 'proxy',
                  'storage_server', 'pv_registration_params', 'ansible',
-                 'external_lb_param')
+                 'external_lb_param', 'kubernetes_apt_repository',
+                 'private_registry_connection_info', 'helm',
+                 'helm_installation_script_path')
         root = self.section(ROOT, raw, spec, extra_known=known)
         found = {name: self.lookup(ROOT, raw, name) for name in known}
         ansible = (self._ansible(found['ansible'][1])
@@ -213,12 +217,24 @@ class ClusterValidator(SectionReader):
                    if found['pv_registration_params'][0] else ())
         lb = (self._external_lb(found['external_lb_param'][1], package_path)
               if found['external_lb_param'][0] else None)
+        repository = (self._repository(
+            found['kubernetes_apt_repository'][1], package_path)
+            if found['kubernetes_apt_repository'][0] else None)
+        registries = (self._registries(
+            found['private_registry_connection_info'][1], package_path)
+            if found['private_registry_connection_info'][0] else ())
+        helm, helm_script = self._helm(found['helm'],
+                                       found['helm_installation_script_path'],
+                                       package_path)
         params = model.ClusterParams(
             kubernetes_version=root.get('kubernetes_version', default_version),
             script_path=script_path, vim_name=root.get('vim_name'),
             master_node=master, worker_node=worker, proxy=proxy,
             storage_server=storage, pv_registration_params=volumes,
-            ansible=ansible, external_lb_param=lb, flavour=self.flavour,
+            ansible=ansible, external_lb_param=lb,
+            kubernetes_apt_repository=repository,
+            private_registry_connection_info=registries, helm=helm,
+            helm_installation_script_path=helm_script, flavour=self.flavour,
             operation=self.operation, **_options(top))
         self._cross_checks(params)
         return params
@@ -281,6 +297,94 @@ class ClusterValidator(SectionReader):
     def _proxy(self, raw):
         section = self.section(child(ROOT, 'proxy'), raw, _PROXY_SPEC)
         return model.ProxyParams(**section.values) if section else None
+
+    def _repository(self, raw, package_path):
+        """The Kubernetes apt repository: ``url`` required, its key by
+        ``key_url`` or ``key_path`` (a file of the package), not both."""
+        path = child(ROOT, 'kubernetes_apt_repository')
+        spec = {'url': fields.repository_url,
+                'key_url': fields.repository_url, 'key_path': package_path}
+        section = self.section(path, raw, spec)
+        if section is None or not self.require(section, ('url',)):
+            return None
+        if {'key_url', 'key_path'} <= section.present:
+            self.report.problem(child(path, 'key_path'), 'give the signing '
+                                'key by key_url or by key_path, not both')
+            return None
+        if set(section.values) != section.present:
+            return None
+        values = dict(section.values)
+        if not values['url'].endswith('/'):
+            values['url'] += '/'
+        return model.KubernetesAptRepository(**values)
+
+    def _helm(self, found_helm, found_script, package_path):
+        """(HelmInstall, script path): ours, pinned (the archive from the
+        package, or a URL with its SHA-256), or Tacker's script; not both.
+        """
+        script = (package_path(self.report,
+                               child(ROOT, 'helm_installation_script_path'),
+                               found_script[1])
+                  if found_script[0] else None)
+        if not found_helm[0]:
+            return None, script
+        path = child(ROOT, 'helm')
+        if found_script[0]:
+            self.report.problem(path, 'give Helm by helm or by '
+                                'helm_installation_script_path, not both')
+            return None, None
+        spec = {'version': fields.helm_version, 'archive_path': package_path,
+                'url': fields.repository_url, 'sha256': fields.sha256}
+        section = self.section(path, found_helm[1], spec)
+        if section is None or not self.require(section, ('version',)):
+            return None, None
+        sources = {'archive_path', 'url'} & section.present
+        if len(sources) != 1:
+            self.report.problem(path, 'needs its release archive by '
+                                'archive_path (a file of the VNF package) or '
+                                'by url, one of them')
+            return None, None
+        if 'url' in sources and 'sha256' not in section.present:
+            self.report.problem(child(path, 'sha256'), 'required with url: '
+                                'the archive is checked before it is used')
+            return None, None
+        if set(section.values) != section.present:
+            return None, None
+        return model.HelmInstall(**section.values), None
+
+    def _registries(self, raw, package_path):
+        """Tacker's ``private_registry_connection_info``: each server once,
+        its CA only for https (and then from the package)."""
+        path = child(ROOT, 'private_registry_connection_info')
+        spec = {'connection_type': fields.connection_type,
+                'server': fields.registry_server,
+                'certificate_path': package_path,
+                'hosts_string': fields.hosts_entry}
+        items = self.section_list(path, raw, spec)
+        if len(items) > MAX_REGISTRIES:
+            self.report.problem(path, 'at most %d registries'
+                                % MAX_REGISTRIES)
+            return ()
+        found, seen = [], set()
+        for item in items:
+            entry = self._complete(item, spec, model.RegistryConnection,
+                                   optional=('certificate_path',
+                                             'hosts_string'))
+            if entry is None:
+                continue
+            if entry.certificate_path and entry.connection_type == 'http':
+                self.report.problem(
+                    child(item.path, 'certificate_path'), 'a CA certificate '
+                    'means nothing for an http registry: give '
+                    'connection_type 1 (https), or no certificate_path')
+                continue
+            if entry.server in seen:
+                self.report.problem(child(item.path, 'server'), '%s is '
+                                    'given twice' % entry.server)
+                continue
+            seen.add(entry.server)
+            found.append(entry)
+        return tuple(found)
 
     def _storage(self, raw):
         path = child(ROOT, 'storage_server')
@@ -418,6 +522,23 @@ class ClusterValidator(SectionReader):
                              'written on the Ansible server): set '
                              'http_proxy/https_proxy in kubespray\'s own '
                              'group_vars there')
+        if params.kubernetes_apt_repository is not None:
+            self.report.warn(child(ROOT, 'kubernetes_apt_repository'),
+                             'ignored in the kubespray mode: kubespray '
+                             'downloads the Kubernetes binaries itself (set '
+                             'its download URLs in its own group_vars)')
+        if params.private_registry_connection_info:
+            self.report.warn(child(ROOT, 'private_registry_connection_info'),
+                             'ignored in the kubespray mode: kubespray '
+                             'configures containerd itself (set '
+                             'containerd_registries_mirrors in its own '
+                             'group_vars)')
+        for name in ('helm', 'helm_installation_script_path'):
+            if getattr(params, name):
+                self.report.warn(child(ROOT, name), 'ignored in the '
+                                 'kubespray mode: kubespray installs Helm '
+                                 'itself (helm_enabled in its own '
+                                 'group_vars)')
 
 
 def log_warnings(warnings):

@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm
 set -Eeuo pipefail
 umask 077
 
@@ -31,9 +31,25 @@ readonly KUBELET_CONF=$K8S_DIR/kubelet.conf
 readonly CA_CERT=$K8S_DIR/pki/ca.crt
 readonly RUN_DIR=${K8S_MGMT_RUN_DIR:-/run}
 readonly CRI_SOCKET=unix:///run/containerd/containerd.sock
-readonly APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
+# Where containerd reads per-registry hosts.toml files (its config_path),
+# the system's CA directory, the hosts file and the mark of its lines from
+# -G. Not readonly, as the keyring below: the tests point them elsewhere.
+CERTS_D=/etc/containerd/certs.d
+CA_DIR=/usr/local/share/ca-certificates
+HOSTS_FILE=/etc/hosts
+CONTAINERD_CONFIG=/etc/containerd/config.toml
+readonly HOSTS_MARK="# k8s-mgmt: private registry"
+# Not readonly: the tests point it, the container file and the sysctl tree
+# at their own files.
+APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 readonly APT_SOURCE=/etc/apt/sources.list.d/kubernetes.list
 readonly SUPPORTED_MINORS="30 31 32 33 34 35 36 37"
+# The packages' home: pkgs.k8s.io's per-minor layout, BASE/v1.MINOR/deb/.
+readonly DEFAULT_REPO_URL=https://pkgs.k8s.io/core:/stable:/
+# Written by container managers (systemd's convention): this node shares
+# the host's kernel, whose modules and swap it cannot change.
+CONTAINER_FILE=/run/systemd/container
+SYSCTL_DIR=/proc/sys
 readonly DEFAULT_CNI_URL=https://raw.githubusercontent.com/projectcalico/calico/v3.30.0/manifests/calico.yaml
 # Bounds on every network call, so a silent endpoint fails the step instead
 # of hanging it: one kubectl call, one download (curl), apt's fetches.
@@ -43,6 +59,9 @@ readonly APT_FETCH_SECONDS=30
 
 MODE=""
 K8S_MINOR=1.35
+K8S_VERSION=""
+REPO_URL=$DEFAULT_REPO_URL
+REPO_KEY=""
 ADVERTISE_ADDRESS=""
 NODE_NAME=""
 ENDPOINT=""
@@ -85,9 +104,17 @@ Modes:
   prepare       what init and the joins do first (containerd, kernel
                 settings, swap, Kubernetes packages), on its own: run while
                 a master is busy, it leaves the join little to do
+  helm          install Helm VERSION (-L) from its release archive (-m), checked
+                against -M when given; nothing when that version is there
 
 Options:
   -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
+  -V VERSION  exact Kubernetes version of the packages, e.g. 1.35.2 (default:
+              the newest of the minor in the repository)
+  -r URL      Kubernetes apt repository base: BASE/v1.MINOR/deb/ holds the
+              minor's packages (default https://pkgs.k8s.io/core:/stable:/)
+  -K URL|FILE the repository's signing key (ASCII-armored or binary OpenPGP);
+              default BASE/v1.MINOR/deb/Release.key
   -a IP       advertise address: this node's IP on the cluster network
   -H NAME     node name (default: hostname)
   -e HOST:PORT  control-plane endpoint (HA: VIP:16443); for joins the API
@@ -104,6 +131,14 @@ Options:
   -F LIST     further comma-separated API server certificate SANs
   -c URL|PATH CNI manifest (default: pinned Calico); "none" skips the CNI
   -d SHA256   expected SHA-256 of the CNI manifest
+  -g URL[,CA] a private container registry, http(s)://HOST[:PORT], and for
+              https the file of its CA certificate (repeatable): containerd
+              pulls from it as its hosts.toml under /etc/containerd/certs.d
+              says, and the CA is trusted system-wide too
+  -G LINE     an /etc/hosts line for a registry, "IPv4 NAME..." (repeatable)
+  -L VERSION  helm: the Helm release, e.g. 3.16.2
+  -m URL|FILE helm: its archive, helm-vVERSION-linux-ARCH.tar.gz
+  -M SHA256   helm: the archive's expected SHA-256 (required for a URL)
   -t HASH     CA certificate hash for joins (sha256:<64 hex>)
   -s FILE|-   secrets as KEY=VALUE lines: token, certificate_key,
               http_proxy, https_proxy (FILE must be mode 0600 or stricter)
@@ -186,18 +221,21 @@ poll_until() {
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare)"
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm)"
     case $1 in
         -h | --help) usage; exit 0 ;;
-        init | join-master | join-worker | print-join | token-secret | prepare) MODE=$1 ;;
+        init | join-master | join-worker | print-join | token-secret | prepare | helm) MODE=$1 ;;
         -*) usage_error "missing mode before option $1" ;;
         *) usage_error "unknown mode: $1" ;;
     esac
     shift
     local opt OPTIND=1
-    while getopts ':k:a:H:e:ARpP:S:C:x:F:c:d:t:s:u:w:o:nh' opt; do
+    while getopts ':k:V:r:K:a:H:e:ARpP:S:C:x:F:c:d:g:G:L:m:M:t:s:u:w:o:nh' opt; do
         case $opt in
             k) K8S_MINOR=$OPTARG ;;
+            V) K8S_VERSION=$OPTARG ;;
+            r) REPO_URL=$OPTARG ;;
+            K) REPO_KEY=$OPTARG ;;
             a) ADVERTISE_ADDRESS=$OPTARG ;;
             H) NODE_NAME=$OPTARG ;;
             e) ENDPOINT=$OPTARG ;;
@@ -211,6 +249,11 @@ parse_args() {
             F) EXTRA_SANS=$OPTARG ;;
             c) CNI_MANIFEST=$OPTARG ;;
             d) CNI_SHA256=$OPTARG ;;
+            g) REGISTRIES+=("$OPTARG") ;;
+            G) HOSTS_LINES+=("$OPTARG") ;;
+            L) HELM_VERSION=$OPTARG ;;
+            m) HELM_SOURCE=$OPTARG ;;
+            M) HELM_SHA256=$OPTARG ;;
             t) CA_CERT_HASH=$OPTARG ;;
             s) SECRETS_SOURCE=$OPTARG ;;
             u) SA_NAME=$OPTARG ;;
@@ -231,6 +274,36 @@ validate_version() {
         usage_error "bad Kubernetes version '$K8S_MINOR' (want a minor version like 1.35)"
     [[ " $SUPPORTED_MINORS " == *" ${BASH_REMATCH[1]} "* ]] ||
         usage_error "unsupported Kubernetes version $K8S_MINOR (supported: 1.${SUPPORTED_MINORS// /, 1.})"
+    [[ -z $K8S_VERSION || $K8S_VERSION =~ ^${K8S_MINOR//./\\.}\.(0|[1-9][0-9]{0,2})$ ]] ||
+        usage_error "bad -V '$K8S_VERSION' (want $K8S_MINOR.PATCH, the minor of -k)"
+}
+
+# http(s)://HOST[:PORT]/PATH with none of the characters a shell or apt's
+# source line would read otherwise (no whitespace, quotes, brackets, $).
+# k8s_mgmt/accepted.py holds the same rule for the driver.
+is_repo_url() {
+    [[ $1 =~ ^https?://[A-Za-z0-9.-]+(:([0-9]{1,5}))?(/[A-Za-z0-9._~:%+@=,-]*)*$ ]] || return 1
+    [[ -z ${BASH_REMATCH[2]} ]] || is_port "${BASH_REMATCH[2]}"
+}
+
+# A key given by URL (-K), not as a file.
+is_http() {
+    [[ $1 == http://* || $1 == https://* ]]
+}
+
+validate_repository() {
+    is_repo_url "$REPO_URL" ||
+        usage_error "bad -r repository URL (want http(s)://HOST[:PORT]/PATH/): '$REPO_URL'"
+    [[ $REPO_URL == */ ]] || REPO_URL+=/
+    [[ -n $REPO_KEY ]] || return 0
+    if is_http "$REPO_KEY"; then
+        is_repo_url "$REPO_KEY" || usage_error "bad -K key URL: '$REPO_KEY'"
+    elif [[ $REPO_KEY =~ ^[A-Za-z0-9._/+-]+$ ]]; then
+        [[ -n $RENDER_DIR || -r $REPO_KEY ]] || usage_error "-K: no readable key file '$REPO_KEY'"
+        [[ $REPO_KEY == /* ]] || REPO_KEY=$PWD/$REPO_KEY
+    else
+        usage_error "bad -K (want an http(s) URL or a file path): '$REPO_KEY'"
+    fi
 }
 
 validate_networks() {
@@ -262,14 +335,63 @@ validate_mode_needs() {
         [[ -n $ENDPOINT ]] || usage_error "HA init needs -e (VIP:PORT control-plane endpoint)"
     fi
     [[ $MODE == init ]] || ! "$REPORT" || usage_error "-R is for init only"
+    if [[ $MODE == helm ]]; then
+        [[ $HELM_VERSION =~ ^3\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$ ]] ||
+            usage_error "helm needs -L VERSION, a Helm 3 release such as 3.16.2"
+        [[ -n $HELM_SOURCE ]] || usage_error "helm needs -m URL|FILE (the release archive)"
+        if is_http "$HELM_SOURCE"; then
+            is_repo_url "$HELM_SOURCE" || usage_error "bad -m URL '$HELM_SOURCE'"
+            [[ -n $HELM_SHA256 ]] || usage_error "helm needs -M SHA256 with a URL"
+        else
+            [[ $HELM_SOURCE =~ ^[A-Za-z0-9/._+-]+$ && /$HELM_SOURCE/ != */../* ]] ||
+                usage_error "bad -m file '$HELM_SOURCE'"
+        fi
+        [[ -z $HELM_SHA256 || $HELM_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad -M SHA-256 '$HELM_SHA256'"
+    fi
     case $MODE in
         init | join-master | join-worker) ;;
         *) ! "$PREPARED" || usage_error "-p is for init and the joins only" ;;
     esac
 }
 
+# http(s)://HOST[:PORT], and after a comma the CA file of an https one (a
+# path of safe characters; relative: from where the script runs, as the
+# driver uploads it).
+# k8s_mgmt/accepted.py holds the driver's rule for the server.
+is_registry_spec() {
+    local url=${1%%,*} ca='' scheme host port
+    [[ $1 == *,* ]] && ca=${1#*,}
+    [[ $url =~ ^(http|https)://([A-Za-z0-9.-]+)(:([0-9]{1,5}))?$ ]] || return 1
+    scheme=${BASH_REMATCH[1]} host=${BASH_REMATCH[2]} port=${BASH_REMATCH[4]}
+    is_host "$host" || return 1
+    [[ -z $port ]] || is_port "$port" || return 1
+    [[ -z $ca ]] || [[ $scheme == https && $ca =~ ^[A-Za-z0-9/._+-]+$ && /$ca/ != */../* ]]
+}
+
+# "IPv4 NAME [NAME...]", single spaces (the driver normalises it).
+is_hosts_line() {
+    local -a words
+    [[ $1 =~ ^[0-9.]+( [A-Za-z0-9.-]+)+$ ]] && is_ipv4 "${1%% *}" || return 1
+    read -r -a words <<<"${1#* }"
+    local name
+    for name in "${words[@]}"; do is_host "$name" || return 1; done
+}
+
+validate_registries() {
+    local spec line
+    for spec in "${REGISTRIES[@]}"; do
+        is_registry_spec "$spec" ||
+            usage_error "bad -g registry '$spec' (want http(s)://HOST[:PORT], then ,CA-FILE for https only)"
+    done
+    for line in "${HOSTS_LINES[@]}"; do
+        is_hosts_line "$line" || usage_error "bad -G hosts line '$line' (want \"IPv4 NAME...\")"
+    done
+}
+
 validate_args() {
     validate_version
+    validate_repository
+    validate_registries
     validate_networks
     validate_mode_needs
     [[ -z $NODE_NAME ]] || is_node_name "$NODE_NAME" || usage_error "bad node name: '$NODE_NAME'"
@@ -286,20 +408,25 @@ validate_args() {
 
 # http(s)://[USERINFO@]HOST[:PORT][/]: HOST a name or an IPv4 address,
 # PORT 1-65535, USERINFO of RFC 3986 characters or %XX.
+# A host name (labels of letters, digits and inner "-") or an IPv4 address.
+is_host() {
+    local name_re='^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$'
+    if [[ $1 =~ ^[0-9.]+$ ]]; then
+        is_ipv4 "$1"
+    else
+        [[ ${#1} -le 253 && $1 =~ $name_re ]]
+    fi
+}
+
 is_proxy_url() {
     local authority hostport host port
     local userinfo_re='^([A-Za-z0-9._~!$&()*+,;=:-]|%[0-9A-Fa-f]{2})*$'
-    local name_re='^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$'
     [[ $1 =~ ^https?://([^/?#]*)/?$ ]] || return 1
     authority=${BASH_REMATCH[1]}
     hostport=${authority##*@}
     [[ $authority != *@* || ${authority%@*} =~ $userinfo_re ]] || return 1
     host=${hostport%%:*}
-    if [[ $host =~ ^[0-9.]+$ ]]; then
-        is_ipv4 "$host" || return 1
-    else
-        [[ ${#host} -le 253 && $host =~ $name_re ]] || return 1
-    fi
+    is_host "$host" || return 1
     [[ $hostport == *:* ]] || return 0
     port=${hostport#*:}
     is_port "$port"
@@ -483,8 +610,17 @@ render_sysctl() {
     printf 'net.ipv4.ip_forward = 1\n'
 }
 
+# The minor's directory of the repository (a flat one: "deb URL /").
+repo_minor_url() {
+    printf '%sv%s/deb/\n' "$REPO_URL" "$K8S_MINOR"
+}
+
+repo_key_location() {
+    if [[ -n $REPO_KEY ]]; then printf '%s\n' "$REPO_KEY"; else printf '%sRelease.key\n' "$(repo_minor_url)"; fi
+}
+
 render_apt_source() {
-    printf 'deb [signed-by=%s] https://pkgs.k8s.io/core:/stable:/v%s/deb/ /\n' "$APT_KEYRING" "$K8S_MINOR"
+    printf 'deb [signed-by=%s] %s /\n' "$APT_KEYRING" "$(repo_minor_url)"
 }
 
 # ---------------------------------------------------------- file writing
@@ -536,10 +672,11 @@ render_into_dir() {
 
 # A silent mirror fails a fetch after APT_FETCH_SECONDS; a dpkg lock held by
 # someone else (unattended-upgrades on a fresh VM) is waited for until -w.
+# Its output goes to stderr: stdout is the script's machine output.
 apt_get() {
     run apt_turn "$WAIT_SECONDS" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
         -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
-        -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$WAIT_SECONDS" "$@"
+        -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$WAIT_SECONDS" "$@" >&2
 }
 
 systemctl_do() {
@@ -619,30 +756,177 @@ module_present() {
     grep -qs "/$module.ko" "/lib/modules/$(uname -r)/modules.builtin"
 }
 
+# The container manager's name when this node is a container (it shares
+# the host's kernel), else nothing.
+container_name() {
+    local name
+    [[ -r $CONTAINER_FILE ]] || return 0
+    name=$(head -c 64 -- "$CONTAINER_FILE" | tr -cd 'A-Za-z0-9._-')
+    printf '%s\n' "${name:-container}"
+}
+
+# Root may write any sysctl file but those of a read-only /proc/sys (as
+# container managers mount it).
+sysctl_writable() {
+    [[ -w $1 ]]
+}
+
+# Kernel settings a container cannot change are reported as skipped, with
+# the reason, never silently: its modules and swap are the host's; a sysctl
+# the kernel does not offer here, or offers read-only, is not set.
 configure_kernel() {
-    local module
+    local module container key value path current
+    container=$(container_name)
     render_modules | write_or_show /etc/modules-load.d/k8s.conf 0644
     for module in overlay br_netfilter; do
-        module_present "$module" || run modprobe "$module" || die "cannot load kernel module $module"
+        module_present "$module" && continue
+        if [[ -n $container ]]; then
+            log "skipped: kernel module $module is not loaded, and this node is a container ($container) sharing the host's kernel: load it on the host"
+            continue
+        fi
+        run modprobe "$module" || die "cannot load kernel module $module"
     done
     render_sysctl | write_or_show /etc/sysctl.d/99-kubernetes.conf 0644
-    if "$WRITE_FILE_CHANGED"; then
-        run sysctl -q -p /etc/sysctl.d/99-kubernetes.conf
-    fi
+    while IFS=' =' read -r key value; do
+        [[ -n $key ]] || continue
+        path=$SYSCTL_DIR/${key//.//}
+        if [[ ! -e $path ]]; then
+            log "skipped: sysctl $key: this kernel has no such setting here${container:+ (container $container)}"
+        elif ! current=$(<"$path") 2>/dev/null; then
+            log "skipped: sysctl $key: unreadable here${container:+ (container $container)}"
+        elif [[ $current == "$value" ]]; then
+            continue
+        elif ! sysctl_writable "$path"; then
+            log "skipped: sysctl $key = $value: read-only here (it is $current)${container:+; this node is a container ($container)}"
+        else
+            run sysctl -q -w "$key=$value" || die "cannot set sysctl $key = $value"
+        fi
+    done < <(render_sysctl)
 }
 
 disable_swap() {
+    local container
     if [[ -n $(tail -n +2 /proc/swaps 2>/dev/null) ]]; then
-        run swapoff -a
+        container=$(container_name)
+        if [[ -n $container ]]; then
+            log "skipped: swap is on, and it is the host's: this node is a container ($container); the kubelet refuses to start until the host turns swap off"
+        else
+            run swapoff -a
+        fi
     fi
     if awk '!/^[[:space:]]*#/ && $3 == "swap" { found = 1 } END { exit !found }' /etc/fstab 2>/dev/null; then
         run sed -i -E '/^[^#]\S*\s+\S+\s+swap\s/ s/^/#/' /etc/fstab
     fi
 }
 
+# What prepare installs, from the Kubernetes repository (and for containerd
+# the distribution's): set by needed_packages.
+NEEDED_K8S=()
+NEEDED_RUNTIME=()
+PINNED_VERSION=""
+
+# Packages of the pinned version (-V) or minor (-k) that are already there
+# are kept; a tool of another version stops the run (upgrades are a
+# separate operation).
+needed_packages() {
+    local tool version
+    NEEDED_K8S=()
+    NEEDED_RUNTIME=()
+    have containerd || NEEDED_RUNTIME=(containerd runc)
+    for tool in kubeadm kubelet kubectl; do
+        version=$(installed_version "$tool")
+        if [[ -z $version ]]; then
+            NEEDED_K8S+=("$tool")
+        elif [[ -n $K8S_VERSION && $version != "v$K8S_VERSION" ]]; then
+            die "$tool $version is installed but $K8S_VERSION was asked for; upgrades are not done here"
+        elif [[ $version != "v$K8S_MINOR".* ]]; then
+            die "$tool $version is installed but the pinned minor is $K8S_MINOR; upgrades are not done here"
+        fi
+    done
+}
+
+# The repository's key, fetched (URL) or read (file), de-armored into the
+# keyring apt's source names; replaced only when it changed.
+install_repo_key() {
+    local location fetched keyring err
+    location=$(repo_key_location)
+    run mkdir -p -m 0755 "$(dirname "$APT_KEYRING")"
+    if "$DRY_RUN"; then
+        if is_http "$location"; then
+            run curl -fsS "${CURL_OPTS[@]}" -o /tmp/k8s-mgmt-repo-key "$location"
+            location=/tmp/k8s-mgmt-repo-key
+        fi
+        run gpg --dearmor --batch --yes -o "$APT_KEYRING" "$location"
+        return 0
+    fi
+    fetched=$(mktemp /tmp/k8s-mgmt-repo-key.XXXXXX)
+    keyring=$(mktemp /tmp/k8s-mgmt-repo-keyring.XXXXXX)
+    TEMP_FILES+=("$fetched" "$keyring")
+    if is_http "$location"; then
+        err=$(curl -fsS "${CURL_OPTS[@]}" -o "$fetched" "$location" 2>&1) ||
+            die "cannot fetch the signing key of the Kubernetes package repository from $location: $(last_line "$err")"
+    else
+        cp -- "$location" "$fetched" || die "cannot read the repository's signing key $location"
+    fi
+    if grep -q -- '-----BEGIN PGP PUBLIC KEY BLOCK-----' "$fetched"; then
+        gpg --dearmor --batch --yes -o "$keyring" "$fetched" 2>/dev/null ||
+            die "the signing key from $location is no OpenPGP key"
+    else
+        cp -- "$fetched" "$keyring"
+    fi
+    [[ -s $keyring ]] || die "the signing key from $location is empty"
+    if ! cmp -s -- "$keyring" "$APT_KEYRING"; then
+        install -m 0644 -- "$keyring" "$APT_KEYRING"
+        log "signing key of the Kubernetes package repository from $location installed"
+    fi
+}
+
+# One line of a command's output for a message: its last non-empty one.
+last_line() {
+    local line last=""
+    while IFS= read -r line; do
+        [[ -n ${line//[[:space:]]/} ]] && last=$line
+    done <<<"$1"
+    printf '%s\n' "${last:-no output}"
+}
+
+# The first error apt printed (E: or Err: lines), on one line.
+apt_error() {
+    local line
+    while IFS= read -r line; do
+        if [[ $line == E:* || $line == Err:* ]]; then
+            printf '%s\n' "${line//[[:space:]]/ }"
+            return 0
+        fi
+    done <<<"$1"
+    last_line "$1"
+}
+
+# The Kubernetes repository as apt's source (key, signed-by source), then
+# one apt-get update; nothing when no package is missing.
+add_k8s_apt_repo() {
+    needed_packages
+    if [[ ${#NEEDED_K8S[@]} -eq 0 && ${#NEEDED_RUNTIME[@]} -eq 0 ]]; then
+        log "containerd, kubeadm, kubelet and kubectl already installed; no repository needed"
+        return 0
+    fi
+    if ! have curl || ! have gpg; then apt_get install ca-certificates curl gpg; fi
+    install_repo_key
+    render_apt_source | write_or_show "$APT_SOURCE" 0644
+    local out
+    if "$DRY_RUN"; then
+        apt_get update
+    elif ! out=$(apt_get update 2>&1); then
+        printf '%s\n' "$out" >&2
+        die "cannot read the Kubernetes package repository $(repo_minor_url): $(apt_error "$out")"
+    else
+        printf '%s\n' "$out" >&2
+    fi
+}
+
 install_containerd() {
-    have containerd || apt_get install containerd
-    local config=/etc/containerd/config.toml rendered
+    [[ ${#NEEDED_RUNTIME[@]} -eq 0 ]] || apt_get install "${NEEDED_RUNTIME[@]}"
+    local config=$CONTAINERD_CONFIG rendered
     if "$DRY_RUN" && ! have containerd; then
         run containerd config default # then SystemdCgroup = true, into $config
     elif ! grep -qs 'SystemdCgroup = true' "$config"; then
@@ -653,46 +937,145 @@ install_containerd() {
         grep -qs 'SystemdCgroup = true' "$config" || "$DRY_RUN" ||
             die "$config has no SystemdCgroup setting to turn on"
     fi
+    configure_registries
     systemctl_do enable containerd
     if "$CONTAINERD_RESTART"; then systemctl_do restart containerd; else systemctl_do start containerd; fi
 }
 
-
-add_k8s_apt_repo() {
-    [[ -s $APT_KEYRING ]] || {
-        apt_get install ca-certificates curl gpg
-        run mkdir -p -m 0755 /etc/apt/keyrings
-        if "$DRY_RUN"; then
-            run curl -fsSL "${CURL_OPTS[@]}" "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key"
-        else
-            curl -fsSL "${CURL_OPTS[@]}" "https://pkgs.k8s.io/core:/stable:/v$K8S_MINOR/deb/Release.key" |
-                gpg --dearmor --batch --yes -o "$APT_KEYRING" || die "cannot fetch the pkgs.k8s.io signing key"
-            chmod 0644 "$APT_KEYRING"
-        fi
-    }
-    render_apt_source | write_or_show "$APT_SOURCE" 0644
+# hosts.toml of one registry: containerd resolves and pulls HOST[:PORT]'s
+# images there (http: plain HTTP; https: verified with CA when given).
+render_registry_hosts() {
+    local url=$1 ca=$2
+    printf 'server = "%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$url" "$url"
+    [[ -z $ca ]] || printf '  ca = "%s"\n' "$ca"
 }
 
-# Packages of the pinned minor that are already there are kept (no apt).
-install_k8s_packages() {
-    local tool version
-    local -a missing=()
-    for tool in kubeadm kubelet kubectl; do
-        version=$(installed_version "$tool")
-        if [[ -z $version ]]; then
-            missing+=("$tool")
-        elif [[ $version != "v$K8S_MINOR".* ]]; then
-            die "$tool $version is installed but the pinned minor is $K8S_MINOR; upgrades are not done here"
+# /etc/hosts without the lines this script added before, then -G's; each
+# marked, so a later run replaces them rather than adding more.
+render_hosts_file() {
+    grep -v -- " $HOSTS_MARK\$" "$HOSTS_FILE" || true
+    local line
+    for line in "${HOSTS_LINES[@]}"; do printf '%s %s\n' "$line" "$HOSTS_MARK"; done
+}
+
+# /etc/hosts is rewritten in place, not renamed over: a container's or
+# namespace's /etc/hosts is a mount point.
+write_hosts_file() {
+    local content
+    content=$(render_hosts_file)
+    printf '%s\n' "$content" | same_content "$HOSTS_FILE" && return 0
+    if "$DRY_RUN"; then
+        printf '# would write %s:\n%s\n' "$HOSTS_FILE" "$content" >&4
+        return 0
+    fi
+    printf '%s\n' "$content" >"$HOSTS_FILE"
+}
+
+configure_registries() {
+    if [[ ${#REGISTRIES[@]} -eq 0 && ${#HOSTS_LINES[@]} -eq 0 ]]; then
+        grep -qs " $HOSTS_MARK\$" "$HOSTS_FILE" || return 0
+    fi
+    local config=$CONTAINERD_CONFIG spec url ca hostport dir trusted=false
+    if [[ ${#REGISTRIES[@]} -gt 0 ]] && ! grep -qs "config_path = \"$CERTS_D\"" "$config"; then
+        sed "s#config_path = \"\"#config_path = \"$CERTS_D\"#" "$config" | write_or_show "$config" 0644
+        if "$WRITE_FILE_CHANGED"; then CONTAINERD_RESTART=true; fi
+        grep -qs "config_path = \"$CERTS_D\"" "$config" || "$DRY_RUN" ||
+            die "$config has no registry config_path to point at $CERTS_D"
+    fi
+    for spec in "${REGISTRIES[@]}"; do
+        url=${spec%%,*} ca=''
+        [[ $spec == *,* ]] && ca=${spec#*,}
+        hostport=${url#*://}
+        dir=$CERTS_D/$hostport
+        if [[ -n $ca ]]; then
+            [[ -r $ca ]] || "$DRY_RUN" || die "the CA certificate $ca of registry $hostport is not on this node"
+            write_or_show "$dir/ca.crt" 0644 <"$ca"
+            write_or_show "$CA_DIR/k8s-mgmt-${hostport//:/_}.crt" 0644 <"$ca"
+            if "$WRITE_FILE_CHANGED"; then trusted=true; fi
+            render_registry_hosts "$url" "$dir/ca.crt" | write_or_show "$dir/hosts.toml" 0644
+        else
+            render_registry_hosts "$url" "" | write_or_show "$dir/hosts.toml" 0644
         fi
+        log "registry $url: $dir/hosts.toml${ca:+ with its CA}"
     done
-    if [[ ${#missing[@]} -eq 0 ]]; then
+    if "$trusted"; then run update-ca-certificates >&2; fi
+    write_hosts_file
+}
+
+# The release a helm binary reports, e.g. v3.16.2 ("" when it cannot say).
+helm_release() {
+    "$1" version --template '{{.Version}}' 2>/dev/null || true
+}
+
+# Helm from its release archive (a URL, fetched through the proxy, or a file
+# the driver uploaded), checked against -M, its binary installed where
+# /usr/local/bin puts it on PATH; nothing when that release is there.
+install_helm() {
+    local want=v$HELM_VERSION archive work found
+    if proxy_configured; then export_proxy_env; fi
+    if [[ -x $HELM_BIN && $(helm_release "$HELM_BIN") == "$want" ]]; then
+        log "Helm $want already installed"
+        return 0
+    fi
+    if "$DRY_RUN"; then
+        run install -m 0755 "helm from $HELM_SOURCE" "$HELM_BIN"
+        return 0
+    fi
+    work=$(mktemp -d /tmp/k8s-mgmt-helm.XXXXXX)
+    archive=$work/helm.tar.gz
+    if is_http "$HELM_SOURCE"; then
+        curl -fsSL --retry 3 --connect-timeout 10 -o "$archive" "$HELM_SOURCE" 2>"$work/err" ||
+            die "cannot fetch the Helm archive from $HELM_SOURCE: $(last_line "$work/err")"
+    else
+        [[ -r $HELM_SOURCE ]] || die "the Helm archive $HELM_SOURCE is not on this node"
+        cp -- "$HELM_SOURCE" "$archive"
+    fi
+    if [[ -n $HELM_SHA256 ]]; then
+        found=$(sha256sum <"$archive" | cut -d' ' -f1)
+        [[ $found == "$HELM_SHA256" ]] ||
+            die "the Helm archive from $HELM_SOURCE has SHA-256 $found, not the expected $HELM_SHA256"
+    fi
+    tar -xzf "$archive" -C "$work" --wildcards '*/helm' 2>"$work/err" ||
+        die "the Helm archive from $HELM_SOURCE holds no helm binary: $(last_line "$work/err")"
+    found=$(helm_release "$work"/*/helm)
+    [[ $found == "$want" ]] || die "the Helm archive from $HELM_SOURCE holds ${found:-an unknown release}, not $want"
+    install -m 0755 -- "$work"/*/helm "$HELM_BIN"
+    rm -rf -- "$work"
+    log "Helm $want installed in $HELM_BIN"
+}
+
+# The exact package version to install: -V's, else the newest of the minor
+# the repository offers (apt-cache madison: one line per version).
+pick_version() {
+    local want=${K8S_VERSION:-$K8S_MINOR} version
+    local -a offered=()
+    if "$DRY_RUN"; then
+        printf '%s\n' "$want-*"
+        return 0
+    fi
+    while IFS='|' read -r _ version _; do
+        version=${version//[[:space:]]/}
+        [[ -n $version ]] && offered+=("$version")
+    done < <(apt-cache madison kubeadm 2>/dev/null)
+    version=$(printf '%s\n' "${offered[@]}" | grep -E "^${want//./\\.}[.-]" | sort -V | tail -n 1) || true
+    [[ -n $version ]] ||
+        die "the Kubernetes package repository $(repo_minor_url) has no kubeadm $want (it offers: ${offered[*]:-nothing})"
+    printf '%s\n' "$version"
+}
+
+# Unhold, install at the exact version and hold again in one step: apt
+# changes held packages only when told so, and the hold follows at once.
+install_k8s_packages() {
+    if [[ ${#NEEDED_K8S[@]} -eq 0 ]]; then
         log "kubeadm, kubelet and kubectl $K8S_MINOR already installed; kept"
         hold_k8s_packages
         return 0
     fi
-    add_k8s_apt_repo
-    apt_get update
-    apt_get install "${missing[@]}"
+    local tool
+    local -a wanted=()
+    PINNED_VERSION=$(pick_version)
+    for tool in "${NEEDED_K8S[@]}"; do wanted+=("$tool=$PINNED_VERSION"); done
+    apt_get install --allow-change-held-packages "${wanted[@]}"
     hold_k8s_packages
     systemctl_do enable kubelet
 }
@@ -1005,6 +1388,12 @@ report_vim() {
 
 JOIN_CONFIG=""
 CONTAINERD_RESTART=false
+HELM_VERSION=""
+HELM_SOURCE=""
+HELM_SHA256=""
+HELM_BIN=/usr/local/bin/helm
+REGISTRIES=()
+HOSTS_LINES=()
 
 # -p: the prepare mode ran on this node moments ago with these options (in
 # the driver's same operation), so its checks are not run again; only what
@@ -1023,6 +1412,7 @@ prepare_node() {
     run_step proxy configure_proxy
     run_step "kernel modules and sysctls" configure_kernel
     run_step "swap off" disable_swap
+    run_step "Kubernetes package repository" add_k8s_apt_repo
     run_step containerd install_containerd
     run_step "Kubernetes packages" install_k8s_packages
 }
@@ -1063,6 +1453,7 @@ main() {
         print-join) run_step print-join print_join ;;
         prepare) prepare_node ;;
         token-secret) run_step token-secret token_secret ;;
+        helm) run_step Helm install_helm ;;
     esac
     CURRENT_STEP=finished
 }

@@ -82,11 +82,7 @@ def lb_phase(op, title, topology, change):
 
 
 def register_phase(op, access):
-    registrar = vim_mod.registrar_for(op.ctx.tacker_context,
-                                      op.ctx.vnf_instance, op.state)
-    tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
-    where = ('Tacker (NFVO plugin)' if tacker
-             else 'files in the instance\'s state directory')
+    registrar = vim_mod.registrar_for(op.ctx, op.state)
     name = vim_mod.instance_vim_name(op.ctx)
 
     def register():
@@ -96,6 +92,5 @@ def register_phase(op, access):
             bearer_token=creds.token, ssl_ca_cert=creds.ca_cert))
     return Phase('Register the VIM', work=(phases.api_work(
         'register Kubernetes VIM %s for %s in %s'
-        % (name, access.ends.api_url, where),
-        kind='tacker' if tacker else 'local'),),
-        action=register)
+        % (name, access.ends.api_url, registrar.where),
+        kind=registrar.kind),), action=register)

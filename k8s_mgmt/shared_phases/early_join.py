@@ -122,7 +122,8 @@ def init_phases(op, first, ends, alongside, record, planned_report):
     the end of the init and gives its InitReport; ``planned_report`` in a
     dry run)."""
     call = scripts.init_call(first, op.params, ends, report=True,
-                             prepared=node_work.prepared(op, first))
+                             prepared=node_work.prepared(op, first),
+                             apt_repo=op.scripts.features.apt_repo)
     line = JoinLine(first.name, call.mode, need_key=op.params.is_ha)
     if alongside is None:
         alongside = node_work.Alongside()

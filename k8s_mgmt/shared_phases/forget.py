@@ -9,7 +9,6 @@ import shutil
 
 from oslo_log import log as logging
 
-from k8s_mgmt import exceptions
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
@@ -38,56 +37,18 @@ def forget_phases(op):
 
 
 def unregister_phase(op):
-    tacker = vim_mod.is_tacker_context(op.ctx.tacker_context)
-    where = ('Tacker (NFVO plugin)' if tacker
-             else 'the files in the instance\'s state directory')
+    registrar = vim_mod.registrar_for(op.ctx, op.state)
+    name = vim_mod.instance_vim_name(op.ctx)
     return Phase('Unregister the VIM', work=(phases.api_work(
-        'delete VIM %s from %s' % (vim_mod.instance_vim_name(op.ctx), where),
-        kind='tacker' if tacker else 'local'),),
-        action=lambda: unregister_vim(op.ctx, op.state))
+        'delete VIM %s from %s' % (name, registrar.where),
+        kind=registrar.kind),),
+        action=lambda: registrar.unregister(name))
 
 
 def forget_state_phase(op):
     return Phase('Forget the old cluster\'s state', work=(phases.Work(
         None, 'local', 'drop the host keys and remove %s' % op.state.path),),
         action=lambda: forget_state(op.ctx, op.state))
-
-
-def unregister_vim(ctx, state):
-    """Remove the VIM registered at instantiate; what was removed."""
-    if vim_mod.is_tacker_context(ctx.tacker_context):
-        deleted = _delete_tacker_vim(ctx.tacker_context,
-                                     vim_mod.instance_vim_name(ctx))
-        vim_mod.drop_connections(ctx.vnf_instance, deleted['vims_deleted'])
-        return deleted
-    removed = []
-    for name in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
-        path = state.file(name)
-        try:
-            os.unlink(path)
-            removed.append(path)
-        except FileNotFoundError:
-            pass
-    LOG.info('VIM %s: removed %s', vim_mod.instance_vim_name(ctx),
-             ', '.join(removed) or 'nothing (no files left)')
-    return {'files_removed': removed}
-
-
-def _delete_tacker_vim(tacker_context, name):
-    from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
-    plugin = nfvo_plugin.NfvoPlugin()
-    try:
-        vims = vim_mod.vims_named(plugin, tacker_context, name)
-        for vim in vims:
-            plugin.delete_vim(tacker_context, vim['id'])
-            LOG.info('Deleted VIM %s (%s)', name, vim['id'])
-    except Exception as err:
-        raise exceptions.MgmtDriverError(
-            error_message='deleting VIM %s failed: %s: %s'
-                          % (name, type(err).__name__, err))
-    if not vims:
-        LOG.info('VIM %s is not registered; nothing to delete', name)
-    return {'vims_deleted': [v['id'] for v in vims]}
 
 
 def server_ids_of(vnf_instance, state):
@@ -123,6 +84,7 @@ def remove_state_dir(state):
     if not os.path.isdir(state.path):
         return False
     shutil.rmtree(state.path)
+    state_mod.changed(state.path)
     LOG.info('Removed the state of VNF instance %s (%s)',
              state.vnf_instance_id, state.path)
     return True

@@ -165,6 +165,19 @@ def scripts_phase(op, title, nodes, calls, step, after=None):
                  action=action)
 
 
+TITLE_HELM = 'Install Helm on %s'
+
+
+def helm_phases(op, masters):
+    """Helm on ``masters`` when the request asks for it (every master at
+    instantiate, a healed one after its join); nothing otherwise."""
+    calls = {m.name: scripts.helm_call(m, op.params) for m in masters}
+    if not masters or None in calls.values():
+        return
+    yield scripts_phase(op, TITLE_HELM % ', '.join(names(masters)), masters,
+                        calls, 'helm')
+
+
 def nfs_clients(op, nodes):
     """{name: [the NFS client install]} with a storage server, else
     {name: []}: what a node runs after its join."""
@@ -269,8 +282,7 @@ def registered_access(op, ends, keep_check=False):
     it the check's client is closed at once: the operation's own client
     must not start with a pooled connection that a later phase (a VIP
     hand-over, an HAProxy reload) may cut."""
-    registrar = vim_mod.registrar_for(op.ctx.tacker_context,
-                                      op.ctx.vnf_instance, op.state)
+    registrar = vim_mod.registrar_for(op.ctx, op.state)
     record = registrar.registered(vim_mod.instance_vim_name(op.ctx))
     if record is None or record.endpoint != ends.api_url:
         return None
@@ -358,7 +370,8 @@ def join_master_phase(op, master, ends, join, nfs_client=True):
     """Join ``master`` (then, with a storage server and ``nfs_client``,
     its NFS client)."""
     join_call = scripts.join_call(master, op.params, ends, join,
-                                  prepared=prepared(op, master))
+                                  prepared=prepared(op, master),
+                                  apt_repo=op.scripts.features.apt_repo)
     clients = nfs_clients(op, [master])[master.name] if nfs_client else []
     if not clients:
         return script_phase(op, scripts.title_join_master(master), master,
@@ -373,8 +386,9 @@ def join_workers_phase(op, title, workers, ends, join, nfs_client=True):
     there is a storage server and ``nfs_client``)."""
     clients = nfs_clients(op, workers if nfs_client else [])
     clients = {w.name: clients.get(w.name, []) for w in workers}
-    calls = {w.name: [scripts.join_call(w, op.params, ends, join,
-                                        prepared=prepared(op, w))] +
+    calls = {w.name: [scripts.join_call(
+        w, op.params, ends, join, prepared=prepared(op, w),
+        apt_repo=op.scripts.features.apt_repo)] +
              clients[w.name] for w in workers}
     return scripts_phase(op, title, workers, calls, 'join-worker')
 
@@ -386,7 +400,9 @@ def prepare_phase(op, title, nodes, ends, connect=False, upload=True):
     phase while a master is busy, it takes that work off the joins (which
     skip what it did). Every node is prepared: a re-run's already-joined
     one only re-checks."""
-    calls = {n.name: scripts.prepare_call(n, op.params, ends) for n in nodes}
+    calls = {n.name: scripts.prepare_call(
+        n, op.params, ends, apt_repo=op.scripts.features.apt_repo)
+        for n in nodes}
     op.prepared.update(calls)
     work = connect_phase(op, title, nodes).work if connect else ()
     if upload:

@@ -80,7 +80,10 @@ class Removal:
 
 
 def _match(node, key):
-    return key is not None and key in (node.parent_resource, node.stack_id)
+    """``key`` names the node: its member resource or member stack (v1's
+    scale lists), or its server (a v2 grant's removeResources)."""
+    return key is not None and key in (node.parent_resource, node.stack_id,
+                                       node.server_id)
 
 
 def nodes_to_remove(topology, scale_names, scale_out_ids=()):

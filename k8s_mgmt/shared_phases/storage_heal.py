@@ -8,6 +8,11 @@ again empty, when ``additionalParams[<key>]`` is truthy, or is absent and
 stack and creates a new one, volumes included. Either way every file on the
 NFS shares is gone, so ``heal_start`` refuses such a heal of the storage
 server unless the request says ``storage_volume_recreate: true``.
+
+Tacker's v2 API decides otherwise: a heal, of VNFCs or of the whole VNF
+(no ``vnfcInstanceId``), replaces the servers and keeps their volumes,
+unless ``additionalParams.all`` is true, which recreates the volumes too
+(and, without VNFC ids, the whole stack).
 """
 
 from k8s_mgmt import tacker_settings
@@ -20,17 +25,34 @@ TITLE = 'Check that the heal keeps the storage server\'s volume'
 ACKNOWLEDGE = 'storage_volume_recreate'
 
 
-def recreates_volume(request, setting=None):
+V2_ALL = 'all'
+
+
+def v2_recreates(request):
+    """Under Tacker's v2 API: whether the heal request's ``all`` is true."""
+    return (field(request, 'additional_params') or {}).get(V2_ALL) is True
+
+
+def recreates_volume(request, setting=None, api='v1'):
     """True when Tacker will give a healed VNFC new, empty volumes."""
+    if api == 'v2':
+        return v2_recreates(request)
     setting = setting or tacker_settings.heal_block_storage()
     additional = field(request, 'additional_params') or {}
     return bool(additional.get(setting.key, setting.default))
 
 
-def keeps_volume(request, setting=None):
+def whole_recreates_volume(request, api='v1'):
+    """True when a heal of the whole VNF gives the storage server a new,
+    empty volume: always under v1 (a new stack), only with ``all`` under
+    v2 (else the servers are replaced, the volumes kept)."""
+    return api != 'v2' or v2_recreates(request)
+
+
+def keeps_volume(request, setting=None, api='v1'):
     """True when a VNFC heal of the storage server keeps its volume (the
     driver then frees it for Heat's new server: storage_release.py)."""
-    return not recreates_volume(request, setting)
+    return not recreates_volume(request, setting, api)
 
 
 def _pv_names(op):
@@ -62,6 +84,17 @@ def _vnfc_reason(op, node, setting):
            ACKNOWLEDGE))
 
 
+def _v2_reason(op, node):
+    return (
+        'healing the storage server %s with additionalParams {"%s": true} '
+        'makes Tacker recreate its Cinder volume, empty, and every file on '
+        'the NFS exports behind the PersistentVolumes (%s) would be lost. '
+        'To keep the data (recommended), send the heal without "%s": the '
+        'new server mounts the same volume. To accept losing the data, add '
+        '"%s": true' % (node.name, V2_ALL, _pv_names(op), V2_ALL,
+                        ACKNOWLEDGE))
+
+
 def _whole_reason(op, node):
     return (
         'a whole-VNF heal deletes the stack and creates it again, so the '
@@ -82,10 +115,15 @@ def check_phase(op, node, whole=False):
     Decided from the request and Tacker's settings alone, so the dry run
     (``k8s-mgmt plan``) refuses exactly as the heal does."""
     setting = tacker_settings.heal_block_storage()
-    if not whole and not recreates_volume(op.ctx.request, setting):
+    api = op.ctx.api
+    recreated = (whole_recreates_volume(op.ctx.request, api) if whole
+                 else recreates_volume(op.ctx.request, setting, api))
+    if not recreated:
         outcome = 'kept: the new server mounts the same volume'
     elif op.params.storage_volume_recreate:
         outcome = 'recreated empty (%s: true)' % ACKNOWLEDGE
+    elif api == 'v2':
+        raise heal_plan.HealRefused(reason=_v2_reason(op, node))
     else:
         raise heal_plan.HealRefused(
             reason=_whole_reason(op, node) if whole else

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import private_dirs
+from k8s_mgmt import state_watch
 
 LOG = logging.getLogger(__name__)
 
@@ -181,6 +182,8 @@ class HostKeyStore(object):
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        # An instance's own pin file is shared between conductors.
+        state_watch.changed(self.path)
 
     def get(self, key_id):
         """The pin entry (a dict) for ``key_id``, or None."""

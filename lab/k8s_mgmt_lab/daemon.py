@@ -45,6 +45,8 @@ def parse(argv):
                         help='state dir of a running control plane the '
                              'lab shares (default: its own)')
     parser.add_argument('--own-control-plane', action='store_true')
+    parser.add_argument('--conductors', type=int, default=1)
+    parser.add_argument('--api', choices=manager.APIS, default='v1')
     parser.add_argument('--no-stack', action='store_true',
                         help='build no stack: a client POSTs it')
     parser.add_argument('--status-fd', type=int)
@@ -58,7 +60,8 @@ def main(argv=None):
         tag=args.tag, compute_hosts=args.compute_hosts,
         init_delay=args.init_delay, join_delay=args.join_delay,
         etcd_timing=args.etcd_timing, control_plane=args.control_plane,
-        own_control_plane=args.own_control_plane)
+        own_control_plane=args.own_control_plane,
+        conductors=args.conductors, api=args.api)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(name)s '
                                '%(message)s')

@@ -20,11 +20,15 @@ from oslo_log import log as logging
 import yaml
 
 from k8s_mgmt import shipped
+from k8s_mgmt.cli import package as package_cli
 from k8s_mgmt_lab import user_data
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.kube import layer as standins_layer
 from k8s_mgmt_lab.machines import ansible_server
 from k8s_mgmt_lab.machines import cleanup
+from k8s_mgmt_lab.machines import k8s_repo
+from k8s_mgmt_lab.machines import prereq
+from k8s_mgmt_lab.machines import repo_server
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import vm as vm_mod
 from k8s_mgmt_lab.machines import volumes as volumes_mod
@@ -39,12 +43,22 @@ DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
 FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')
 # Flavours whose cluster kubespray builds from the lab's Ansible server.
 ANSIBLE_FLAVOURS = ('kubespray',)
+# The port of the lab's Kubernetes apt repository on the bridge's gateway
+# address (each lab has its own subnet, so its own address).
+REPOSITORY_PORT = 8088
+REPOSITORY_DIR = 'k8s-apt'
+REPOSITORY_GNUPG = 'k8s-apt-gnupg'
+REPOSITORY_CACHE = os.path.join(prereq.PACKAGE_CACHE, 'k8s-debs')
 LAB_FILE = 'lab.json'
 # Under the state dir: console texts that replace a server's own.
 CONSOLE_FAULTS = 'console'
 PACKAGE_SUBDIR = 'vnf_package'
 ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker',
                     'storage_server': 'storage', 'externalLB': 'external_lb'}
+
+
+# Tacker's VNF LCM APIs a lab with Tacker can drive.
+APIS = ('v1', 'v2')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +82,12 @@ class LabSettings:
     # stand-ins are then in RegionOne (what Tacker's v1 driver needs). With
     # control_plane: that plane, kept running after the lab is down.
     own_control_plane: bool = False
+    # How many tacker-conductors a plane of the lab's own runs, each as
+    # if on a host of its own.
+    conductors: int = 1
+    # The Tacker VNF LCM API the lab's verbs use (a lab with Tacker): its
+    # package is built for it (k8s-mgmt package build --api).
+    api: str = 'v1'
 
     @property
     def lab_file(self):
@@ -139,6 +159,12 @@ def sample_on_subnet(body, subnet, password='ubuntu'):
     root = body['additionalParams']['k8s_cluster_installation_param']
     if 'ansible' in root:
         sample_on_ansible_server(body, subnet, password)
+    else:
+        # The nodes install Kubernetes from the lab's mirror of
+        # pkgs.k8s.io, as an operator's VMs without Internet do from
+        # theirs.
+        root['kubernetes_apt_repository'] = {
+            'url': repository_url(subnet)}
     if subnet == net.DEFAULT_SUBNET:
         return body
     proxy = root.get('proxy') or {}
@@ -149,6 +175,12 @@ def sample_on_subnet(body, subnet, password='ubuntu'):
         if export.get('export_to') == net.DEFAULT_SUBNET:
             export['export_to'] = subnet
     return body
+
+
+def repository_url(subnet):
+    """The base URL of the lab's Kubernetes apt repository on ``subnet``
+    (its gateway address), as a request names it."""
+    return k8s_repo.base_url(net.gateway_of(subnet), REPOSITORY_PORT)
 
 
 def sample_on_ansible_server(body, subnet, password='ubuntu'):
@@ -162,6 +194,17 @@ def sample_on_ansible_server(body, subnet, password='ubuntu'):
         'transferring_inventory_path': ansible_server.INVENTORY_PATH})
 
 
+def build_package(settings, tacker=False, api='v1'):
+    """The lab's VNF package (zip and directory) for Tacker's ``api``;
+    for a lab that runs Tacker under a new VNFD id (Tacker never onboards
+    one twice: its vnfd row outlives the package, and a lab's Tacker may
+    outlive the lab)."""
+    package_mod.build(output=settings.package_zip,
+                      output_dir=settings.package_dir,
+                      vnfd_id=str(uuid.uuid4()) if tacker else None,
+                      api=api)
+
+
 class Lab(object):
     """One lab on this machine, identified by its state directory."""
 
@@ -170,6 +213,7 @@ class Lab(object):
         self.network = None
         self.vms = None
         self.region = None
+        self.repository = None
 
     # -- building -----------------------------------------------------------
 
@@ -211,7 +255,11 @@ class Lab(object):
         self.region = lab_region.LabRegion(
             s.state_dir, s.tag, None if s.own_control_plane else
             s.control_plane or lab_region.shared_plane_default(),
-            kept_plane=s.control_plane if s.own_control_plane else None)
+            kept_plane=s.control_plane if s.own_control_plane else None,
+            conductors=s.conductors)
+        if s.api != 'v1' and not self.region.tacker:
+            raise LabError('--api %s needs a lab that runs Tacker: add '
+                           '--own-control-plane' % s.api)
         if self.region.tacker and (masters or workers or max_workers):
             raise LabError('a lab with its own control plane runs Tacker, '
                            'which sizes the VNF from the request\'s '
@@ -246,14 +294,17 @@ class Lab(object):
                                       max(workers or 0, max_workers or 0))
             path = heat.create(stack_name, template, files, parameters)
             heat.wait(path, 'CREATE')
-        server = (ansible_server.start(self.vms, ansible_ip, s.password)
-                  if uses_ansible else None)
+        server = (ansible_server.start(
+            self.vms, ansible_ip, s.password,
+            downloads=k8s_repo.downloads_url(repository_url(s.subnet)))
+            if uses_ansible else None)
         record = {
             'flavour': flavour,
             'stack_id': path.split('/')[1] if path else None,
             'stack_name': stack_name if path else None,
             'daemon_pid': os.getpid(),
             'request': request,
+            'api': s.api,
             'heat': dict(self.region.credentials),
             'openstack': self.region.record(daemon_log(s)),
             'vnfc_ids': ({srv.server_id: str(uuid.uuid4())
@@ -270,18 +321,22 @@ class Lab(object):
         parameters, the bridge and the VM manager with the Kubernetes
         stand-ins' layer; the stack parameters."""
         s = self.settings
-        # Tacker never onboards a VNFD id twice (its vnfd row outlives the
-        # package): a lab's Tacker, which may outlive the lab, gets a new
-        # one, and so does the operator's own build of the sample.
-        package_mod.build(output=s.package_zip, output_dir=s.package_dir,
-                          vnfd_id=str(uuid.uuid4()) if self.region.tacker
-                          else None)
-        check_request(request, s.package_dir)
-        parameters = user_data.hot_parameters(s.package_zip, request)
-        override_group_sizes(parameters, masters=masters, workers=workers)
+        build_package(s, tacker=bool(self.region.tacker), api=s.api)
+        if s.api == 'v1':
+            check_request(request, s.package_dir)
+            parameters = user_data.hot_parameters(s.package_zip, request)
+            override_group_sizes(parameters, masters=masters,
+                                 workers=workers)
+        else:
+            # Tacker's v2 DefaultUserData makes the stack's parameters
+            # at instantiate; the request is checked in its v2 shape.
+            check_request(package_cli.v2_request(request), s.package_dir,
+                          api=s.api)
+            parameters = None
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
-        # Kubernetes stand-ins at the real tools' paths in every VM.
+        self.repository = serve_repository(s, self.network.gateway)
+        # The stand-ins every VM has from the start (systemctl, exportfs).
         layer = standins_layer.write_layer(
             os.path.join(s.state_dir, 'standins-layer'),
             init_delay=s.init_delay, join_delay=s.join_delay,
@@ -292,15 +347,34 @@ class Lab(object):
         return parameters
 
     def stop_api(self):
-        """Stop serving the stand-ins (the daemon's part)."""
+        """Stop serving the stand-ins and the repository (the daemon's
+        part)."""
         if self.region is not None:
             self.region.stop_serving()
+        if self.repository is not None:
+            self.repository.close()
+            self.repository = None
 
     def down(self):
         """Remove everything this lab made; safe after a crash."""
         self.stop_api()
         return teardown(self.settings.state_dir, tag=self.settings.tag,
                         bridge=self.settings.bridge)
+
+
+def serve_repository(settings, gateway):
+    """The lab's Kubernetes apt repository (every supported minor, the
+    stand-ins' packages), built into the state directory and served on
+    the bridge's ``gateway`` address at REPOSITORY_PORT."""
+    root = os.path.join(settings.state_dir, REPOSITORY_DIR)
+    gnupg = os.path.join(settings.state_dir, REPOSITORY_GNUPG)
+    os.makedirs(gnupg, mode=0o700, exist_ok=True)
+    payload = standins_layer.package_payload()
+    k8s_repo.build(root, gnupg, REPOSITORY_CACHE, payload)
+    k8s_repo.write_downloads(root, payload)
+    return repo_server.serve(root, gateway, REPOSITORY_PORT,
+                             log_path=os.path.join(settings.state_dir,
+                                                   'k8s-apt.log'))
 
 
 def teardown(state_dir, tag=None, bridge=None):
@@ -360,13 +434,13 @@ def request_flavour(request):
     return flavour
 
 
-def check_request(request, package_dir):
+def check_request(request, package_dir, api='v1'):
     """The driver's own validation, with the built package: a typo is
     refused before the lab makes any VM."""
     from k8s_mgmt import exceptions
     from k8s_mgmt import params
     try:
-        params.load_request(request, package_dir=package_dir)
+        params.load_request(request, package_dir=package_dir, api=api)
     except exceptions.ValidationError as err:
         raise LabError('request: %s' % '; '.join(
             '%s: %s' % pair for pair in err.problems))

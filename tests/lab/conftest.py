@@ -49,11 +49,14 @@ def lab_unavailable_reason():
 
 
 # The modules that take longest (worker-seconds on real Keystone and Heat:
-# each Tacker module 600-900 s, kubespray 330-790, heal 150-710), run
+# each Tacker module 600-1000 s, kubespray 330-790, heal 150-710), run
 # first: under ``--dist loadfile --no-loadscope-reorder`` (tox -e lab,
 # .ci/run) the workers take modules in this order, and a long module
 # started last would run alone at the end of the lane.
-LONGEST_FIRST = ('test_through_tacker.py', 'test_through_tacker_flavours.py',
+LONGEST_FIRST = ('test_through_tacker.py', 'test_through_tacker_v2.py',
+                 'test_through_tacker_flavours.py',
+                 'test_conductor_lost.py',
+                 'test_through_tacker_storage.py',
                  'test_kubespray.py', 'test_heal.py', 'test_storage.py',
                  'test_scale.py', 'test_instantiate.py')
 

@@ -24,19 +24,24 @@ from k8s_mgmt.polling import Poll
 
 README = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
 FIRST = '# 3. Build the VNF package'
+# The session of the README's "Through Tacker's v2 API".
+FIRST_V2 = '# 3. Build the v2 VNF package'
+V2_FLAG = '--os-tacker-api-version'
 LAB_NETWORK = 'lab-net'
 # Where the README's tables put what the operator notes.
 _TABLE_ID = re.compile(r'^\|\s*ID\s*\|\s*(\S+)', re.M)
 _TABLE_VNFD = re.compile(r'^\|\s*VNFD ID\s*\|\s*(\S+)', re.M)
+_TABLE_ONBOARDING = re.compile(r'^\|\s*Onboarding State\s*\|\s*(\w+)',
+                               re.M)
 LCM_CALLS = ('instantiate', 'scale', 'heal', 'terminate')
 
 
-def command_lines(path=README):
-    """The command lines of steps 3 to 6: comments cut, continuations
-    joined."""
+def command_lines(path=README, first=FIRST):
+    """The command lines of steps 3 to 6 (of the block starting at
+    ``first``): comments cut, continuations joined."""
     with open(path) as handle:
         text = handle.read()
-    block = text[text.index(FIRST):]
+    block = text[text.index(first):]
     block = block[:block.index('```')]
     lines, pending = [], ''
     for raw in block.splitlines():
@@ -80,17 +85,34 @@ def openstack_json(cli, *words):
         else norm(found)
 
 
+def server_id(vnfc):
+    """The Nova server of a VNFC of ``openstack vnflcm show``."""
+    return norm(vnfc['computeresource'])['resourceid']
+
+
 class Session(object):
     """Runs the README's lines against the lab of ``cli`` (a LabCLI)."""
 
     def __init__(self, cli, workdir, vim_id, flavour='complex',
-                 deadline=1500):
+                 deadline=1500, edit_request=None, after=None,
+                 before_each=None, after_each=None):
         """``flavour``: the README's ``complex`` (its request and file)
-        replaced by another flavour's."""
+        replaced by another flavour's. ``edit_request(path)``: what the
+        operator sets in the request file before checking it (step 4);
+        ``after``: {LCM call: ``f(session)``}, run once that call's
+        operation COMPLETED and the cluster is Ready. ``before_each(line)``
+        and ``after_each(line)`` run around every LCM call of
+        :meth:`lcm` (``after_each`` once it COMPLETED)."""
         self.cli = cli
         self.workdir = workdir
         self.deadline = deadline
         self.flavour = flavour
+        self.edit_request = edit_request
+        self.after = after or {}
+        self.before_each = before_each
+        self.after_each = after_each
+        # Packages Tacker onboarded and lost (several conductors).
+        self.packages_lost = 0
         self.values = {'OPENSTACK_VIM_ID': vim_id}
         self.transcript = []
         # After each LCM call but terminate: {node: Ready} of the cluster.
@@ -104,11 +126,15 @@ class Session(object):
                 'k8s-mgmt() { %s -m k8s_mgmt "$@"; }\n'
                 % (lab, shlex.quote(sys.executable)))
 
-    def bash(self, line):
+    def bash(self, line, check=True):
+        """``line`` run in bash; its stdout (``check``: it must succeed),
+        else the CompletedProcess."""
         proc = subprocess.run(['bash', '-c', self._prelude() + line],
                               cwd=self.workdir, capture_output=True,
                               text=True, timeout=600)
         self.transcript.append((line, proc.returncode))
+        if not check:
+            return proc
         assert proc.returncode == 0, '%s\n%s' % (line, proc.stderr[-2000:])
         return proc.stdout
 
@@ -118,32 +144,97 @@ class Session(object):
         line = re.sub(r'\bcomplex\b', self.flavour, line)
         return re.sub(r'\bnet0\b', LAB_NETWORK, line)
 
+    first = FIRST
+    # What the session's own openstack calls add (v2: the API version).
+    api_args = ()
+    # The package the README builds, and how (again, under a new VNFD id).
+    package_zip = 'k8s_mgmt_vnf_package.zip'
+    build_args = ''
+
     def run(self):
-        for line in command_lines():
+        for line in command_lines(first=self.first):
             words = line.split()
             lcm = words[:2] == ['openstack', 'vnflcm'] and \
                 words[2] in LCM_CALLS
-            known = {o['id'] for o in self.operations()} if lcm else ()
-            out = self.bash(self.substituted(line))
-            if lcm:
-                self.wait_completed(known)
-                if words[2] == 'instantiate':
-                    self.values['VNFC_ID'] = self.a_worker_vnfc()
-                if words[2] != 'terminate':
-                    self.ready_nodes.append(self.cluster_ready())
-            self._note(words, line, out)
+            if not lcm:
+                out = self.bash(self.substituted(line))
+                self._note(words, line, out)
+                continue
+            self.lcm(self.substituted(line))
+            if words[2] == 'instantiate':
+                self.values['VNFC_ID'] = self.a_worker_vnfc()
+            if words[2] != 'terminate':
+                self.ready_nodes.append(self.cluster_ready())
+            if words[2] in self.after:
+                self.after[words[2]](self)
         return self.transcript
 
+    def lcm(self, line, expect='COMPLETED'):
+        """Run the LCM call ``line`` and wait for the operation it starts
+        to end in state ``expect``; that operation (keys :func:`norm`-ed).
+        """
+        known = {o['id'] for o in self.operations()}
+        if self.before_each:
+            self.before_each(line)
+        self.bash(line)
+        new = self.wait_ended(known)
+        if len(new) != 1 or new[0]['operationstate'] != expect:
+            errors = [openstack_json(self.cli, 'vnflcm', 'op', 'show',
+                                     o['id'], *self.api_args).get('error')
+                      for o in new]
+            raise AssertionError('%s: %s, not one %s: %s' % (
+                line, new, expect, errors))
+        if self.after_each and expect == 'COMPLETED':
+            self.after_each(line)
+        return new[0]
+
+    def instance_id(self):
+        return self.values['VNF_INSTANCE_ID']
+
     def _note(self, words, line, out):
-        """What the README tells the operator to note."""
-        if words[:4] == ['openstack', 'vnf', 'package', 'create']:
+        """What the README tells the operator to note (and sets)."""
+        if words[:3] == ['k8s-mgmt', 'package', 'request']:
+            if self.edit_request:
+                words = shlex.split(self.substituted(line))
+                self.edit_request(os.path.join(
+                    self.workdir, words[words.index('--output') + 1]))
+        elif words[:4] == ['openstack', 'vnf', 'package', 'create']:
             self.values['PACKAGE_ID'] = _TABLE_ID.search(out).group(1)
         elif words[:4] == ['openstack', 'vnf', 'package', 'show']:
             out = self._until(lambda: self.bash(self.substituted(line)),
-                              lambda text: 'ONBOARDED' in text)
+                              lambda text: _onboarding(text) in (
+                                  'ONBOARDED', 'CREATED'))
+            if _onboarding(out) == 'CREATED':
+                # The same race, the loser's revert saved last.
+                self._onboard_again(line)
+                return
             self.values['VNFD_ID'] = _TABLE_VNFD.search(out).group(1)
+            if not self._content_kept():
+                self._onboard_again(line)
         elif words[:3] == ['openstack', 'vnflcm', 'create']:
             self.values['VNF_INSTANCE_ID'] = _TABLE_ID.search(out).group(1)
+
+    def _content_kept(self):
+        """Whether Tacker still serves the package's zip: with several
+        conductors Tacker 16 may onboard a package and lose its files
+        (doc/source/tacker.rst, "Several conductors")."""
+        return self.bash('openstack vnf package download %s --file '
+                         'downloaded.zip' % self.values['PACKAGE_ID'],
+                         check=False).returncode == 0
+
+    def _onboard_again(self, show_line):
+        """What the README says to do for a new package: build it under a
+        new VNFD id (its paragraph after the session), create, upload."""
+        self.packages_lost += 1
+        assert self.packages_lost <= 2, 'Tacker lost the package twice'
+        self.bash('k8s-mgmt package build %s--vnfd-id "$(python3 -c '
+                  '\'import uuid; print(uuid.uuid4())\')" --output %s'
+                  % (self.build_args, self.package_zip))
+        out = self.bash('openstack vnf package create')
+        self.values['PACKAGE_ID'] = _TABLE_ID.search(out).group(1)
+        self.bash(self.substituted('openstack vnf package upload --path '
+                                   '%s PACKAGE_ID' % self.package_zip))
+        self._note(show_line.split(), show_line, '')
 
     def _until(self, read, done):
         for _ in Poll(self.deadline, first=1.0, maximum=5.0):
@@ -157,35 +248,40 @@ class Session(object):
         instance = self.values.get('VNF_INSTANCE_ID')
         if not instance:
             return []
-        return [o for o in openstack_json(self.cli, 'vnflcm', 'op', 'list')
+        return [o for o in openstack_json(self.cli, 'vnflcm', 'op', 'list',
+                                          *self.api_args)
                 if o.get('vnfinstanceid') == instance]
 
-    def wait_completed(self, known):
-        """Until the operation the last call started (the one not in
-        ``known``) ends: COMPLETED, or the test fails with Tacker's
-        state."""
+    def wait_ended(self, known):
+        """Until the operations the last call started (those not in
+        ``known``) end (COMPLETED, FAILED_TEMP, FAILED, ROLLED_BACK);
+        they."""
         def ended(ops):
             new = [o for o in ops if o['id'] not in known]
             return new and all(o['operationstate'] in (
                 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
                 for o in new)
         ops = self._until(self.operations, ended)
-        new = [o for o in ops if o['id'] not in known]
-        assert all(o['operationstate'] == 'COMPLETED' for o in new), new
+        return [o for o in ops if o['id'] not in known]
 
-    def _vnfcs(self):
+    def shown(self):
+        """``openstack vnflcm show`` of the instance's instantiated info."""
         shown = openstack_json(self.cli, 'vnflcm', 'show',
-                               self.values['VNF_INSTANCE_ID'])
-        info = shown.get('instantiatedvnfinfo') or {}
+                               self.values['VNF_INSTANCE_ID'],
+                               *self.api_args)
+        return shown.get('instantiatedvnfinfo') or {}
+
+    def vnfcs(self):
+        """The instance's VNFCs as ``openstack vnflcm show`` lists them."""
+        info = self.shown()
         return [norm(v) for v in info.get('vnfcResourceInfo') or
                 info.get('vnfc_resource_info') or []]
 
     def cluster_ready(self):
         """{node: Ready} as kubectl in a master of the instance reports,
         every VM of a Kubernetes VDU a node."""
-        vnfcs = self._vnfcs()
-        masters = [norm(v['computeresource'])['resourceid'] for v in vnfcs
-                   if v['vduid'] == 'masterNode']
+        vnfcs = self.vnfcs()
+        masters = [server_id(v) for v in vnfcs if v['vduid'] == 'masterNode']
         ready = nodes_ready(self.cli, masters[0])
         kubernetes = [v for v in vnfcs
                       if v['vduid'] in ('masterNode', 'workerNode')]
@@ -194,7 +290,30 @@ class Session(object):
         return ready
 
     def a_worker_vnfc(self):
-        workers = [v['id'] for v in self._vnfcs()
+        workers = [v['id'] for v in self.vnfcs()
                    if v['vduid'] == 'workerNode']
         assert workers, self.values
         return workers[0]
+
+
+class V2Session(Session):
+    """The README's session through Tacker's v2 API: its own block of
+    lines, ``--os-tacker-api-version 2`` on the session's own calls, and
+    a heal naming a vnfcInfo id (v2's VNFC ids)."""
+
+    first = FIRST_V2
+    api_args = (V2_FLAG, '2')
+    package_zip = 'k8s_mgmt_vnf_package_v2.zip'
+    build_args = '--api v2 '
+
+    def a_worker_vnfc(self):
+        workers = [norm(v)['id'] for v in self.shown().get('vnfcInfo') or []
+                   if norm(v)['vduid'] == 'workerNode']
+        assert workers, self.values
+        return workers[0]
+
+
+def _onboarding(table):
+    """The Onboarding State of ``openstack vnf package show``'s table."""
+    found = _TABLE_ONBOARDING.search(table)
+    return found.group(1) if found else None

@@ -59,8 +59,12 @@ class VM(object):
                                 timeout=120, stdin=stdin)
 
     def install(self, *args, stdin=None):
+        # The lab's mirror of pkgs.k8s.io, where a mode installs packages.
+        mirror = (('-r', manager.repository_url(SETTINGS.subnet))
+                  if args[0] in ('init', 'join-master', 'join-worker')
+                  else ())
         return self.run('bash', '/tmp/install_k8s_cluster.sh', *args,
-                        '-H', self.name, '-w', '60', stdin=stdin)
+                        '-H', self.name, '-w', '60', *mirror, stdin=stdin)
 
     def configure_lb(self, masters, workers):
         out = self.run('bash', '/tmp/configure_external_lb.sh', '--api-port',

@@ -8,7 +8,10 @@ become root, host keys checked against the known_hosts the driver wrote),
 the event callback the driver uploads, HAProxy on the external LB VM
 configured by configure_external_lb.sh, etcd, the kubernetes client.
 Stand-ins: kubespray's playbooks (the lab's, with kubespray's names,
-arguments and refusals), kubeadm/kubelet/the API server, OpenStack.
+arguments and refusals), kubeadm/kubelet/the API server, OpenStack. The
+node VMs start with none of them: cluster.yml installs Debian's real
+containerd and downloads the kubeadm/kubelet/kubectl stand-ins from the
+lab's mirror of dl.k8s.io, as kubespray downloads the real ones.
 
 One lab (3 masters, 2 workers) is built once; the tests run in order,
 each leaving the lab the next one uses.
@@ -134,6 +137,67 @@ def test_instantiate_builds_the_cluster_behind_the_lb(kubespray_lab):
     assert run['argv'][-3:] == ['--become', '--become-user=root',
                                 'cluster.yml']
     assert sorted(run['connected']) == names
+
+
+# What a node got from cluster.yml, read in one exec (each costs a CLI
+# start): one "key=value" line per fact.
+NODE_FACTS = r"""
+echo "kubeadm_version=$(/usr/local/bin/kubeadm version -o short)"
+echo "modes=$(stat -c %a /usr/local/bin/kubeadm /usr/local/bin/kubelet \
+    /usr/local/bin/kubectl | tr '\n' ' ')"
+echo "usr_bin_kubeadm=$(test -e /usr/bin/kubeadm && echo present)"
+echo "containerd_package=$(dpkg-query -W -f '${Status}|${Maintainer}' \
+    containerd)"
+echo "containerd_active=$(/usr/local/bin/systemctl is-active containerd)"
+echo "ctr_version=$(ctr version 2>&1 | grep -c Version:)"
+echo "systemd_cgroup=$(grep -E '^\s*SystemdCgroup = ' \
+    /etc/containerd/config.toml | tr -d ' ')"
+echo "kubelet_exec_start=$(grep '^ExecStart=' \
+    /etc/systemd/system/kubelet.service | cut -d' ' -f1)"
+"""
+
+
+def node_facts(name):
+    return dict(line.split('=', 1) for line in
+                on_vm(name, 'sh', '-c', NODE_FACTS).splitlines())
+
+
+def stand_in_default(name):
+    """A kubespray download variable's default in the lab's stand-in."""
+    path = os.path.join(ansible_server.STANDIN_DIR, 'roles', 'lab_kubeadm',
+                        'defaults', 'main', 'download.yml')
+    with open(path) as handle:
+        return yaml.safe_load(handle)[name]
+
+
+def test_nodes_got_containerd_and_the_binaries_as_kubespray_puts_them(
+        kubespray_lab):
+    """cluster.yml gave a master and a worker what kubespray's container
+    engine and download roles give a node: kubeadm of kube_version in
+    /usr/local/bin (none in /usr/bin: no package), Debian's containerd
+    running with SystemdCgroup = true, a kubelet unit of kubespray's."""
+    found = status()
+    version = stand_in_default('kube_version')
+    for node in vms('master', found)[:1] + vms('worker', found)[:1]:
+        facts = node_facts(node['name'])
+        assert facts == {
+            'kubeadm_version': version,
+            'modes': '755 755 755 ',
+            'usr_bin_kubeadm': '',
+            'containerd_package': facts['containerd_package'],
+            'containerd_active': 'active',
+            'ctr_version': '2',             # client and server
+            'systemd_cgroup': 'SystemdCgroup=true',
+            'kubelet_exec_start': 'ExecStart=/usr/local/bin/kubelet',
+        }, node['name']
+        assert facts['containerd_package'].startswith(
+            'install ok installed|Debian '), facts
+    # Through the API too: every kubelet is the downloaded kube_version.
+    assert on_vm(vms('master', found)[0]['name'],
+                 '/usr/local/bin/kubectl', '--kubeconfig',
+                 '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o',
+                 'jsonpath={.items[*].status.nodeInfo.kubeletVersion}'
+                 ).split() == [version] * len(ready_nodes(found))
 
 
 def test_no_password_or_host_key_bypass_on_the_ansible_server(

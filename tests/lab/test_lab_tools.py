@@ -1,8 +1,9 @@
 """``k8s-mgmt lab exec`` and ``lab fault`` as an operator runs them.
 
 Real parts: the lab VM (namespace, overlay root, OpenSSH), nsenter, the
-VM's own apt-get and shell. Stand-ins: kubeadm and kubectl (the faults'
-failures are theirs).
+VM's own apt-get and shell, the lab's signed Kubernetes apt repository and
+Debian's containerd. Stand-ins: kubeadm and kubectl, the packages' payload
+(the faults' failures are theirs).
 """
 
 import json
@@ -11,6 +12,7 @@ import subprocess
 
 import pytest
 
+from k8s_mgmt_lab import manager
 from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tools'
@@ -52,31 +54,37 @@ def test_exec_passes_stdio_and_status_and_faults_fail_like_the_tools(
     same = k8s_mgmt('exec', one_vm['server_id'], '--', 'cat', '/tmp/in')
     assert same.stdout == 'hello\n'
 
-    # apt: the mirror is gone and the Kubernetes tools read as missing.
+    # A fresh VM has no Kubernetes tools: the install script installs them.
+    kubeadm = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
+                       'short', check=False)
+    assert kubeadm.returncode == 127, kubeadm
+    assert 'kubeadm: No such file' in kubeadm.stderr
+    # apt: the mirror is gone.
     k8s_mgmt('fault', name, 'apt')
     apt = k8s_mgmt('exec', name, '--', 'apt-get', 'update', check=False)
     assert apt.returncode == 100
     assert apt.stderr.splitlines()[-1].startswith('E: ')
     assert 'fault "apt"' in apt.stderr
-    kubeadm = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
-                       'short', check=False)
-    assert kubeadm.returncode == 127 and 'not found' in kubeadm.stderr
-    # The install script takes its apt-get path and fails there.
+    # The install script's prepare stops at the repository, in one line.
     k8s_mgmt('exec', name, '--', 'sh', '-c', 'cat > /root/install.sh',
              stdin=INSTALL.read_text())
     k8s_mgmt('exec', name, '--', 'sh', '-c', 'cat > /root/' + LIBRARY.name,
              stdin=LIBRARY.read_text())
-    install = k8s_mgmt('exec', name, '--', 'bash', '/root/install.sh',
-                       'init', '-a', one_vm['ip'], '-c', 'none', '-w', '20',
-                       check=False)
-    assert install.returncode == 100, install.stderr
-    assert 'E: Failed to fetch' in install.stderr
+    mirror = manager.repository_url(SUBNET)
+    prepare = ['bash', '/root/install.sh', 'prepare', '-r', mirror,
+               '-V', '1.34.1', '-k', '1.34', '-w', '20']
+    install = k8s_mgmt('exec', name, '--', *prepare, check=False)
+    assert install.returncode == 1, install.stderr
     assert install.stderr.splitlines()[-1].startswith(
-        'install_k8s_cluster.sh: step Kubernetes packages failed (exit 100')
+        'install_k8s_cluster.sh: Kubernetes package repository: cannot '
+        'read the Kubernetes package repository %sv1.34/deb/: E: '
+        % mirror), install.stderr
     assert 'cleared' in k8s_mgmt('fault', name, 'apt', '--clear').stdout
+    # Without it, the same prepare installs the version asked for.
+    k8s_mgmt('exec', name, '--', *prepare)
     again = k8s_mgmt('exec', name, '--', 'kubeadm', 'version', '-o',
                      'short')
-    assert again.stdout.startswith('v1.')
+    assert again.stdout.strip() == 'v1.34.1'
 
     # kubeadm-init: fails in wait-control-plane, leaving the CA behind.
     k8s_mgmt('fault', name, 'kubeadm-init')

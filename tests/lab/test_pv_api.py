@@ -50,7 +50,8 @@ def _init_master(record):
             session.put(str(SCRIPTS / name), '/tmp/' + name, mode=0o755)
         session.run(ssh.Command(
             'bash', '/tmp/install_k8s_cluster.sh', 'init', '-H', master.name,
-            '-w', '60', '-a', master.ssh_ip, '-c', CNI),
+            '-w', '60', '-a', master.ssh_ip, '-c', CNI,
+            '-r', manager.repository_url(SETTINGS.subnet)),
             step='init', timeout=180)
     return master
 

@@ -4,7 +4,9 @@ Real parts: namespace VMs with OpenSSH, scripts/install_k8s_cluster.sh and
 scripts/configure_lb.sh run over the driver's SSH layer, the cluster CA and
 certificates, a REAL etcd cluster (Debian etcd-server) on the masters, REAL
 haproxy and keepalived (unicast VRRP), the official ``kubernetes`` Python
-client. Stand-ins: kubeadm, kubelet, kubectl, containerd, systemctl and the
+client, the lab's signed Kubernetes apt repository and Debian's containerd
+(the install script installs both). Stand-ins: kubeadm, kubelet and
+kubectl (the repository packages' payload), systemctl and the
 kube-apiserver (``k8s_mgmt_lab.kube``).
 """
 
@@ -14,7 +16,6 @@ import pathlib
 import socket
 import subprocess
 import tempfile
-import time
 
 import kubernetes.client as kclient
 import pytest
@@ -66,8 +67,12 @@ class Node(object):
         self.session.put(CONFIGURE_LB, REMOTE_LB, mode=0o755)
 
     def install(self, mode, *args, stdin=None, check=True):
+        # The lab's mirror of pkgs.k8s.io, where a mode installs packages.
+        mirror = (('-r', manager.repository_url(SETTINGS.subnet))
+                  if mode in ('init', 'join-master', 'join-worker',
+                              'prepare') else ())
         cmd = ssh.Command('bash', REMOTE_INSTALL, mode, '-H', self.name,
-                          '-w', '60', *args)
+                          '-w', '60', *mirror, *args)
         return self.session.run(cmd, step=mode, timeout=120, check=check,
                                 stdin=stdin)
 
@@ -124,7 +129,6 @@ def _wait(what, check, seconds=60.0):
 def test_simple_cluster_init_join_and_refused_joins(lab):
     record = lab.up('simple', workers=2)
     _topology, [master], [worker, other] = _nodes(lab, record)
-    started = time.monotonic()
     master.install('init', '-a', master.ip, '-c', CNI)
     join = json.loads(master.install('print-join').stdout)
     endpoint = '%s:6443' % master.ip
@@ -147,7 +151,6 @@ def test_simple_cluster_init_join_and_refused_joins(lab):
         node.install('join-worker', '-e', endpoint, '-t',
                      join['ca_cert_hash'], '-s', '-',
                      stdin=_join_secrets(join))
-    built = time.monotonic() - started
 
     vim = json.loads(master.install('token-secret').stdout)
     core = _kube(master.ip, 6443, vim)
@@ -158,7 +161,6 @@ def test_simple_cluster_init_join_and_refused_joins(lab):
     assert 'node-role.kubernetes.io/control-plane' in labels
     assert core.read_node(worker.name).status.addresses[0].address == \
         worker.ip
-    assert built < 30, 'stand-in cluster took %.1f s' % built
     # Every kubelet takes TCP connections on its port, as a real one does
     # (the kubespray mode's external LB checks workers there).
     for node in (master, worker, other):
@@ -260,8 +262,14 @@ def _answers(core):
 def test_standin_surface_is_labelled(lab):
     record = lab.up('simple', workers=1)
     _topology, [master], _ = _nodes(lab, record)
+    # A fresh VM has none: prepare installs the newest 1.35 of the mirror.
+    assert master.sudo('sh', '-c', 'command -v kubeadm',
+                       check=False).status != 0
+    master.install('prepare')
     assert master.sudo('kubeadm', 'version', '-o', 'short').stdout.strip() \
-        == 'v1.35.0'
+        == 'v1.35.1'
+    assert master.sudo('dpkg', '-S', '/usr/bin/kubeadm').stdout.startswith(
+        'kubeadm: ')
     head = master.sudo('head', '-2', '/usr/bin/kubeadm').stdout
     assert 'stand-in' in head
     bad = master.sudo('kubeadm', 'join', '--config', '/nonexistent',
@@ -274,18 +282,17 @@ def test_standin_surface_is_labelled(lab):
 @pytest.mark.parametrize('tool', sorted(layer.VERSION_QUERIES))
 def test_version_queries_answer_from_the_wrapper_as_python_would(
         tmp_path, tool):
-    # The wrapper's shortcut (no Python start) must print exactly what the
-    # Python stand-in prints for the same query.
-    layer.write_layer(str(tmp_path), kubernetes_version='v1.34.2')
+    # The package wrapper's shortcut (no Python start) must print exactly
+    # what the Python stand-in prints for the same query.
+    wrapper = tmp_path / tool
+    wrapper.write_text(layer.package_payload()(tool, '1.34.2'))
     query = layer.VERSION_QUERIES[tool][0].split()
-    wrapper = tmp_path / 'usr' / 'bin' / tool
     fast = subprocess.run(['sh', str(wrapper)] + query, capture_output=True,
                           text=True, timeout=30, check=True)
-    env = dict(os.environ, K8S_MGMT_STANDINS_FILE=str(
-        tmp_path / standins.SETTINGS_FILE.lstrip('/')))
     slow = subprocess.run(
-        standins.python_argv(layer.TOOLS['usr/bin/' + tool]) + query,
+        standins.python_argv(layer.PACKAGED_TOOLS[tool]) + query,
         capture_output=True, text=True, timeout=60, check=True,
-        env=dict(env, PYTHONPATH=standins.python_path()))
+        env=dict(os.environ, PYTHONPATH=standins.python_path(),
+                 **{standins.VERSION_ENV: 'v1.34.2'}))
     assert 'v1.34.2' in fast.stdout
     assert fast.stdout == slow.stdout

@@ -1,13 +1,18 @@
-"""Every LCM operation of the complex flavour through the lab's real Tacker.
+"""Every LCM operation of the complex flavour through the lab's real Tacker,
+on two conductors.
 
 The lab has a control plane of its own: MariaDB, RabbitMQ, Keystone, Heat,
-Barbican, tacker-server and tacker-conductor (16.0.0, from PyPI) with our
-driver installed from a wheel in the conductor's environment. ``k8s-mgmt
-lab instantiate|scale|heal|terminate|rollback`` call Tacker's v1 REST API;
+Barbican, tacker-server and two tacker-conductors (16.0.0, from PyPI), each
+with our driver installed from a wheel and a driver state directory of its
+own, as on two hosts. ``k8s-mgmt lab
+instantiate|scale|heal|terminate|rollback`` call Tacker's v1 REST API;
 what Tacker says is read back the operator's way, with python-tackerclient
 (``openstack vnflcm show``, ``openstack vnflcm op show``), and the cluster
 from inside a master VM. The operations run in order on one lab, as an
-operator would run them.
+operator would run them, each on whichever conductor takes it: after every
+one, exactly one master holds the VIP and every pinned host key was
+verified against its VM's console. The README's session then runs them
+again with the first conductor's state directory deleted before each.
 
 Real: Tacker, Heat, Keystone, Barbican, the message bus and the database;
 the lab's VMs with OpenSSH, HAProxy, keepalived and etcd. Stand-ins: Nova,
@@ -16,11 +21,15 @@ Neutron, Cinder and Glance (the lab's), the Kubernetes binaries.
 
 import json
 import os
+import re
+import shutil
 import time
 
 import pytest
 
+from k8s_mgmt_lab import manager
 import readme_session
+import tacker_checks
 from lab_cli import LabCLI
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-test-tacker'
@@ -32,7 +41,7 @@ SUBNET = '10.254.251.0/24'
 def lab(assert_lab_clean):
     with k8s_mgmt.fresh(assert_lab_clean):
         k8s_mgmt('up', '--flavour', 'complex', '--subnet', SUBNET,
-                 '--own-control-plane')
+                 '--own-control-plane', '--conductors', '2')
         yield k8s_mgmt
 
 
@@ -103,6 +112,10 @@ def _assert_done(report, operation, workers=None):
     nodes = _cluster_nodes(status)
     assert set(nodes) == {vm['name'] for vm in status['vms']}
     assert all(nodes.values()), nodes
+    tacker_checks.one_vip_and_verified_pins(
+        k8s_mgmt, SUBNET,
+        [vm['server_id'] for vm in status['vms'] if vm['role'] == 'master'],
+        report['vnf_instance_id'])
     return status
 
 
@@ -125,6 +138,15 @@ def test_instantiate_through_tacker(lab):
     assert {vm['server_id']: vm['vnfc_id'] for vm in status['vms']} == {
         v['server']: v['id'] for v in report['vnfcs']}
     assert [i['id'] for i in status['tacker']['instances']] == [inst_id]
+    # What a later operation needs, in Tacker's database for any conductor:
+    # sealed, the VRRP password not in what an API reader sees.
+    shown = _openstack('vnflcm', 'show', inst_id)
+    assert shown['metadata']['k8sMgmtState'].startswith('v1.')
+    master = _vnfc_of(status, 'master')['server_id']
+    keepalived = k8s_mgmt('exec', master, '--', 'cat',
+                          '/etc/keepalived/keepalived.conf').stdout
+    password = re.search(r'auth_pass\s+(\S+)', keepalived).group(1)
+    assert password not in json.dumps(shown)
 
 
 def test_a_failed_scale_out_is_rolled_back_through_tackers_api(lab):
@@ -154,7 +176,27 @@ def test_a_failed_scale_out_is_rolled_back_through_tackers_api(lab):
     assert set(nodes) >= before and all(nodes[w] for w in before)
 
 
+def _move_on_to_the_other_conductor():
+    """RabbitMQ hands the messages of the conductors' shared queue out in
+    turn, and every LCM call sends two (the API's notification, then the
+    operation): with two conductors, every call lands on the same one.
+    When only one has run anything yet, one more message (the API's
+    notification of a new, spare instance) sends the next calls to the
+    other one."""
+    ran = tacker_checks.ran_by(k8s_mgmt)
+    if all(ran.values()):
+        return
+    vnfd_id = _openstack('vnflcm', 'show', _status()['tacker'][
+        'vnf_instance_id'])['vnfdid']
+    spare = _openstack('vnflcm', 'create', vnfd_id)
+    SPARE.append(spare['id'])
+
+
+SPARE = []
+
+
 def test_scale_out_and_in_through_tacker(lab):
+    _move_on_to_the_other_conductor()
     before = _workers(_status())
     out = _run('scale', '--type', 'SCALE_OUT')
     grown = _workers(_assert_done(out, 'SCALE', 2))
@@ -214,18 +256,71 @@ def test_graceful_terminate_then_the_operators_delete(lab):
     assert not _status()['vms']
     # What an operator types next, verbatim.
     k8s_mgmt('openstack', 'vnflcm', 'delete', inst_id)
-    assert not _status()['tacker']['instances']
+    assert [i['id'] for i in _status()['tacker']['instances']] == SPARE
 
 
-def test_the_readmes_operator_session_works_as_written(lab, tmp_path):
+def _forget_conductor_one():
+    """The first conductor's driver state directory, deleted (a new host,
+    a wiped disk)."""
+    path = tacker_checks.conductors(k8s_mgmt)['tacker-conductor'][
+        'driver_state_dir']
+    shutil.rmtree(path, ignore_errors=True)
+    assert not os.path.exists(path)
+
+
+def _more_of_the_operators_calls(session):
+    """After the README's heal of a worker: scale in, heal a master."""
+    instance = session.instance_id()
+    session.lcm('openstack vnflcm scale --type SCALE_IN --aspect-id '
+                'worker_instance %s' % instance)
+    session.cluster_ready()
+    master = next(v['id'] for v in session.vnfcs()
+                  if v['vduid'] == 'masterNode')
+    session.lcm('openstack vnflcm heal --vnfc-instance %s -- %s'
+                % (master, instance))
+    session.cluster_ready()
+
+
+def test_the_readmes_session_with_the_first_conductors_state_lost(
+        lab, tmp_path):
     """Steps 3 to 6 of the README's "Installing into Tacker", line by line
     (readme_session), beside the lab's own package (built with a VNFD id
-    of its own: Tacker 16 never onboards one id twice)."""
+    of its own: Tacker 16 never onboards one id twice), plus a scale in
+    and a master's heal; before every LCM call the first conductor's state
+    directory is deleted. The cluster is Ready, one master holds the VIP
+    and no pin went unverified after each."""
     vim_id = _status()['tacker']['vim_id']
-    session = readme_session.Session(k8s_mgmt, str(tmp_path), vim_id)
+    done = []
+
+    def after_each(line):
+        done.append(line.split()[2])
+        if 'terminate' not in line:
+            session.cluster_ready()
+            tacker_checks.one_vip_and_verified_pins(
+                k8s_mgmt, SUBNET,
+                [readme_session.server_id(v) for v in session.vnfcs()
+                 if v['vduid'] == 'masterNode'], session.instance_id())
+
+    def the_operators_mirror(path):
+        # README step 4: the nodes reach no pkgs.k8s.io, only the mirror.
+        with open(path) as handle:
+            request = json.load(handle)
+        request['additionalParams']['k8s_cluster_installation_param'][
+            'kubernetes_apt_repository'] = {
+            'url': manager.repository_url(SUBNET)}
+        with open(path, 'w') as handle:
+            json.dump(request, handle)
+
+    session = readme_session.Session(
+        k8s_mgmt, str(tmp_path), vim_id, edit_request=the_operators_mirror,
+        after={'heal': _more_of_the_operators_calls},
+        before_each=lambda line: _forget_conductor_one(),
+        after_each=after_each)
     ran = session.run()
+    assert done == ['instantiate', 'scale', 'heal', 'scale', 'heal',
+                    'terminate']
     assert [line for line, _code in ran if 'vnflcm delete' in line]
-    assert not _openstack('vnflcm', 'list')
+    assert [i['id'] for i in _openstack('vnflcm', 'list')] == SPARE
 
 
 def test_a_wrong_node_password_fails_in_seconds_and_is_rolled_back(
@@ -256,3 +351,11 @@ def test_a_wrong_node_password_fails_in_seconds_and_is_rolled_back(
     assert report['operation_state'] == 'ROLLED_BACK'
     assert report['instantiation_state'] == 'NOT_INSTANTIATED'
     assert not _status()['vms']
+
+
+def test_both_conductors_ran_operations(lab):
+    for spare in SPARE:
+        k8s_mgmt('openstack', 'vnflcm', 'delete', spare)
+    ran = tacker_checks.ran_by(k8s_mgmt)
+    print('hook calls per conductor: %s' % ran)
+    assert len(ran) == 2 and all(ran.values()), ran

@@ -87,3 +87,51 @@ def test_a_package_built_with_another_vnfd_id_names_it_everywhere(tmp_path):
             assert package_mod.sha256_hex(data) in meta
     with pytest.raises(package_mod.PackageError, match='lower-case UUID'):
         package_mod.build(output_dir=str(tmp_path / 'x'), vnfd_id='bad id')
+
+
+# -- --api v2 ----------------------------------------------------------
+
+
+@pytest.mark.parametrize('flavour', shipped.sample_flavours())
+def test_the_v2_request_of_each_flavour(flavour):
+    from k8s_mgmt.cli import package as package_cli
+    v1 = package_cli.filled_request(flavour, 'my-vim', 'my-net')
+    body = package_cli.filled_request(flavour, 'my-vim', 'my-net', api='v2')
+    assert body['vimConnectionInfo'] == {'vim1': {
+        'vimId': 'my-vim', 'vimType': 'ETSINFV.OPENSTACK_KEYSTONE.V_3'}}
+    assert body['flavourId'] == flavour
+    assert ('instantiationLevelId' in body) == ('instantiationLevelId' in v1)
+    assert len(body['extVirtualLinks']) == len(v1['extVirtualLinks'])
+    for old, new in zip(v1['extVirtualLinks'], body['extVirtualLinks']):
+        assert new['resourceId'] == 'my-net'
+        assert {k: v for k, v in new.items() if k != 'extCps'} == {
+            k: v for k, v in old.items() if k != 'extCps'}
+        for old_cp, new_cp in zip(old['extCps'], new['extCps']):
+            assert isinstance(new_cp['cpConfig'], dict)
+            # v2 needs ipOverEthernet on an IP_OVER_ETHERNET port: one
+            # dynamic IPv4 address, what v1 leaves to Neutron.
+            for new_config, old_config in zip(new_cp['cpConfig'].values(),
+                                              old_cp['cpConfig']):
+                for new_data, old_data in zip(new_config['cpProtocolData'],
+                                              old_config['cpProtocolData']):
+                    assert new_data == dict(
+                        old_data, ipOverEthernet={'ipAddresses': [
+                            {'type': 'IPV4', 'numDynamicAddresses': 1}]})
+            assert list(new_cp['cpConfig']) == [
+                '%s_%d' % (old_cp['cpdId'], n)
+                for n in range(1, len(old_cp['cpConfig']) + 1)]
+    expected = dict(v1['additionalParams'])
+    del expected['lcm-operation-user-data']
+    del expected['lcm-operation-user-data-class']
+    assert body['additionalParams'] == expected
+    assert set(body) == set(v1)
+
+
+def test_the_cli_prints_the_v2_request(tmp_path):
+    proc = cli('simple', '--api', 'v2', '--vim-id', 'my-vim',
+               cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    from k8s_mgmt.cli import package as package_cli
+    assert json.loads(proc.stdout) == package_cli.filled_request(
+        'simple', vim_id='my-vim', api='v2')
+    assert cli('simple', '--api', 'v3', cwd=str(tmp_path)).returncode == 2

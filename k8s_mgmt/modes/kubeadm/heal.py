@@ -74,7 +74,8 @@ def build_vnfcs_start(op):
         # Before any node is touched: an emptied volume needs consent.
         yield storage_heal.check_phase(op, server)
         kept = (storage_release.kept_volumes(op.params, topology, server)
-                if storage_heal.keeps_volume(op.ctx.request) else None)
+                if storage_heal.keeps_volume(op.ctx.request, api=op.ctx.api)
+                else None)
         helper, access = yield from heal_master.api_through_a_master(
             op, topology, targets)
         names = yield storage.check_phase(
@@ -117,6 +118,7 @@ def build_vnfcs_end(op):
     if masters:
         helper, access = yield from heal_master.join_masters(op, topology,
                                                              masters)
+        yield from node_work.helm_phases(op, masters)
     if workers:
         if access is None:
             helper, access = yield from heal_master.api_through_a_master(
@@ -139,9 +141,17 @@ def build_vnfcs_end(op):
 def build_vnf_start(op):
     """heal_start of the whole VNF: forget the old cluster."""
     if storage.enabled(op.params):
-        # The new stack brings new, empty volumes: consent first.
+        # The new stack brings new, empty volumes: consent first. Under
+        # v2 without "all" the servers are replaced in the same stack and
+        # the volume kept: free it for the new storage server, as for a
+        # VNFC heal.
         topology = yield node_work.topology_phase(op)
-        yield storage_heal.check_phase(op, storage.storage_node(topology),
-                                       whole=True)
+        server = storage.storage_node(topology)
+        yield storage_heal.check_phase(op, server, whole=True)
+        if not storage_heal.whole_recreates_volume(op.ctx.request,
+                                                   op.ctx.api):
+            yield from storage_release.free_volume_phases(
+                op, server, storage_release.kept_volumes(
+                    op.params, topology, server))
     yield forget.unregister_phase(op)
     yield forget.forget_state_phase(op)

@@ -103,8 +103,9 @@ def with_prepare(op, first, ends, nodes, alongside):
     for node in others:
         op.prepared.add(node.name)
     return (alongside or node_work.Alongside()).adding(
-        others, {n.name: [scripts.prepare_call(n, op.params, ends)]
-                 for n in others}, before=True)
+        others, {n.name: [scripts.prepare_call(
+            n, op.params, ends, apt_repo=op.scripts.features.apt_repo)]
+            for n in others}, before=True)
 
 
 def with_lb(topology, change, alongside):
@@ -135,7 +136,8 @@ def init_phase(op, first, ends, alongside=None):
     install script cannot print them."""
     report = op.scripts.features.init_report
     call = scripts.init_call(first, op.params, ends, report=report,
-                             prepared=node_work.prepared(op, first))
+                             prepared=node_work.prepared(op, first),
+                             apt_repo=op.scripts.features.apt_repo)
 
     def record():
         record_init(op, first, ends)
@@ -246,6 +248,7 @@ def build(op):
                                          nodes)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 topology.workers, states)
+    yield from node_work.helm_phases(op, topology.masters)
     if storage.enabled(params):
         yield from storage.register_phases(op, access, topology)
     registered = yield cluster.register_phase(op, access)

@@ -33,6 +33,7 @@ from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import lab_region
+from k8s_mgmt_lab.tacker_lcm import logs
 from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt_lab.tacker_lcm import progress
 
@@ -167,7 +168,7 @@ def _through_tacker(what, settings, call, log_path):
     report."""
     with reporting.reported(what, settings, log_path):
         with progress.ConductorProgress(
-                lab_tacker.conductor_log(settings.state_dir)):
+                logs.driver_logs(settings.state_dir)):
             outcome = call(settings)
         return lab_tacker.report_of(settings, outcome)
 

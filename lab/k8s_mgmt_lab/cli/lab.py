@@ -23,6 +23,7 @@ from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import net
 from k8s_mgmt_lab.machines import prereq
 from k8s_mgmt_lab.openstack import lab_region
+from k8s_mgmt_lab.openstack import tacker_conductors
 from k8s_mgmt_lab.tacker_lcm import cleanup as tacker_cleanup
 from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt import shipped
@@ -97,6 +98,18 @@ def register(subparsers):
                          'API. With --control-plane DIR: the plane in DIR, '
                          'the lab\'s alone while it is up, kept running '
                          'after "lab down" so that the next lab starts warm')
+    up.add_argument('--conductors', type=_conductor_count, metavar='N',
+                    help='with --own-control-plane: run N tacker-conductors '
+                         '(1 to %d, default 1), each as if on a host of its '
+                         'own: its own Tacker host name, log and driver '
+                         'state dir; one message bus, tacker.conf and state '
+                         'key' % tacker_conductors.MAX_CONDUCTORS)
+    up.add_argument('--api', choices=manager.APIS, default='v1',
+                    help='with --own-control-plane: the Tacker VNF LCM API '
+                         'the lab\'s verbs use, v1 (/vnflcm/v1, the '
+                         'driver\'s entry points) or v2 (/vnflcm/v2, the '
+                         'package\'s v2 script): the package is built for '
+                         'it (default: v1)')
     up.set_defaults(func=cmd_up)
     st = verbs.add_parser('status', help='show the lab')
     st.add_argument('--json', action='store_true', help='JSON output')
@@ -153,6 +166,35 @@ def _count(text, minimum):
     return value
 
 
+def _conductor_count(text):
+    value = _count(text, 1)
+    if value > tacker_conductors.MAX_CONDUCTORS:
+        raise argparse.ArgumentTypeError(
+            'at most %d' % tacker_conductors.MAX_CONDUCTORS)
+    return value
+
+
+def check_api(args):
+    """--api v2 only for a lab whose own plane runs Tacker."""
+    if args.api != 'v1' and not args.own_control_plane:
+        raise UserError('--api %s needs --own-control-plane: only a lab '
+                        'with a control plane of its own runs Tacker'
+                        % args.api)
+    return args.api
+
+
+def check_conductors(args):
+    """--conductors only for a lab whose own plane runs Tacker; the
+    count to use."""
+    if args.conductors is None:
+        return 1
+    if not args.own_control_plane:
+        raise UserError('--conductors needs --own-control-plane: only a '
+                        'lab with a control plane of its own runs Tacker\'s '
+                        'conductors')
+    return args.conductors
+
+
 def _require_machine():
     problems = prereq.problems()
     if problems:
@@ -160,6 +202,8 @@ def _require_machine():
 
 
 def cmd_up(args):
+    conductors = check_conductors(args)
+    api = check_api(args)
     _require_machine()
     settings = manager.LabSettings(state_dir=args.state_dir,
                                    subnet=args.subnet,
@@ -170,7 +214,8 @@ def cmd_up(args):
                                    join_delay=args.join_delay,
                                    etcd_timing=args.etcd_timing,
                                    control_plane=args.control_plane,
-                                   own_control_plane=args.own_control_plane)
+                                   own_control_plane=args.own_control_plane,
+                                   conductors=conductors, api=api)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -222,7 +267,8 @@ def _start_daemon(settings, args, request):
     if settings.control_plane:
         argv += ['--control-plane', settings.control_plane]
     if settings.own_control_plane:
-        argv.append('--own-control-plane')
+        argv += ['--own-control-plane', '--conductors',
+                 str(settings.conductors), '--api', settings.api]
     log_path = manager.daemon_log(settings)
     with open(log_path, 'ab') as log:
         daemon = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
@@ -282,7 +328,7 @@ def _print_status(settings, as_json):
              heat.get('region_name') or '-'))
     for name, found in sorted(((report.get('openstack') or {}).get(
             'services') or {}).items()):
-        print('  %-12s %-8s %s' % (name, found['pid'] or '-',
+        print('  %-18s %-8s %s' % (name, found['pid'] or '-',
                                    found['url'] or '-'))
     tacker = report.get('tacker')
     if tacker:

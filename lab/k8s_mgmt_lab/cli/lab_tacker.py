@@ -12,7 +12,7 @@ import json
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import reporting
 from k8s_mgmt_lab.conductor import status as status_mod
-from k8s_mgmt_lab.openstack import control_plane
+from k8s_mgmt_lab.tacker_lcm import logs
 from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt_lab.tacker_lcm import progress
 from k8s_mgmt_lab.tacker_lcm import record as record_mod
@@ -26,11 +26,14 @@ def drives(state_dir):
 
 def add_recovery_verbs(verbs):
     """``lab retry``, ``lab rollback`` and ``lab fail``: Tacker's own
-    ways out of FAILED_TEMP."""
+    ways out of FAILED_TEMP; ``lab cancel``, its way into it from a
+    PROCESSING operation no conductor runs any more."""
     helps = {
         'retry': 'run the FAILED_TEMP operation again from where it failed',
         'rollback': 'undo a FAILED_TEMP instantiate or scale out',
-        'fail': 'give a FAILED_TEMP operation up (FAILED)'}
+        'fail': 'give a FAILED_TEMP operation up (FAILED)',
+        'cancel': 'mark a PROCESSING operation whose conductor died '
+                  'FAILED_TEMP (once [vnf_lcm] operation_timeout passed)'}
     for verb, text in helps.items():
         parser = verbs.add_parser(
             verb, help=text + ' (Tacker\'s API)',
@@ -45,11 +48,14 @@ def add_recovery_verbs(verbs):
 
 
 def conductor_log(state_dir):
-    """tacker-conductor's log, where the driver's lines go."""
-    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
-    plane = control_plane.ControlPlane(
-        record['openstack']['control_plane'])
-    return plane.supervisor.log_path('tacker-conductor')
+    """The first tacker-conductor's log, where the driver's lines go."""
+    return conductor_logs(state_dir)[0]
+
+
+def conductor_logs(state_dir):
+    """Every tacker-conductor's log, first to last: an operation runs on
+    any one of them."""
+    return logs.conductor_logs(state_dir)
 
 
 def run(verb, state_dir, call, as_json=False, quiet=False):
@@ -60,7 +66,7 @@ def run(verb, state_dir, call, as_json=False, quiet=False):
         if quiet or as_json:
             outcome = call(settings)
         else:
-            with progress.ConductorProgress(conductor_log(state_dir)):
+            with progress.ConductorProgress(logs.driver_logs(state_dir)):
                 outcome = call(settings)
         report = report_of(settings, outcome)
     if as_json:
@@ -72,7 +78,7 @@ def run(verb, state_dir, call, as_json=False, quiet=False):
 
 def cmd_recover(args):
     calls = {'retry': operations.retry, 'rollback': operations.rollback,
-             'fail': operations.fail}
+             'fail': operations.fail, 'cancel': operations.cancel}
     return run(args.verb, args.state_dir,
                lambda s: calls[args.verb](s, args.op_id), args.json,
                args.quiet)
@@ -90,7 +96,9 @@ def report_of(settings, outcome):
         'operation_state': outcome.state,
         'seconds': round(outcome.seconds, 1),
         'flavour': info.get('flavourId'),
-        'vnfcs': record_mod.vnfcs(instance),
+        'vnfcs': record_mod.vnfcs(
+            instance, (manager.read_record(settings) or {}).get('api')
+            or 'v1'),
     }
     kube = status_mod.lab_status(settings, check_ssh=False).get(
         'kubernetes') if info else None

@@ -1,10 +1,12 @@
 """Kubernetes stand-ins for the lab VMs (no Kubernetes build can be fetched).
 
-``kubeadm``, ``kubelet``, ``kubectl``, ``containerd`` and ``systemctl``
-stand-ins with the command-line interface ``scripts/install_k8s_cluster.sh``
-and ``scripts/configure_lb.sh`` use, and an API server stand-in that keeps
-its objects in a REAL etcd cluster formed by the masters. ``layer`` writes
-the executables into a directory the lab stacks over every VM's root.
+``kubeadm``, ``kubelet``, ``kubectl`` and ``systemctl`` stand-ins with the
+command-line interface ``scripts/install_k8s_cluster.sh`` and
+``scripts/configure_lb.sh`` use, and an API server stand-in that keeps its
+objects in a REAL etcd cluster formed by the masters (containerd is
+Debian's, real). ``layer`` writes systemctl's wrapper into a directory the
+lab stacks over every VM's root, and the wrappers the lab's Kubernetes
+packages hold (the install script installs those with apt-get).
 ``kubespray_standin`` (data, not a package) is the stand-in kubespray
 checkout the kubespray flavour's Ansible server gets as ``/opt/kubespray``.
 
@@ -100,8 +102,15 @@ def settings():
     return values
 
 
+# Set by the wrappers of the lab repository's packages: the version of the
+# package the tool came from (kubeadm 1.35.1-1.1 says v1.35.1).
+VERSION_ENV = 'K8S_MGMT_LAB_KUBERNETES_VERSION'
+
+
 def kubernetes_version():
-    return settings()['kubernetes_version']
+    """The version of the running tool's package, else the lab's default
+    (a stand-in run without a package: the unit tests)."""
+    return os.environ.get(VERSION_ENV) or settings()['kubernetes_version']
 
 
 def now():

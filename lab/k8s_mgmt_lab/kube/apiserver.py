@@ -11,6 +11,7 @@ systemctl stand-in).
 import argparse
 import http.server
 import json
+import os
 import socketserver
 import ssl
 import sys
@@ -315,6 +316,8 @@ def main(argv=None):
     config = kube.read_json(args.config)
     if config is None:
         kube.fail('kube-apiserver', 'no config %s' % args.config)
+    if config.get('kubernetes_version'):
+        os.environ[kube.VERSION_ENV] = config['kubernetes_version']
     server = serve(config)
     sys.stderr.write('kube-apiserver stand-in serving on %s:%s\n'
                      % server.server_address)

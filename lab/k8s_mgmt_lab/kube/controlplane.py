@@ -125,7 +125,9 @@ def start_apiserver(node_ip, node_name, endpoint_host, extra_sans=()):
               'ca': pki.CA_CERT,
               'etcd': '127.0.0.1:%d' % kube.ETCD_CLIENT_PORT,
               'node_grace': kube.settings()['node_grace'],
-              'advertise_address': node_ip}
+              'advertise_address': node_ip,
+              # The kubeadm that made it: its static pod's image tag.
+              'kubernetes_version': kube.kubernetes_version()}
     kube.write_file(kube.STANDIN_DIR + '/apiserver.json',
                     json.dumps(config), 0o600)
     write_manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
@@ -165,6 +167,12 @@ def start_kubelet(server, token, node_name, node_ip, control_plane):
     api = client_mod.Client(server, pki.read_ca(), token)
 
     def registered():
+        # A kubelet that passed the start window and then died (its
+        # start-up is slow on a loaded machine) is as failed as one that
+        # died within it: say so now, not after the whole wait.
+        if systemctl.running_pid('kubelet') is None:
+            raise Failure('could not start kubelet: it exited after its '
+                          'start (see %s/kubelet.log)' % systemctl.LOG_DIR)
         try:
             return api.request('GET', '/api/v1/nodes/' + node_name)[0] == 200
         except OSError:

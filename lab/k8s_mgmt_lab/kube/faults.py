@@ -21,9 +21,8 @@ STEPS = {
                     'discovery accepted the token and the CA',
     'kubelet': 'the kubelet exits at start (systemctl start fails) and a '
                'running kubelet stops: its node turns NotReady',
-    'apt': 'the package mirror is unreachable: apt-get fails (exit 100) and '
-           'the Kubernetes tools read as not installed, so the install '
-           'script goes to apt-get',
+    'apt': 'the package mirrors are unreachable: apt-get fails (exit 100) '
+           'as it does when it cannot fetch an index',
 }
 
 

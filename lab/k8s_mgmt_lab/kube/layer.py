@@ -1,13 +1,18 @@
-"""The stand-ins as an overlay layer of the lab VMs' root filesystem.
+"""The stand-ins as an overlay layer of the lab VMs' root filesystem, and
+as the payload of the lab's Kubernetes packages.
 
 ``write_layer(directory, ...)`` fills ``directory`` with small ``/bin/sh``
-wrappers at the real tools' paths (``/usr/bin/kubeadm``, ``kubelet``,
-``kubectl``, ``containerd``, ``/usr/local/bin/systemctl`` and
-``/usr/local/sbin/exportfs``, which come before ``/usr/bin`` and
-``/usr/sbin`` on the VMs' PATH and sudo's secure_path) that exec the host's
-Python on a module of this package, plus the settings file and a stand-in
-CNI manifest. The VM sees the host's root read-only, so the
-interpreter and this source tree are visible inside it.
+wrappers at the paths of what a lab VM has from the start
+(``/usr/local/bin/systemctl`` and ``/usr/local/sbin/exportfs``, which come
+before ``/usr/bin`` and ``/usr/sbin`` on the VMs' PATH and sudo's
+secure_path) that exec the host's Python on a module of this package, plus
+the settings file and a stand-in CNI manifest. The VM sees the host's root
+read-only, so the interpreter and this source tree are visible inside it.
+
+kubeadm, kubelet, kubectl and crictl are no part of the layer: the install
+script installs them with apt-get from the lab's Kubernetes repository
+(:mod:`k8s_mgmt_lab.machines.k8s_repo`), whose packages hold the wrappers
+:func:`package_payload` writes, one per version. containerd is Debian's.
 """
 
 import json
@@ -20,26 +25,31 @@ from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import faults
 from k8s_mgmt_lab.machines import prereq
 
-TOOLS = {'usr/bin/kubeadm': 'kubeadm', 'usr/bin/kubelet': 'kubelet',
-         'usr/bin/kubectl': 'kubectl', 'usr/bin/containerd': 'containerd',
-         'usr/local/bin/systemctl': 'systemctl',
+TOOLS = {'usr/local/bin/systemctl': 'systemctl',
          'usr/local/sbin/exportfs': 'exportfs'}
+# The tools of the lab repository's packages, and their stand-in modules.
+PACKAGED_TOOLS = {'kubeadm': 'kubeadm', 'kubelet': 'kubelet',
+                  'kubectl': 'kubectl'}
 CNI_MANIFEST = '/etc/k8s-mgmt-lab/cni.yaml'
 
 WRAPPER = """#!/bin/sh
 # k8s-mgmt lab stand-in for {tool} (not the real binary); see
 # lab/k8s_mgmt_lab/kube/{module}.py
-{guard}{fast}PYTHONPATH={python_path}
+{env}{fast}PYTHONPATH={python_path}
 export PYTHONPATH
 exec {argv} "$@"
 """
-# Packaged tools vanish under the "apt" fault (a fresh VM whose mirror is
-# unreachable), so the install script takes its apt-get path.
-PACKAGED = ('kubeadm', 'kubelet', 'kubectl')
-NOT_INSTALLED = """if [ -e {fault} ]; then
-    echo "sh: 1: {tool}: not found" >&2
-    exit 127
-fi
+# The package's version, for the stand-in behind the wrapper.
+VERSION_ENV_LINE = """{name}={version}
+export {name}
+"""
+CRICTL = """#!/bin/sh
+# k8s-mgmt lab stand-in for crictl (cri-tools {version}), not the real one
+case "$*" in
+    --version|-v) echo "crictl version v{version}"; exit 0 ;;
+esac
+echo "crictl (k8s-mgmt lab stand-in): no containers run in the lab" >&2
+exit 1
 """
 # A version query answers from the wrapper, as fast as the real binary's,
 # where a Python start would cost the lab's shared CPU ~50 ms (every
@@ -117,8 +127,8 @@ APT_GET = """#!/bin/sh
 if [ -e {fault} ]; then
     echo "[k8s-mgmt lab] fault \\"apt\\" is set on this VM; clear it with \\
 \\"k8s-mgmt lab fault VM apt --clear\\"" >&2
-    echo "E: Failed to fetch https://pkgs.k8s.io/core:/stable:/InRelease \\
- Temporary failure resolving 'pkgs.k8s.io'" >&2
+    echo "E: Failed to fetch InRelease  Could not connect to the mirror \\
+(k8s-mgmt lab fault)" >&2
     echo "E: Unable to fetch some archives, maybe run apt-get update or try \\
 with --fix-missing?" >&2
     exit 100
@@ -198,25 +208,46 @@ def compile_standins(roots=None):
         sys.pycache_prefix = saved
 
 
+def wrapper(tool, module, python=None, version=None):
+    """The /bin/sh wrapper running stand-in ``module`` as ``tool``; with
+    ``version`` ('1.35.1': a package's) it answers the tool's version
+    query itself and tells the stand-in its version."""
+    env = fast = ''
+    if version is not None:
+        env = VERSION_ENV_LINE.format(name=kube.VERSION_ENV,
+                                      version=shlex.quote('v' + version))
+        fast = fast_version(tool, 'v' + version)
+    elif tool == 'systemctl':
+        fast = fast_systemctl()
+    return WRAPPER.format(
+        tool=tool, module=module, env=env, fast=fast,
+        python_path=shlex.quote(kube.python_path()),
+        argv=shlex.join(kube.python_argv(module, python=python)))
+
+
+def package_payload(python=None):
+    """``payload(tool, version)`` for :func:`k8s_mgmt_lab.machines.
+    k8s_repo.build`: the executable each package holds."""
+    compile_standins()
+
+    def payload(tool, version):
+        if tool == 'crictl':
+            return CRICTL.format(version=version)
+        return wrapper(tool, PACKAGED_TOOLS[tool], python=python,
+                       version=version)
+    return payload
+
+
 def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                 node_grace=None, kubernetes_version=None, etcd_timing=None):
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
     apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
-    version = kubernetes_version or kube.DEFAULTS['kubernetes_version']
     compile_standins()
     for rel, module in TOOLS.items():
-        path = os.path.join(directory, rel)
-        tool = os.path.basename(rel)
-        guard = NOT_INSTALLED.format(fault=apt_fault, tool=tool) \
-            if tool in PACKAGED else ''
-        kube.write_file(path, WRAPPER.format(
-            tool=tool, module=module, guard=guard,
-            fast=(fast_systemctl() if tool == 'systemctl'
-                  else fast_version(tool, version)),
-            python_path=shlex.quote(kube.python_path()),
-            argv=shlex.join(kube.python_argv(module, python=python))),
-            0o755)
+        kube.write_file(os.path.join(directory, rel),
+                        wrapper(os.path.basename(rel), module, python),
+                        0o755)
     kube.write_file(os.path.join(directory, 'usr/local/bin/apt-get'),
                     APT_GET.format(fault=apt_fault), 0o755)
     values = dict(kube.DEFAULTS, init_delay=float(init_delay),

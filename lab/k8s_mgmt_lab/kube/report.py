@@ -12,9 +12,11 @@ from k8s_mgmt_lab.kube import client as client_mod
 from k8s_mgmt_lab.kube import pki
 
 KUBECONFIG_NAME = 'kubeconfig'
-STAND_INS = ('kubeadm, kubelet, kubectl, containerd, systemctl and '
+STAND_INS = ('kubeadm, kubelet, kubectl (installed by apt from the lab\'s '
+             'signed Kubernetes repository, which is real), systemctl and '
              'kube-apiserver are lab stand-ins (k8s_mgmt_lab.kube); '
-             'etcd, haproxy and keepalived are real')
+             'containerd (Debian\'s), etcd, haproxy and keepalived are '
+             'real')
 
 
 def find_admin_conf(vm_dirs):

@@ -5,8 +5,11 @@ pid files in /run/standin: the REAL haproxy (master-worker mode, reloaded
 with SIGUSR2 after ``haproxy -c``) and keepalived (reloaded with SIGHUP), the
 REAL etcd (argv written by the kubeadm stand-in), the REAL rpcbind and, as
 ``nfs-kernel-server`` (alias ``nfs-server``), the REAL nfs-ganesha serving
-/etc/exports (see ``nfs``), and the Python stand-ins kube-apiserver, kubelet
-and containerd. Killing the VM's init kills them all.
+/etc/exports (see ``nfs``), the Python stand-in kube-apiserver, and the
+units packages bring (``PACKAGED``): the REAL containerd of Debian's
+package and the kubelet of the lab repository's package (a stand-in),
+each started from its unit file's ExecStart; without the package, systemd's
+"Unit ... not found". Killing the VM's init kills them all.
 """
 
 import os
@@ -55,10 +58,8 @@ def service_argv(name):
     if name == 'kube-apiserver':
         return _python('apiserver', '--config',
                        kube.STANDIN_DIR + '/apiserver.json')
-    if name == 'kubelet':
-        return _python('kubelet')
-    if name == 'containerd':
-        return _python('containerd', 'serve')
+    if name in PACKAGED:
+        return exec_start(name)
     if name == 'rpcbind':
         return ['/usr/sbin/rpcbind', '-f', '-w']
     if name == NFS_SERVER:
@@ -83,6 +84,51 @@ KNOWN = ('haproxy', 'keepalived', 'etcd', 'kube-apiserver', 'kubelet',
 # Verbs that need the unit file, which a package brings.
 NEEDS_UNIT = ('start', 'restart', 'reload', 'reload-or-restart',
               'try-restart', 'enable')
+
+
+# Units whose unit file a package installs (kubelet: the repository's
+# kubelet, with kubeadm's drop-in; containerd: Debian's containerd).
+PACKAGED = ('kubelet', 'containerd')
+UNIT_DIRS = ('/etc/systemd/system', '/usr/lib/systemd/system',
+             '/lib/systemd/system')
+
+
+def unit_files(name):
+    """The unit file of ``name`` and its drop-ins, in the order systemd
+    reads them (the first unit file found; then every ``.conf`` of the
+    ``.service.d`` directories)."""
+    files = []
+    for directory in UNIT_DIRS:
+        path = os.path.join(directory, name + '.service')
+        if os.path.isfile(path):
+            files.append(path)
+            break
+    if not files:
+        return []
+    dropins = {}
+    for directory in reversed(UNIT_DIRS):
+        folder = os.path.join(directory, name + '.service.d')
+        if os.path.isdir(folder):
+            for entry in os.listdir(folder):
+                if entry.endswith('.conf'):
+                    dropins[entry] = os.path.join(folder, entry)
+    return files + [dropins[entry] for entry in sorted(dropins)]
+
+
+def exec_start(name):
+    """The program of the unit's ExecStart (the last one set: an empty
+    ``ExecStart=`` in a drop-in resets it), without its arguments, which
+    name environment variables of the unit's EnvironmentFiles; None when
+    no package installed the unit."""
+    program = None
+    for path in unit_files(name):
+        with open(path) as handle:
+            for line in handle:
+                key, _, value = line.strip().partition('=')
+                if key.strip() == 'ExecStart':
+                    words = value.split()
+                    program = words[0].lstrip('-@+!:') if words else None
+    return [program] if program else None
 
 
 def _log_path(name):
@@ -351,7 +397,8 @@ def main(argv=None):
     if verb == 'daemon-reload':
         return 0
     unknown = [u for u in units if u not in KNOWN or (
-        u == NFS_SERVER and verb in NEEDS_UNIT and not nfs.unit_installed())]
+        u == NFS_SERVER and verb in NEEDS_UNIT and not nfs.unit_installed())
+        or (u in PACKAGED and verb in NEEDS_UNIT and not unit_files(u))]
     if unknown:
         return _fail('Unit %s.service not found.' % unknown[0], 5)
     status = 0

@@ -6,8 +6,10 @@ the lab starts one for them: a VM like the others on the lab bridge (not a
 Heat resource, so no LCM operation touches it), with the real ansible-core
 of the lab's Python environment on the SSH user's PATH and, as
 ``/opt/kubespray``, the lab's stand-in for a kubespray checkout
-(``k8s_mgmt_lab/kube/kubespray_standin``: real playbooks that drive the kubeadm
-and kubelet stand-ins). A callback in Ansible's system plugin directory
+(``k8s_mgmt_lab/kube/kubespray_standin``: real playbooks that install
+containerd, download the kubeadm, kubelet and kubectl stand-ins from the
+lab's mirror of dl.k8s.io onto the nodes, as kubespray downloads the real
+ones, and drive them). A callback in Ansible's system plugin directory
 appends every playbook run to an audit log outside the kubespray directory;
 :func:`playbook_runs` reads it back.
 """
@@ -33,6 +35,16 @@ STANDIN_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     'kube', 'kubespray_standin')
 CALLBACK_FILE = os.path.join(STANDIN_DIR, 'audit', 'k8s_mgmt_lab_audit.py')
+# Where the copied stand-in gets the lab's mirror of dl.k8s.io, as
+# kubespray's dl_k8s_io_url. An operator of an air-gapped site sets that
+# variable in the group_vars beside their inventory; but the driver writes
+# an inventory of its own (transferring_inventory_path), so nothing beside
+# an inventory is read. A role default is read by every stand-in playbook
+# that prepares or resets nodes (cluster.yml, scale.yml, remove-node.yml,
+# reset.yml) whatever the inventory, and still yields to an inventory or
+# -e value, which a vars_files entry of the playbooks would not.
+DL_K8S_IO_URL_FILE = (KUBESPRAY_ROOT +
+                      '/roles/lab_kubeadm/defaults/main/dl_k8s_io_url.yml')
 SSH_PROBE_TIMEOUT = 5.0
 ANSIBLE_TOOLS = ('ansible', 'ansible-playbook', 'ansible-inventory',
                  'ansible-config')
@@ -54,12 +66,33 @@ def _venv_bin():
     return os.path.dirname(os.path.abspath(sys.executable))
 
 
-def setup_script(venv_bin):
+def dl_k8s_io_url_yaml(downloads):
+    """The role-defaults file that points kubespray's ``dl_k8s_io_url`` at
+    ``downloads`` (a JSON string is a YAML double-quoted scalar)."""
+    return ('---\n'
+            '# Written by "k8s-mgmt lab up": the mirror of dl.k8s.io on the '
+            'lab bridge,\n'
+            '# as kubespray dl_k8s_io_url (an inventory or -e value '
+            'overrides it).\n'
+            'dl_k8s_io_url: %s\n' % json.dumps(downloads))
+
+
+def setup_script(venv_bin, downloads=None):
     """The root shell script that makes a fresh lab VM the Ansible server.
 
     Every path comes from the host's filesystem, which the VM sees through
     its overlay (the lab source tree and the Python environment are bound
-    at the same paths)."""
+    at the same paths). With ``downloads`` (the lab's mirror of dl.k8s.io,
+    ``http://GATEWAY:PORT/dl``) the copied stand-in downloads the
+    Kubernetes binaries from there (:data:`DL_K8S_IO_URL_FILE`); without
+    it, from dl.k8s.io."""
+    site = []
+    if downloads is not None:
+        # One line of the script: printf writes each argument as a line.
+        site = ['%s >%s' % (
+            shlex.join(['printf', r'%s\n'] +
+                       dl_k8s_io_url_yaml(downloads).splitlines()),
+            shlex.quote(DL_K8S_IO_URL_FILE))]
     links = ' '.join(shlex.quote(os.path.join(venv_bin, tool))
                      for tool in ANSIBLE_TOOLS)
     return '\n'.join([
@@ -72,6 +105,7 @@ def setup_script(venv_bin):
                                  shlex.quote(os.path.dirname(AUDIT_LOG))),
         'cp -r %s %s' % (shlex.quote(STANDIN_DIR), KUBESPRAY_ROOT),
         'rm -rf %s/audit' % KUBESPRAY_ROOT,
+    ] + site + [
         'cp %s %s/' % (shlex.quote(CALLBACK_FILE), CALLBACK_DIR),
         'chown -R %s: %s %s' % (USER, KUBESPRAY_ROOT,
                                 shlex.quote(os.path.dirname(AUDIT_LOG))),
@@ -80,12 +114,14 @@ def setup_script(venv_bin):
     ]) + '\n'
 
 
-def start(vms, ip, password):
+def start(vms, ip, password, downloads=None):
     """Boot the Ansible server VM on ``ip`` and set it up; its record for
-    lab.json."""
+    lab.json. ``downloads``: the lab's mirror of dl.k8s.io, for the
+    stand-in's ``dl_k8s_io_url`` (:func:`setup_script`)."""
     info = vms.create(VM_ID, HOSTNAME, ip)
     try:
-        vms.exec(VM_ID, ['/bin/sh', '-c', setup_script(_venv_bin())],
+        vms.exec(VM_ID, ['/bin/sh', '-c',
+                         setup_script(_venv_bin(), downloads)],
                  timeout=120)
     except Exception:
         vms.destroy(VM_ID)

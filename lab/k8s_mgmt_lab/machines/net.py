@@ -47,6 +47,11 @@ def mac_for(ip):
     return '02:4b:' + ':'.join('%02x' % b for b in octets)
 
 
+def gateway_of(subnet):
+    """The host's address on the lab bridge: the subnet's first host."""
+    return str(next(ipaddress.ip_network(subnet).hosts()))
+
+
 class LabNetwork(object):
     """The lab bridge and subnet; ``up()`` and ``down()`` are idempotent."""
 
@@ -57,7 +62,7 @@ class LabNetwork(object):
         if self.subnet.version != 4 or self.subnet.num_addresses < 4:
             raise LabError('lab subnet %s must be IPv4 with room for VMs'
                            % subnet)
-        self.gateway = str(next(self.subnet.hosts()))
+        self.gateway = gateway_of(self.subnet)
         if len(bridge) > MAX_IFNAME:
             raise LabError('bridge name %r is longer than %d characters'
                            % (bridge, MAX_IFNAME))

@@ -35,10 +35,15 @@ PACKAGE_CACHE = '/var/cache/k8s-mgmt-lab'
 VM_REPOSITORY = PACKAGE_CACHE + '/debs'
 GANESHA_DIR = PACKAGE_CACHE + '/nfs-ganesha'
 GANESHA_ROOT = GANESHA_DIR + '/root'
-# What the storage script installs on the storage VM and on every node.
-VM_PACKAGES = ('nfs-kernel-server', 'nfs-common')
+# What the node scripts install from Debian: the NFS server and client
+# (storage script), containerd and runc (install script).
+VM_PACKAGES = ('nfs-kernel-server', 'nfs-common', 'containerd', 'runc')
 GANESHA_PACKAGES = ('nfs-ganesha', 'nfs-ganesha-vfs')
 _STAMP = '.complete'
+# Changes with how the cache is made, so an older cache is made again.
+_CACHE_FORMAT = 'repacked-1'
+# Debian packages bigger than this are repacked uncompressed (REPACKED).
+REPACK_OVER = 1024 * 1024
 
 
 def problems():
@@ -57,8 +62,8 @@ def problems():
     on_host = installed(VM_PACKAGES)
     if on_host:
         found.append('the lab VMs see the host\'s packages, so %s must not '
-                     'be installed on the host (a test that the storage '
-                     'script installs them would prove nothing): apt-get '
+                     'be installed on the host (a test that the node '
+                     'scripts install them would prove nothing): apt-get '
                      'purge %s' % (', '.join(on_host), ' '.join(on_host)))
     return found
 
@@ -94,7 +99,7 @@ def _locked(path):
 
 
 def _fill(directory, packages, finish):
-    wanted = ' '.join(packages) + '\n'
+    wanted = '%s %s\n' % (_CACHE_FORMAT, ' '.join(packages))
     stamp = os.path.join(directory, _STAMP)
     if os.path.exists(stamp):
         with open(stamp) as f:
@@ -139,7 +144,12 @@ def _index(work):
     """A flat repository: ``deb [trusted=yes] file:DIR ./``."""
     debs = os.path.join(work, 'debs')
     for path in glob.glob(os.path.join(debs, '*.deb')):
-        os.rename(path, os.path.join(work, os.path.basename(path)))
+        target = os.path.join(work, os.path.basename(path))
+        if os.path.getsize(path) > REPACK_OVER:
+            repack_uncompressed(path, target)
+            os.unlink(path)
+        else:
+            os.rename(path, target)
     os.rmdir(debs)
     proc = subprocess.run(['dpkg-scanpackages', '--multiversion', '.',
                            '/dev/null'], cwd=work, stdout=subprocess.PIPE,
@@ -149,6 +159,26 @@ def _index(work):
                        % (work, _last_lines(proc.stderr)))
     with open(os.path.join(work, 'Packages'), 'w') as f:
         f.write(proc.stdout)
+
+
+def repack_uncompressed(source, target):
+    """``source`` rebuilt as ``target`` with uncompressed members (the same
+    files, modes, control and maintainer scripts, only not xz-compressed):
+    each lab VM unpacks containerd's 26 MB of xz, about 2 s of CPU on this
+    2-core machine, which a VM pays again at every install."""
+    tree = target + '.tree'
+    shutil.rmtree(tree, ignore_errors=True)
+    try:
+        for argv in (['dpkg-deb', '--raw-extract', source, tree],
+                     ['dpkg-deb', '-Znone', '--build',
+                      tree, target]):
+            proc = subprocess.run(argv, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+            if proc.returncode != 0:
+                raise LabError('%s failed: %s' % (
+                    ' '.join(argv[:2]), _last_lines(proc.stderr)))
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
 
 
 def _unpack(work):

@@ -23,6 +23,13 @@ HOST_KEY = '/etc/ssh/ssh_host_ed25519_key'
 SUDOERS_FILE = '/etc/sudoers.d/90-k8s-mgmt-lab-ubuntu'
 APT_SOURCE = '/etc/apt/sources.list.d/k8s-mgmt-lab.list'
 APT_LISTS = '/var/lib/apt/lists'
+DPKG_STATUS = '/var/lib/dpkg/status'
+DPKG_INFO = '/var/lib/dpkg/info'
+# Packages a fresh VM has not got, whatever the host has: the install
+# script installs them (the host of this project's CI has Google Cloud
+# SDK's kubectl package, which every VM would otherwise see installed).
+HIDDEN_PACKAGES = ('kubeadm', 'kubelet', 'kubectl', 'cri-tools',
+                   'kubernetes-cni', 'containerd', 'containerd.io', 'runc')
 POLICY_RC_D = '/usr/sbin/policy-rc.d'
 # Package scripts start no daemon (as in an image build); the node scripts
 # start services through systemctl.
@@ -142,6 +149,10 @@ mkdir pts shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts pts
 mount -t tmpfs -o mode=1777,nosuid,nodev k8slab-shm shm
 mount -t tmpfs -o mode=755,nosuid,nodev k8slab-run "$root/run"
+# A container shares the host's kernel: systemd's convention, which the
+# install script reads to report the kernel settings it cannot change.
+mkdir -p "$root/run/systemd"
+echo k8s-mgmt-lab >"$root/run/systemd/container"
 mount -t tmpfs -o mode=1777,nosuid,nodev k8slab-tmp "$root/tmp"
 # Host paths the VM must see as they are (the stand-ins' Python and code),
 # read-only, even where a tmpfs above or a host mount below hides them.
@@ -266,10 +277,65 @@ def _apt_layer(image_dir):
     os.makedirs(os.path.join(lists, 'partial'))
     os.setxattr(lists, 'trusted.overlay.opaque', b'y')
     _write(image_dir + POLICY_RC_D, POLICY_RC_D_SCRIPT, 0o755)
+    hide_packages(image_dir, HIDDEN_PACKAGES)
     # dpkg's man-db trigger rebuilds the whole manual index (about 10 s per
     # install); without this flag file it does nothing.
     if os.path.exists('/var/lib/man-db/auto-update'):
         _whiteout(image_dir + '/var/lib/man-db/auto-update')
+
+
+def hide_packages(image_dir, names, status_path=DPKG_STATUS,
+                  info_dir=DPKG_INFO):
+    """The host's installed packages among ``names`` are not in the VMs:
+    their files and dpkg's records of them are whited out, and dpkg's
+    status in the layer lists everything else. Returns the names hidden."""
+    try:
+        with open(status_path) as handle:
+            stanzas = handle.read().split('\n\n')
+    except FileNotFoundError:
+        return []
+    kept, hidden = [], []
+    for stanza in stanzas:
+        package = next((line.split(':', 1)[1].strip()
+                        for line in stanza.splitlines()
+                        if line.startswith('Package:')), None)
+        if package in names:
+            hidden.append(package)
+        else:
+            kept.append(stanza)
+    if not hidden:
+        return []
+    for package in hidden:
+        for path in _package_files(info_dir, package):
+            if os.path.islink(path) or (os.path.lexists(path) and
+                                        not os.path.isdir(path)):
+                # Through the host's directory links (merged /usr: /bin
+                # is usr/bin), or the layer's directory would hide them.
+                _whiteout(image_dir + os.path.join(
+                    os.path.realpath(os.path.dirname(path)),
+                    os.path.basename(path)))
+    _write(image_dir + status_path,
+           '\n\n'.join(s for s in kept if s.strip()).rstrip('\n') + '\n\n')
+    return hidden
+
+
+def _package_files(info_dir, package):
+    """The files dpkg installed for ``package`` and dpkg's own files
+    about it (its ``info`` entries)."""
+    found = []
+    for arch in ('', ':amd64'):
+        listing = os.path.join(info_dir, '%s%s.list' % (package, arch))
+        try:
+            with open(listing) as handle:
+                found += [line.rstrip('\n') for line in handle
+                          if line.strip() not in ('', '/.')]
+        except FileNotFoundError:
+            continue
+    prefixes = (package + '.', package + ':')
+    found += [os.path.join(info_dir, entry) for entry in
+              (os.listdir(info_dir) if os.path.isdir(info_dir) else ())
+              if entry.startswith(prefixes)]
+    return found
 
 
 def prepare_upper(upper, vm_id, hostname, ip):

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 
+from k8s_mgmt import state_key
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
@@ -254,6 +255,15 @@ def tacker_files(layout, venv):
                 os.path.join(layout.tacker_etc, 'api-paste.ini'))
     for path in config.tacker_dirs(layout).values():
         os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def tacker_state_key(layout):
+    """The driver's state key (config.state_key_file), made when missing:
+    before any conductor starts, so none of them makes its own; a kept
+    plane keeps its key."""
+    path = config.state_key_file(layout)
+    if not os.path.lexists(path):
+        state_key.create(path)
 
 
 def heat_files(layout, venv):

@@ -2,6 +2,7 @@
 ports and secrets: pure functions of their arguments, so a test reads
 the text without starting anything."""
 
+import os
 import textwrap
 
 from k8s_mgmt_lab.kube import layer
@@ -216,11 +217,16 @@ def tacker_dirs(layout):
     data = layout.tacker_data
     return {'crypt_keys': data + '/crypt/fernet_keys',
             'vim_keys': data + '/vim/fernet_keys',
-            'packages': data + '/vnfpackages',
+            # tacker-server's: it runs on conductor 1's host, and
+            # Tacker's v2 API reads the package conductor 1 unpacked there
+            # (creating a v2 instance reads its VNFD); each conductor
+            # names its own in conductor-K.conf (tacker_conductors).
+            'packages': data + '/conductor-1/vnfpackages',
             'csar_files': data + '/csar_files',
             'terraform': data + '/terraform',
             'package_cache': data + '/vnf_package_cache',
-            # Our driver's per-instance state ([k8s_mgmt] state_dir).
+            # Our driver's per-instance state: a [k8s_mgmt] state_dir
+            # per conductor below it (tacker_conductors).
             'driver_state': data + '/k8s-mgmt',
             'locks': layout.tacker_etc + '/locks'}
 
@@ -262,6 +268,12 @@ def tacker_conf(layout, ports, secrets):
         [k8s_vim]
         use_barbican = true
 
+        [openstack_vim]
+        # Tacker sleeps between its reads of a stack's status; the lab's
+        # stacks are done in seconds. The same 10-minute timeout.
+        stack_retry_wait = {stack_wait}
+        stack_retries = {stack_retries}
+
         [key_manager]
         # No barbican_endpoint: Tacker's Barbican client, logged in as
         # [keystone_authtoken]'s user, takes the catalog's key-manager
@@ -269,7 +281,9 @@ def tacker_conf(layout, ports, secrets):
         api_class = {key_manager}
 
         [k8s_mgmt]
-        state_dir = {driver_state}
+        # One key for every conductor, as each conductor host has a copy;
+        # each conductor's state_dir is in its conductor-K.conf.
+        state_key_file = {state_key}
         # The lab's VMs reach no Internet: the CNI manifest in their image.
         cni_manifest = {cni_manifest}
 
@@ -297,8 +311,17 @@ def tacker_conf(layout, ports, secrets):
                     drivers=','.join(TACKER_MGMT_DRIVERS),
                     log_levels=','.join(TACKER_LOG_LEVELS),
                     key_manager=TACKER_KEY_MANAGER,
+                    stack_wait=TACKER_STACK_WAIT,
+                    stack_retries=TACKER_STACK_TIMEOUT // TACKER_STACK_WAIT,
                     cni_manifest=layer.CNI_MANIFEST,
+                    state_key=state_key_file(layout),
                     **tacker_dirs(layout))
+
+
+def state_key_file(layout):
+    """The key that seals the driver's shared state (k8s_mgmt.state_key),
+    made once by the plane before any conductor starts."""
+    return os.path.join(layout.tacker_etc, 'k8s-mgmt-state.key')
 
 
 def barbican_conf(layout, ports, secrets):
@@ -347,6 +370,11 @@ def barbican_gunicorn(layout, ports):
     return "paste = '%s'\n" % paste + _gunicorn_serving(
         paste, ports['barbican'])
 
+
+# Seconds between Tacker's reads of a stack's status, and how long it
+# waits for a stack in all (Tacker's defaults: 10 and 60 x 10).
+TACKER_STACK_WAIT = 2
+TACKER_STACK_TIMEOUT = 600
 
 # What tacker.conf's [key_manager] api_class names: Tacker's default,
 # written out.

@@ -3,21 +3,25 @@ order on 127.0.0.1 under its state directory, set up on first start,
 stopped in reverse order by PID.
 
     plane = ControlPlane(state_dir, cache_dir)   # tacker=True: Tacker too
+    # conductors=N: N tacker-conductors (default: as recorded, else 1)
     plane.up()        # builds the venvs into the cache when missing
     plane.status()    # per service: pid, version, url, log, alive
     plane.openrc()    # text without the password; the file has it
     plane.down()
 """
 
+import concurrent.futures
 import os
 import subprocess
 
 from k8s_mgmt_lab.openstack import bootstrap
+from k8s_mgmt_lab.openstack import conductor_operations
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import pins
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
 from k8s_mgmt_lab.openstack import state
+from k8s_mgmt_lab.openstack import tacker_conductors
 from k8s_mgmt_lab.openstack import tacker_driver
 from k8s_mgmt_lab.openstack import venvs
 
@@ -26,8 +30,13 @@ DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
 SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
                  'heat-engine')
 # Started after those by a plane made with tacker=True: Barbican, the key
-# manager of Tacker's Kubernetes VIMs, first.
+# manager of Tacker's Kubernetes VIMs, first; then the conductors
+# (tacker_conductors.service_names).
 TACKER_SERVICE_NAMES = ('barbican-api', 'tacker-server', 'tacker-conductor')
+# Every service a plane may run, in start order: what down() stops,
+# whatever the plane's record says.
+EVERY_SERVICE_NAME = (SERVICE_NAMES + TACKER_SERVICE_NAMES[:-1] +
+                      tacker_conductors.ALL_NAMES)
 # Every virtualenv a plane may run from: what ``control-plane build``
 # makes.
 VENV_NAMES = ('keystone', 'heat', 'tacker', 'barbican')
@@ -40,12 +49,16 @@ class NeverStarted(Exception):
 class ControlPlane(object):
 
     def __init__(self, state_dir, cache_dir=DEFAULT_CACHE, ports=None,
-                 tacker=False):
+                 tacker=False, conductors=None):
         self.layout = state.Layout(state_dir)
         self.cache_dir = cache_dir
         self._wanted_ports = ports
         # Opt-in for now: Tacker's services run only when asked for.
         self.tacker = tacker
+        # How many tacker-conductors: asked for, else as last recorded.
+        self.conductors = (
+            tacker_conductors.check_count(conductors) if conductors
+            else tacker_conductors.recorded_count(self.layout))
         self.supervisor = processes.Supervisor(self.layout.run,
                                                self.layout.logs)
 
@@ -66,8 +79,19 @@ class ControlPlane(object):
         when it was asked for or still runs."""
         if self.tacker or any(self.supervisor.pid(name)
                               for name in TACKER_SERVICE_NAMES):
-            return SERVICE_NAMES + TACKER_SERVICE_NAMES
+            return SERVICE_NAMES + self._tacker_names()
         return SERVICE_NAMES
+
+    def _tacker_names(self):
+        return TACKER_SERVICE_NAMES[:-1] + tacker_conductors.service_names(
+            self.conductors)
+
+    def conductors_differ(self):
+        """Whether the plane last ran another number of conductors than
+        this one asks for (a kept plane restarted with another
+        ``--conductors``)."""
+        return self.conductors != tacker_conductors.recorded_count(
+            self.layout)
 
     def client_venv(self):
         """The virtualenv of python-openstackclient (with Heat's
@@ -175,13 +199,16 @@ class ControlPlane(object):
 
     def _start_tacker(self, ports, secrets, venv):
         """Tacker's database, Keystone user and catalog entry, schema,
-        our driver in its virtualenv, then tacker-server and
-        tacker-conductor."""
+        our driver in its virtualenv, the driver's state key, then
+        tacker-server and the conductors."""
         layout = self.layout
         os.makedirs(layout.tacker_etc, mode=0o700, exist_ok=True)
         state.write_private(os.path.join(layout.tacker_etc, 'tacker.conf'),
                             config.tacker_conf(layout, ports, secrets))
         bootstrap.tacker_files(layout, venv)
+        tacker_conductors.write_confs(layout, self.conductors)
+        tacker_conductors.record_count(layout, self.conductors)
+        bootstrap.tacker_state_key(layout)
         bootstrap.once(layout, 'tacker-database', bootstrap.create_databases,
                        layout, secrets, ('tacker',))
         bootstrap.once(layout, 'tacker-registration',
@@ -190,42 +217,61 @@ class ControlPlane(object):
                        bootstrap.tacker_db_manage, layout, venv)
         driver = self._install_driver(venv)
         self.supervisor.start(services.tacker_server(layout, ports, venv))
-        self._start_conductor(venv, driver)
+        self._start_conductors(
+            venv, driver, range(1, self.conductors + 1))
 
     def _install_driver(self, venv):
         with open(os.path.join(self.layout.logs, 'k8s-mgmt-driver.log'),
                   'ab') as log:
             return tacker_driver.ensure_installed(venv, log=log)
 
-    def _start_conductor(self, venv, driver):
-        """Start tacker-conductor and record which driver wheel it
-        loaded."""
-        self.supervisor.start(services.tacker_conductor(
-            self.layout, self.ports, venv))
-        state.write_private(self._conductor_driver_path(), driver + '\n')
+    def _start_conductors(self, venv, driver, numbers):
+        """Start the conductors ``numbers`` side by side, as their hosts
+        would, and record which driver wheel each loaded; the first
+        failure is raised once all have come up or failed."""
+        numbers, ports = list(numbers), self.ports
+        with concurrent.futures.ThreadPoolExecutor(len(numbers)) as pool:
+            started = [pool.submit(self._start_conductor, venv, driver,
+                                   ports, number) for number in numbers]
+        for future in started:
+            future.result()
 
-    def _conductor_driver_path(self):
-        return os.path.join(self.layout.run, 'tacker-conductor.driver')
+    def _start_conductor(self, venv, driver, ports, number):
+        self.supervisor.start(services.tacker_conductor(
+            self.layout, ports, venv, number))
+        state.write_private(self._conductor_driver_path(number),
+                            driver + '\n')
+
+    def _conductor_driver_path(self, number):
+        return os.path.join(self.layout.run, '%s.driver' % (
+            tacker_conductors.service_name(number)))
 
     def install_driver(self):
         """Reinstall the k8s-mgmt wheel into Tacker's virtualenv when a
-        wheel of the checkout differs from the one there, and restart a
-        running tacker-conductor that loaded another; True when it
+        wheel of the checkout differs from the one there, and restart
+        each running tacker-conductor that loaded another; True when one
         restarted."""
         venv = venvs.ensure(self.cache_dir, 'tacker')
         driver = self._install_driver(venv)
+        stale = [number for number in range(1, self.conductors + 1)
+                 if self._loaded_another(number, driver)]
+        for number in stale:
+            self.supervisor.stop(tacker_conductors.service_name(number),
+                                 services.CONDUCTOR_STOP_TIMEOUT)
+        if stale:
+            self._start_conductors(venv, driver, stale)
+        return bool(stale)
+
+    def _loaded_another(self, number, driver):
+        """Whether conductor ``number`` runs with a wheel other than
+        ``driver``."""
         try:
-            with open(self._conductor_driver_path()) as handle:
+            with open(self._conductor_driver_path(number)) as handle:
                 loaded = handle.read().strip()
         except FileNotFoundError:
             loaded = None
-        if not self.supervisor.alive('tacker-conductor') or \
-                loaded == driver:
-            return False
-        self.supervisor.stop('tacker-conductor',
-                             services.CONDUCTOR_STOP_TIMEOUT)
-        self._start_conductor(venv, driver)
-        return True
+        return self.supervisor.alive(
+            tacker_conductors.service_name(number)) and loaded != driver
 
     def iaas_ports(self):
         """The ports of the Nova, Neutron, Cinder and Glance stand-ins,
@@ -241,23 +287,32 @@ class ControlPlane(object):
                                 endpoints)
 
     def down(self):
-        """Stop every service, last started first; returns the signal
+        """Stop every service, last started first (the conductors, each
+        ignoring SIGTERM for seconds, side by side); returns the signal
         that ended each one that ran."""
-        ended = {}
-        for name in reversed(SERVICE_NAMES + TACKER_SERVICE_NAMES):
-            ended[name] = self.supervisor.stop(name, _stop_timeout(name))
+        conductors = tacker_conductors.ALL_NAMES
+        with concurrent.futures.ThreadPoolExecutor(len(conductors)) as pool:
+            stopping = {name: pool.submit(
+                self.supervisor.stop, name, _stop_timeout(name))
+                for name in reversed(conductors)}
+        ended = {name: future.result() for name, future in stopping.items()}
+        for name in reversed(EVERY_SERVICE_NAME):
+            if name not in ended:
+                ended[name] = self.supervisor.stop(name, _stop_timeout(name))
         return ended
 
     def status(self):
         """Per service: pid, alive, version, url and log (the urls are None
-        before a first up chose the ports)."""
+        before a first up chose the ports); per conductor also its driver
+        state dir and the LCM operations its log shows."""
         ports = state.recorded_ports(self.layout)
         names = self.service_names()
         if ports is None:
-            return {name: {'pid': None, 'alive': False,
-                           'version': version(name), 'url': None,
-                           'log': self.supervisor.log_path(name)}
-                    for name in names}
+            found = {name: {'pid': None, 'alive': False,
+                            'version': version(name), 'url': None,
+                            'log': self.supervisor.log_path(name)}
+                     for name in names}
+            return self._with_conductor_fields(found)
         urls = {'mariadb': 'mysql://%s:%d' % (config.HOST, ports['mariadb']),
                 'epmd': 'epmd://%s:%d' % (config.HOST, ports['epmd']),
                 'rabbitmq': 'rabbit://%s:%d' % (config.HOST,
@@ -266,7 +321,6 @@ class ControlPlane(object):
                 'heat-api': config.heat_url(ports), 'heat-engine': None,
                 'tacker-server': (config.tacker_url(ports)
                                   if 'tacker' in ports else None),
-                'tacker-conductor': None,
                 'barbican-api': (config.barbican_url(ports)
                                  if 'barbican' in ports else None)}
         found = {}
@@ -274,8 +328,18 @@ class ControlPlane(object):
             found[name] = {
                 'pid': self.supervisor.pid(name),
                 'alive': self.supervisor.alive(name),
-                'version': version(name), 'url': urls[name],
+                'version': version(name), 'url': urls.get(name),
                 'log': self.supervisor.log_path(name)}
+        return self._with_conductor_fields(found)
+
+    def _with_conductor_fields(self, found):
+        for name, fields in found.items():
+            number = tacker_conductors.number_of(name)
+            if number is not None:
+                fields['driver_state_dir'] = \
+                    tacker_conductors.driver_state_dir(self.layout, number)
+                fields['operations'] = conductor_operations.read_operations(
+                    fields['log'])
         return found
 
     def openrc(self):
@@ -289,9 +353,10 @@ class ControlPlane(object):
 
 
 def _stop_timeout(name):
-    return {'heat-engine': services.ENGINE_STOP_TIMEOUT,
-            'tacker-conductor': services.CONDUCTOR_STOP_TIMEOUT}.get(
-                name, services.STOP_TIMEOUT)
+    if tacker_conductors.number_of(name) is not None:
+        return services.CONDUCTOR_STOP_TIMEOUT
+    return {'heat-engine': services.ENGINE_STOP_TIMEOUT}.get(
+        name, services.STOP_TIMEOUT)
 
 
 def version(service):

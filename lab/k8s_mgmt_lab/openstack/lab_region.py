@@ -51,12 +51,13 @@ def shared_plane_default():
 class LabRegion(object):
 
     def __init__(self, state_dir, tag, shared_plane=None, kept_plane=None,
-                 cache_dir=control_plane.DEFAULT_CACHE):
+                 cache_dir=control_plane.DEFAULT_CACHE, conductors=1):
         """``shared_plane``: the state dir of a plane labs share, each in
         a region of its own. ``kept_plane``: the state dir of a plane of
         this lab's own that outlives it (started warm by the next lab
         that uses it, one lab at a time). Neither: a plane of the lab's
-        own inside its state dir."""
+        own inside its state dir. ``conductors``: how many
+        tacker-conductors a plane of the lab's own runs."""
         self.state_dir = os.path.abspath(state_dir)
         self.name = tenancy.name_for(tag)
         # Labs sharing a plane each have a region; a plane of the lab's own
@@ -75,8 +76,9 @@ class LabRegion(object):
             root = os.path.abspath(kept_plane)
         else:
             root = own_plane_dir(self.state_dir)
-        self.plane = control_plane.ControlPlane(root, cache_dir,
-                                                tacker=self.tacker)
+        self.plane = control_plane.ControlPlane(
+            root, cache_dir, tacker=self.tacker,
+            conductors=conductors if self.tacker else None)
         self.iaas = None
         self.credentials = None
 
@@ -96,7 +98,8 @@ class LabRegion(object):
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.kept:
                 self._claim_kept_plane()
-            if all(found['alive'] for found in self.plane.status().values()):
+            if all(found['alive'] for found in self.plane.status().values()) \
+                    and not self.plane.conductors_differ():
                 return
             self.plane.down()
             self.plane.up()

@@ -9,6 +9,7 @@ import urllib.request
 
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import processes
+from k8s_mgmt_lab.openstack import tacker_conductors
 from k8s_mgmt_lab.openstack import venvs
 
 MARIADBD = '/usr/sbin/mariadbd'
@@ -212,18 +213,27 @@ def tacker_server(layout, ports, venv):
         http_answers(config.tacker_url(ports)), 60.0, STOP_TIMEOUT)
 
 
-def tacker_conductor(layout, ports, venv):
-    """Ready once its worker consumes the v1 and v2 conductor topics (it
-    logs nothing at INFO when it gets there)."""
+def v2_script_log(layout, number):
+    """Where the driver's v2 script logs when conductor ``number`` runs
+    it (``$K8S_MGMT_V2_LOG`` in the conductor's environment, inherited by
+    the script): beside the conductor's own log."""
+    return os.path.join(layout.logs, '%s-k8s-mgmt-v2.log'
+                        % tacker_conductors.service_name(number))
+
+
+def tacker_conductor(layout, ports, venv, number=1):
+    """Conductor ``number`` (tacker_conductors), with tacker.conf and its
+    own conductor-K.conf; ready once its worker consumes the v1 and v2
+    conductor topics as its own host (it logs nothing at INFO when it
+    gets there). The driver's v2 script finds the conductor's
+    configuration on the conductor's command line."""
+    env = dict(base_env(layout),
+               K8S_MGMT_V2_LOG=v2_script_log(layout, number))
     return processes.Service(
-        'tacker-conductor', venvs.entry_point_argv(
+        tacker_conductors.service_name(number), venvs.entry_point_argv(
             venv, 'tacker-conductor', '--config-file',
-            os.path.join(layout.tacker_etc, 'tacker.conf')),
-        layout.tacker_etc, base_env(layout),
-        rabbitmq_consumed(layout, ports, CONDUCTOR_QUEUES), 90.0,
-        CONDUCTOR_STOP_TIMEOUT)
-
-
-# The queues tacker-conductor's RPC servers consume (tacker.common.topics
-# and the v2 conductor's).
-CONDUCTOR_QUEUES = ('TACKER_CONDUCTOR', 'TACKER_CONDUCTOR_V2')
+            os.path.join(layout.tacker_etc, 'tacker.conf'), '--config-file',
+            tacker_conductors.conf_path(layout, number)),
+        layout.tacker_etc, env,
+        rabbitmq_consumed(layout, ports, tacker_conductors.queues(number)),
+        90.0, CONDUCTOR_STOP_TIMEOUT)

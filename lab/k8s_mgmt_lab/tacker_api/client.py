@@ -12,17 +12,28 @@ from k8s_mgmt_lab.tacker_api.rest import REQUEST_TIMEOUT
 from k8s_mgmt_lab.tacker_api.rest import Rest
 
 
+# The VNF LCM v2 API version this client's requests are written for.
+V2_VERSION = '2.0.0'
+
+
 class Tacker(object):
     """``packages``, ``instances`` and ``op_occs`` of the Tacker at
-    ``url``, or at the catalog's nfv-orchestration endpoint. ``backoff``
+    ``url``, or at the catalog's nfv-orchestration endpoint, through its
+    VNF LCM ``api`` ('v1' or 'v2'). ``backoff``
     is the first and the longest pause of every wait, in seconds."""
 
     def __init__(self, session, url=None, timeout=REQUEST_TIMEOUT,
-                 backoff=(0.5, 5.0)):
+                 backoff=(0.5, 5.0), api='v1'):
+        self.api = api
         self.rest = Rest(session, url=url, timeout=timeout)
+        # Packages are v1's API under either; v2's LCM calls carry the
+        # version they are written for.
+        lcm = self.rest if api == 'v1' else Rest(
+            session, url=url, timeout=timeout,
+            headers={'Version': V2_VERSION})
         self.packages = Packages(self.rest, *backoff)
-        self.instances = Instances(self.rest)
-        self.op_occs = OpOccs(self.rest, *backoff)
+        self.instances = Instances(lcm, api)
+        self.op_occs = OpOccs(lcm, *backoff, api=api)
         self._password = None
 
     @classmethod

@@ -1,4 +1,5 @@
-"""VNF instances (``/vnflcm/v1/vnf_instances``) and the LCM operations on
+"""VNF instances (``/vnflcm/v1/vnf_instances``, or ``v2``: the same calls
+with v2's ``Version`` header and request shapes) and the LCM operations on
 them. Create, show, list and delete answer at once; instantiate, scale,
 heal and terminate answer 202 and return the id of the operation
 occurrence Tacker started (see ``op_occs`` to wait for it).
@@ -10,15 +11,16 @@ arguments with ``additionalParams`` passed through untouched.
 
 from k8s_mgmt_lab.tacker_api.rest import op_id_from
 
-PATH = 'vnflcm/v1/vnf_instances'
+PATH = 'vnflcm/%s/vnf_instances'
 TERMINATION_TYPES = ('GRACEFUL', 'FORCEFUL')
 SCALE_TYPES = ('SCALE_OUT', 'SCALE_IN')
 
 
 class Instances(object):
 
-    def __init__(self, rest):
+    def __init__(self, rest, api='v1'):
         self.rest = rest
+        self.path = PATH % api
 
     def create(self, vnfd_id, name=None, description=None, metadata=None):
         """A new VNF instance (NOT_INSTANTIATED) of the VNFD ``vnfd_id``."""
@@ -29,21 +31,22 @@ class Instances(object):
             if value is not None:
                 body[key] = value
         return self.rest.json('create VNF instance of VNFD %s' % vnfd_id,
-                              'POST', PATH, expect=(201,), json=body)
+                              'POST', self.path, expect=(201,), json=body)
 
     def show(self, instance_id):
         return self.rest.json('show VNF instance %s' % instance_id, 'GET',
-                              '%s/%s' % (PATH, instance_id))
+                              '%s/%s' % (self.path, instance_id))
 
     def list(self, filter=None):
         """Every VNF instance (``all_records``), filtered by a Tacker
         filter expression when one is given."""
-        return self.rest.all_records('list VNF instances', PATH, filter)
+        return self.rest.all_records('list VNF instances', self.path,
+                                     filter)
 
     def delete(self, instance_id):
         """Delete a NOT_INSTANTIATED instance."""
         self.rest.call('delete VNF instance %s' % instance_id, 'DELETE',
-                       '%s/%s' % (PATH, instance_id), expect=(204,))
+                       '%s/%s' % (self.path, instance_id), expect=(204,))
 
     def instantiate(self, instance_id, request):
         """Start instantiating with the InstantiateVnfRequest ``request``
@@ -89,7 +92,7 @@ class Instances(object):
     def _start(self, verb, instance_id, body):
         operation = '%s VNF instance %s' % (verb, instance_id)
         response = self.rest.call(
-            operation, 'POST', '%s/%s/%s' % (PATH, instance_id, verb),
+            operation, 'POST', '%s/%s/%s' % (self.path, instance_id, verb),
             expect=(202,), json=body)
         return op_id_from(response, operation)
 

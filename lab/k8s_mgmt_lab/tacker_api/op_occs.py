@@ -14,7 +14,7 @@ from k8s_mgmt_lab.tacker_api.errors import occurrence_detail
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
 from k8s_mgmt_lab.tacker_api.rest import op_id_from
 
-PATH = 'vnflcm/v1/vnf_lcm_op_occs'
+PATH = 'vnflcm/%s/vnf_lcm_op_occs'
 COMPLETED = 'COMPLETED'
 FAILED_TEMP = 'FAILED_TEMP'
 FAILED = 'FAILED'
@@ -28,8 +28,10 @@ RESTART_GRACE = 10.0
 
 class OpOccs(object):
 
-    def __init__(self, rest, first=0.5, maximum=5.0, clock=time.monotonic):
+    def __init__(self, rest, first=0.5, maximum=5.0, clock=time.monotonic,
+                 api='v1'):
         self.rest = rest
+        self.path = PATH % api
         # The backoff of a wait, in seconds.
         self.first = first
         self.maximum = maximum
@@ -39,17 +41,17 @@ class OpOccs(object):
         self._restarted = {}
 
     def show(self, op_id, operation='show'):
-        return self.rest.json(operation, 'GET', '%s/%s' % (PATH, op_id),
+        return self.rest.json(operation, 'GET', self._of(op_id),
                               op_id=op_id)
+
+    def _of(self, op_id, verb=None):
+        return '/'.join([self.path, op_id] + ([verb] if verb else []))
 
     def list(self, filter=None):
         """Every occurrence (``all_records``), filtered by a Tacker filter
         expression such as ``(eq,vnfInstanceId,ID)`` when one is given."""
-        params = {'all_records': 'yes'}
-        if filter:
-            params['filter'] = filter
-        return self.rest.json('list op occurrences', 'GET', PATH,
-                              params=params)
+        return self.rest.all_records('list op occurrences', self.path,
+                                     filter)
 
     def wait(self, op_id, deadline, expect=COMPLETED):
         """The occurrence once it ends in ``expect`` (ROLLED_BACK after a
@@ -82,19 +84,29 @@ class OpOccs(object):
         """Undo a FAILED_TEMP instantiate or scale out; wait for it with
         ``expect=ROLLED_BACK``."""
         response = self._restart('rollback', op_id, (202,))
+        if not response.headers.get('Location'):
+            return op_id    # v2 answers without one: the same occurrence
         return op_id_from(response, 'rollback')
+
+    def cancel(self, op_id):
+        """A PROCESSING operation whose conductor died marked FAILED_TEMP
+        (Tacker 16 allows it once ``[vnf_lcm] operation_timeout`` passed
+        since the operation entered PROCESSING); the occurrence."""
+        self.rest.call('cancel', 'POST', self._of(op_id, 'cancel'),
+                       (202,), op_id=op_id,
+                       json={'cancelMode': 'FORCEFUL'})
+        return self.show(op_id, 'cancel')
 
     def fail(self, op_id):
         """Give a FAILED_TEMP operation up: FAILED, the occurrence."""
-        return self.rest.json('fail', 'POST', '%s/%s/fail' % (PATH, op_id),
+        return self.rest.json('fail', 'POST', self._of(op_id, 'fail'),
                               expect=(200,), op_id=op_id)
 
     def _restart(self, verb, op_id, expect):
         entered = self.show(op_id, verb).get('stateEnteredTime')
         asked = self._clock()
-        response = self.rest.call(verb, 'POST',
-                                  '%s/%s/%s' % (PATH, op_id, verb), expect,
-                                  op_id=op_id)
+        response = self.rest.call(verb, 'POST', self._of(op_id, verb),
+                                  expect, op_id=op_id)
         self._restarted[op_id] = (entered, asked)
         return response
 

@@ -18,6 +18,29 @@ ONBOARDED = 'ONBOARDED'
 CREATED = 'CREATED'
 
 
+class PackageLost(TackerApiError):
+    """Tacker says ONBOARDED and has no content for the package."""
+
+
+class PackageRefused(TackerApiError):
+    """The package is CREATED again after an accepted upload: a conductor
+    refused the content (its log says why)."""
+
+
+# What Tacker 16 does with two conductors or more: every conductor
+# unpacks an uploaded package (a fan-out), the last to finish onboards it,
+# by a counter read outside its lock; two that finish at once both
+# onboard, and the loser's revert deletes the content everywhere and
+# sets the package back to CREATED; whether the package then reads
+# ONBOARDED without content (PackageLost) or CREATED (PackageRefused)
+# depends on which of the two saves it last.
+LOST = ('Tacker says ONBOARDED but has lost the content (HTTP %d on '
+        'package_content): two tacker-conductors onboarded it at once '
+        '(VnfPackageVnfdIdDuplicate in one\'s log) and the loser deleted '
+        'the package\'s files; upload the package again under a new VNFD '
+        'id')
+
+
 class Packages(object):
 
     def __init__(self, rest, first=0.5, maximum=5.0):
@@ -52,7 +75,7 @@ class Packages(object):
             if state == ONBOARDED:
                 return package
             if state == CREATED:
-                raise TackerApiError(
+                raise PackageRefused(
                     operation, 'Tacker refused the content: the package is '
                                'CREATED again (tacker-conductor.log says '
                                'why)', state=state)
@@ -61,10 +84,23 @@ class Packages(object):
                              state=package.get('onboardingState'))
 
     def onboard(self, zip_path, deadline, user_data=None):
-        """Create, upload and wait: the package ONBOARDED."""
+        """Create, upload and wait: the package ONBOARDED, its content
+        still there (PackageLost otherwise)."""
         package = self.create(user_data)
         self.upload(package['id'], zip_path)
-        return self.wait_onboarded(package['id'], deadline)
+        onboarded = self.wait_onboarded(package['id'], deadline)
+        self.check_content(package['id'])
+        return onboarded
+
+    def check_content(self, package_id):
+        """PackageLost unless Tacker still serves the package's zip."""
+        response = self.rest.call(
+            'read VNF package %s' % package_id, 'GET',
+            '%s/%s/package_content' % (PATH, package_id),
+            expect=(200, 404, 500))
+        if response.status_code != 200:
+            raise PackageLost('onboard VNF package %s' % package_id,
+                              LOST % response.status_code, state=ONBOARDED)
 
     def show(self, package_id):
         return self.rest.json('show VNF package %s' % package_id, 'GET',

@@ -32,10 +32,11 @@ class Rest(object):
     """One Tacker endpoint reached through ``session``."""
 
     def __init__(self, session, url=None, timeout=REQUEST_TIMEOUT,
-                 region=REGION, interface='public'):
+                 region=REGION, interface='public', headers=None):
         self.adapter = adapter.Adapter(
             session, service_type=SERVICE_TYPE, interface=interface,
-            region_name=region, endpoint_override=url)
+            region_name=region, endpoint_override=url,
+            additional_headers=dict(headers or {}))
         self.timeout = timeout
 
     def endpoint(self):
@@ -83,9 +84,10 @@ class Rest(object):
             % (SERVICE_TYPE, self.adapter.region_name), op_id=op_id)
 
     def all_records(self, operation, path, filter=None):
-        """Every record under ``path`` (``all_records``: one page),
-        filtered by a Tacker filter expression when one is given."""
-        params = {'all_records': 'yes'}
+        """Every record under ``path`` (v1's ``all_records``: one page;
+        v2 pages only when its operator sets a page size), filtered by a
+        Tacker filter expression when one is given."""
+        params = {} if '/v2/' in '/%s/' % path else {'all_records': 'yes'}
         if filter:
             params['filter'] = filter
         return self.json(operation, 'GET', path, params=params)

@@ -1,4 +1,5 @@
-"""LCM operations on the lab's VNF through Tacker's v1 REST API.
+"""LCM operations on the lab's VNF through Tacker's REST API, v1 or v2
+(the lab's ``api``: ``lab up --api``).
 
 Each call is what an operator's session does: the package onboarded once
 (``openstack vnf package create`` and ``upload``), the instance created
@@ -14,19 +15,30 @@ import copy
 import dataclasses
 import time
 
+from oslo_log import log as logging
+
+from k8s_mgmt.cli import package as package_cli
+from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import tenancy
 from k8s_mgmt_lab.tacker_api import op_occs as op_occs_mod
+from k8s_mgmt_lab.tacker_api import packages as packages_mod
 from k8s_mgmt_lab.tacker_api.client import Tacker
 from k8s_mgmt_lab.tacker_api.errors import TackerApiError
+from k8s_mgmt_lab.tacker_lcm import logs
 from k8s_mgmt_lab.tacker_lcm import record as record_mod
+
+LOG = logging.getLogger(__name__)
 
 # Seconds an operation may take, API call to its end; Tacker's own stack
 # timeout is 10 minutes (stack_retries x stack_retry_wait).
 OPERATION_DEADLINE = 1500.0
 ONBOARD_DEADLINE = 180.0
+ONBOARD_ATTEMPTS = 3
+# Tacker's [vnf_lcm] operation_timeout (60 s by default), and a margin.
+CANCEL_DEADLINE = 120.0
 DEFAULT_ASPECT = 'worker_instance'
 INSTANTIATED = 'INSTANTIATED'
 
@@ -67,17 +79,32 @@ def tacker_record(settings):
     return record
 
 
+def api_of(record):
+    """The VNF LCM API the lab's verbs use ('v1' for a lab recorded
+    before it was a choice)."""
+    return record.get('api') or 'v1'
+
+
 def client(record):
-    """Tacker as the lab's admin, in the lab's project."""
-    return Tacker(tenancy.session(record['heat']))
+    """Tacker as the lab's admin, in the lab's project, through the lab's
+    VNF LCM API."""
+    return Tacker(tenancy.session(record['heat']), api=api_of(record))
 
 
-def request_for_vim(body, vim_id):
+def request_for_vim(body, vim_id, api='v1'):
     """The InstantiateVnfRequest with its VIM connections on the lab's
     registered VIM (a sample names a placeholder VIM id, which an
-    operator replaces with their own VIM's)."""
+    operator replaces with their own VIM's), in the shape of ``api``: a
+    v1 body for v2 is reshaped as ``k8s-mgmt package request --api v2``
+    does."""
     body = copy.deepcopy(body)
-    for conn in body.get('vimConnectionInfo') or []:
+    connections = body.get('vimConnectionInfo') or []
+    if api == 'v2' and isinstance(connections, list):
+        body = package_cli.v2_request(body)
+        connections = body['vimConnectionInfo']
+    if isinstance(connections, dict):
+        connections = connections.values()
+    for conn in connections:
         conn['vimId'] = vim_id
     return body
 
@@ -90,11 +117,34 @@ def _save(settings, **values):
 
 
 def ensure_package(settings, record, tacker):
-    """The VNFD id of the lab's package, onboarded on first use."""
+    """The VNFD id of the lab's package, onboarded on first use. When
+    Tacker loses the package to its race between conductors (see
+    :mod:`k8s_mgmt_lab.tacker_api.packages`: the content gone from an
+    ONBOARDED package, or the package CREATED again with the race in a
+    conductor's log), the package is built again under a new VNFD id and
+    onboarded again, as an operator would, up to ONBOARD_ATTEMPTS times.
+    A refusal without the race in the logs is raised as it is."""
     if record.get('vnfd_id'):
         return record['vnfd_id']
-    package = tacker.packages.onboard(settings.package_zip,
-                                      ONBOARD_DEADLINE)
+    paths = logs.conductor_logs(settings.state_dir)
+    for attempt in range(1, ONBOARD_ATTEMPTS + 1):
+        mark = logs.Mark(paths)
+        try:
+            package = tacker.packages.onboard(settings.package_zip,
+                                              ONBOARD_DEADLINE)
+            break
+        except packages_mod.PackageRefused as err:
+            if (attempt == ONBOARD_ATTEMPTS or len(paths) < 2 or
+                    logs.ONBOARD_RACE not in mark.since()):
+                raise
+            LOG.warning('%s: two conductors onboarded it at once (%s in '
+                        'a conductor\'s log); building it again under a '
+                        'new VNFD id', err, logs.ONBOARD_RACE)
+        except packages_mod.PackageLost as err:
+            if attempt == ONBOARD_ATTEMPTS:
+                raise
+            LOG.warning('%s; building it again under a new VNFD id', err)
+        manager.build_package(settings, tacker=True, api=api_of(record))
     _save(settings, vnf_package_id=package['id'],
           vnfd_id=package['vnfdId'])
     return package['vnfdId']
@@ -147,7 +197,7 @@ def instantiate(settings, request_body=None, name=None,
         raise LabError('VNF instance %s is already instantiated; "k8s-mgmt '
                        'lab terminate" first' % instance['id'])
     body = request_for_vim(request_body or manager.lab_request(record),
-                           record['tacker']['vim_id'])
+                           record['tacker']['vim_id'], api_of(record))
     return _run(settings, tacker, 'instantiate', instance['id'],
                 lambda: tacker.instances.instantiate(instance['id'], body),
                 deadline)
@@ -229,15 +279,42 @@ def rollback(settings, op_id=None, deadline=OPERATION_DEADLINE):
                 expect=op_occs_mod.ROLLED_BACK)
 
 
-def fail(settings, op_id=None):
-    """Give a FAILED_TEMP operation up: FAILED."""
+def _answered(settings, verb, op_id, call):
+    """``call(tacker, op_id)``, a verb Tacker answers at once with the
+    occurrence (no operation to wait for); the instance followed."""
     tacker, instance_id, op_id = _last_op(settings, op_id)
     began = time.monotonic()
-    occurrence = tacker.op_occs.fail(op_id)
+    occurrence = call(tacker, op_id)
     instance = tacker.instances.show(instance_id)
     record_mod.follow(settings, instance)
-    return Outcome('fail', op_id, occurrence.get('operationState'),
+    return Outcome(verb, op_id, occurrence.get('operationState'),
                    instance, time.monotonic() - began)
+
+
+def _cancel_when_allowed(tacker, op_id):
+    # Tacker refuses until the operation is operation_timeout old
+    # ("not allowed until ..."): asked again, with backoff, meanwhile.
+    for _ in Poll(CANCEL_DEADLINE, first=2.0, maximum=10.0):
+        try:
+            return tacker.op_occs.cancel(op_id)
+        except TackerApiError as err:
+            if 'not allowed until' not in str(err):
+                raise
+    raise LabError('Tacker did not let operation %s be cancelled within '
+                   '%g s' % (op_id, CANCEL_DEADLINE))
+
+
+def cancel(settings, op_id=None):
+    """Mark a PROCESSING operation whose conductor died FAILED_TEMP
+    (Tacker's cancel; it refuses until ``[vnf_lcm] operation_timeout``
+    passed): then retry, rollback or fail."""
+    return _answered(settings, 'cancel', op_id, _cancel_when_allowed)
+
+
+def fail(settings, op_id=None):
+    """Give a FAILED_TEMP operation up: FAILED."""
+    return _answered(settings, 'fail', op_id,
+                     lambda tacker, op: tacker.op_occs.fail(op))
 
 
 def instances(settings):

@@ -2,11 +2,12 @@
 an operation runs: what ``lab instantiate`` prints on a lab that runs
 Tacker (the driver runs in the conductor, not in the CLI's process).
 
-The conductor's log is followed from its end when the operation starts;
+Each conductor's log is followed from its end when the operation starts;
 every line a ``k8s_mgmt`` logger wrote goes to ``out`` without oslo.log's
 prefix (date, pid, level and logger stay, the request id goes).
 """
 
+import os
 import re
 import sys
 import threading
@@ -30,23 +31,38 @@ def driver_line(line):
 
 
 class ConductorProgress(object):
-    """``with ConductorProgress(path):`` shows the driver's new lines."""
+    """``with ConductorProgress(paths):`` shows the driver's new lines of
+    each log in ``paths`` (one path, or a list: every conductor's, since an
+    operation lands on any one of them). With several logs each line
+    starts with its log's name (``tacker-conductor-2``)."""
 
-    def __init__(self, log_path, out=None):
-        self.log_path = log_path
+    def __init__(self, log_paths, out=None):
+        if isinstance(log_paths, str):
+            log_paths = [log_paths]
+        self.log_paths = list(log_paths)
         self.out = out or sys.stderr
         self._stop = threading.Event()
         self._thread = None
+        self._tails = []
 
     def __enter__(self):
-        try:
-            with open(self.log_path, 'rb') as handle:
-                self._offset = handle.seek(0, 2)
-        except OSError:
-            return self           # no log: nothing to show
-        self._thread = threading.Thread(target=self._follow, daemon=True)
-        self._thread.start()
+        for path in self.log_paths:
+            try:
+                with open(path, 'rb') as handle:
+                    offset = handle.seek(0, 2)
+            except OSError:
+                offset = 0        # no log yet: all of it, once written
+            self._tails.append(_Tail(path, offset, self._tag(path)))
+        if self._tails:
+            self._thread = threading.Thread(target=self._follow,
+                                            daemon=True)
+            self._thread.start()
         return self
+
+    def _tag(self, path):
+        if len(self.log_paths) == 1:
+            return ''
+        return '[%s] ' % os.path.basename(path).rsplit('.log', 1)[0]
 
     def __exit__(self, *exc):
         self._stop.set()
@@ -55,23 +71,38 @@ class ConductorProgress(object):
         return False
 
     def _follow(self):
-        pending = b''
         while True:
             stopping = self._stop.is_set()
-            try:
-                with open(self.log_path, 'rb') as handle:
-                    handle.seek(self._offset)
-                    chunk = handle.read()
-            except OSError:
-                chunk = b''
-            self._offset += len(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b'\n')
-            for raw in lines:
-                shown = driver_line(raw.decode('utf-8', 'replace'))
-                if shown:
+            for tail in self._tails:
+                for shown in tail.new_lines():
                     self.out.write(shown + '\n')
                     self.out.flush()
             if stopping:
                 return
             self._stop.wait(PERIOD)
+
+
+class _Tail(object):
+    """One log followed from ``offset``: the driver's lines written since
+    the last read."""
+
+    def __init__(self, path, offset, tag):
+        self.path, self.offset, self.tag = path, offset, tag
+        self.pending = b''
+
+    def new_lines(self):
+        try:
+            with open(self.path, 'rb') as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except OSError:
+            chunk = b''
+        self.offset += len(chunk)
+        self.pending += chunk
+        *lines, self.pending = self.pending.split(b'\n')
+        found = []
+        for raw in lines:
+            shown = driver_line(raw.decode('utf-8', 'replace'))
+            if shown:
+                found.append(self.tag + shown)
+        return found

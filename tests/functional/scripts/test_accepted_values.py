@@ -42,6 +42,10 @@ BASE = {ROOT: {
         'ssh_cp_name': 'workerNode_CP2', 'nic_cp_name': 'workerNode_CP2',
         'username': 'ubuntu', 'password': 'pw'},
     'proxy': {},
+    'kubernetes_apt_repository': {'url': 'https://pkgs.k8s.io/core:/stable:/'},
+    'private_registry_connection_info': [
+        {'connection_type': 1, 'server': 'reg.example:5000',
+         'hosts_string': '10.0.0.8 reg.example'}],
 }}
 
 # Where a value goes in the request, and where the driver puts it for the
@@ -51,7 +55,14 @@ FIELDS = {
     'pod_cidr': (('master_node', 'pod_cidr'), '-P'),
     'no_proxy': (('proxy', 'no_proxy'), '-x'),
     'http_proxy': (('proxy', 'http_proxy'), 'http_proxy'),
+    'repository_url': (('kubernetes_apt_repository', 'url'), '-r'),
+    'registry_server': (('private_registry_connection_info', 0, 'server'),
+                        '-g'),
+    'hosts_string': (('private_registry_connection_info', 0,
+                      'hosts_string'), '-G'),
 }
+# What the driver puts before a value in its option.
+SLOT_PREFIX = {'registry_server': 'https://'}
 
 VERSIONS = [
     '1.35', '1.30', '1.37', 'v1.35', '1.35.2', '1.35.0', ' 1.36 ',
@@ -92,6 +103,35 @@ PROXIES = [
     'http://' + 'a' * 64 + '.example:3128',
 ]
 
+REPOSITORY_URLS = [
+    'https://pkgs.k8s.io/core:/stable:/',
+    'http://10.254.3.1:8088/core:/stable:', 'http://mirror.example/k8s/',
+    'http://mirror.example', 'https://m:443/a/b/',
+    'http://m/a%20b/', 'http://m/~user/k8s/', 'http://m:65535/', 'http://m:0/',
+    'http://m:65536/', 'http://m:/', 'ftp://m/k8s/', 'mirror/k8s/', 'http://',
+    'http:///k8s/', 'http://m/k8s dir/', 'http://m/$(id)/', "http://m/k'8s/",
+    'http://m/k8s"/', 'http://m/a;b/', 'http://m/a|b/', 'http://m/a`b`/',
+    'http://m/a?x=1', 'http://m/a#f', 'http://[::1]/', 'http://mirrör/',
+    'http://m/ä/', 'http://m/\\x/', 'HTTP://m/', 'http://m/a\tb/',
+    'http://user@m/', 'http://m/a]b/',
+]
+
+REGISTRY_SERVERS = [
+    'reg.example:5000', 'reg.example', '10.0.0.9:5000', 'r:65535', 'r:1',
+    'r:0', 'r:65536', 'r:port1', 'r:', 'https://r:5000', 'r:5000/v2',
+    '[::1]:5000', 'r;id', 'r$(id)', 'r 5000', 'rég:5000', '-r:5000',
+    'r_1:5000', 'r..x', '999.1.1.1:5000', "r'x",
+    # (Not 'r:5000,ca.crt': the comma is the driver's own separator of
+    # -g, which the validator keeps out of a server.)
+]
+
+HOSTS_STRINGS = [
+    '10.0.0.8 reg.example', '10.0.0.8 reg.example reg', '10.0.0.8   reg',
+    '10.0.0.8', 'reg.example', '10.0.0.256 reg', '10.0.0.8 reg$(id)',
+    '10.0.0.8 reg;id', '10.0.0.8 reg # c', '::1 reg', '10.0.0.8 rég',
+    '10.0.0.8 -reg', '010.0.0.8 reg',
+]
+
 ADDRESSES = [
     '10.0.0.11', '0.0.0.0', '255.255.255.255', '10.0.0.11 ',
     '10.0.0.256', '010.0.0.1', '10.0.0', '1.2.3.4.5', '::1', 'fd00::1',
@@ -128,7 +168,7 @@ def run_install(argv, stdin, tmp_path):
 
 
 def script_accepts_driver_call(cluster, tmp_path):
-    call = scripts.init_call(NODE, cluster, ENDS)
+    call = scripts.init_call(NODE, cluster, ENDS, apt_repo=True)
     stdin = call.stdin()
     argv = list(call.argv) + (['-s', '-'] if stdin is not None else [])
     return run_install(argv, stdin.reveal() if stdin else '', tmp_path)
@@ -138,6 +178,7 @@ def script_accepts_raw(field, value, tmp_path):
     argv = ['init', '-a', NODE.nic_ip, '-H', NODE.name]
     _, slot = FIELDS[field]
     if slot.startswith('-'):
+        value = SLOT_PREFIX.get(field, '') + value
         return run_install(argv + [slot, value], '', tmp_path)
     return run_install(argv + ['-s', '-'], '%s=%s\n' % (slot, value),
                        tmp_path)
@@ -181,12 +222,30 @@ def test_proxy_url(value, tmp_path):
     check_agreement('http_proxy', value, tmp_path)
 
 
+@pytest.mark.parametrize('value', REPOSITORY_URLS)
+def test_repository_url(value, tmp_path):
+    check_agreement('repository_url', value, tmp_path)
+
+
+@pytest.mark.parametrize('value', REGISTRY_SERVERS)
+def test_registry_server(value, tmp_path):
+    check_agreement('registry_server', value, tmp_path)
+
+
+@pytest.mark.parametrize('value', HOSTS_STRINGS)
+def test_hosts_string(value, tmp_path):
+    check_agreement('hosts_string', value, tmp_path)
+
+
 def test_tables_hold_both_verdicts(tmp_path):
     # A table whose values all pass (or all fail) could not show a
     # disagreement in one direction.
     for field, table in (('kubernetes_version', VERSIONS),
                          ('pod_cidr', CIDRS), ('no_proxy', NO_PROXY),
-                         ('http_proxy', PROXIES)):
+                         ('http_proxy', PROXIES),
+                         ('repository_url', REPOSITORY_URLS),
+                         ('registry_server', REGISTRY_SERVERS),
+                         ('hosts_string', HOSTS_STRINGS)):
         verdicts = {validated(field, value) is not None for value in table}
         assert verdicts == {True, False}, field
 

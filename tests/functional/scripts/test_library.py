@@ -44,15 +44,23 @@ def _node(role):
     return types.SimpleNamespace(role=role, name='%s-1' % role)
 
 
+def _params(**given):
+    """Request parameters with none of the options that upload files of
+    their own (a repository key, registry CAs, Helm) but those given."""
+    return types.SimpleNamespace(**dict(
+        dict(kubernetes_apt_repository=None,
+             private_registry_connection_info=(), helm=None,
+             helm_installation_script_path=None), **given))
+
+
 @pytest.mark.parametrize('storage', [False, True])
 @pytest.mark.parametrize('is_ha', [False, True])
 @pytest.mark.parametrize('role', ['master', 'worker', 'storage'])
 def test_every_node_gets_the_library_before_its_scripts(
         role, is_ha, storage):
-    params = types.SimpleNamespace(is_ha=is_ha, script_path=None,
-                                   storage_server=object() if storage
-                                   else None, uses_ansible=False,
-                                   external_lb_param=None)
+    params = _params(is_ha=is_ha, script_path=None,
+                     storage_server=object() if storage else None,
+                     uses_ansible=False, external_lb_param=None)
     names = uploads.names_for(_node(role), params)
     assert names[0] == shipped.SCRIPT_LIBRARY
     assert (uploads.INSTALL in names) == (role != 'storage')
@@ -61,7 +69,7 @@ def test_every_node_gets_the_library_before_its_scripts(
 
 
 def test_the_library_comes_from_the_package_when_it_has_one(tmp_path):
-    params = types.SimpleNamespace(
+    params = _params(
         is_ha=True, script_path='Custom/install.sh', storage_server=None,
         uses_ansible=False, external_lb_param=None)
     (tmp_path / 'Scripts').mkdir()
@@ -88,9 +96,8 @@ def test_kubespray_mode_uploads_only_what_the_driver_runs(role, expected):
     """Kubespray installs the nodes: the LB VM gets its script, a master
     the install script (token-secret), a worker nothing."""
     lb = types.SimpleNamespace(script_path='Scripts/my_lb.sh')
-    params = types.SimpleNamespace(is_ha=False, script_path=None,
-                                   storage_server=None, uses_ansible=True,
-                                   external_lb_param=lb)
+    params = _params(is_ha=False, script_path=None, storage_server=None,
+                     uses_ansible=True, external_lb_param=lb)
     assert uploads.names_for(_node(role), params) == expected
     if role == 'lb':
         assert uploads.package_path(params, uploads.EXTERNAL_LB) == \

@@ -21,6 +21,12 @@ SERVICE = 'haproxy'
 def dirs(monkeypatch, tmp_path):
     monkeypatch.setattr(systemctl, 'PID_DIR', str(tmp_path / 'run'))
     monkeypatch.setattr(systemctl, 'LOG_DIR', str(tmp_path / 'log'))
+    # The kubelet's unit, as its package installs it.
+    units = tmp_path / 'units'
+    units.mkdir()
+    (units / 'kubelet.service').write_text(
+        '[Service]\nExecStart=/usr/bin/kubelet\n')
+    monkeypatch.setattr(systemctl, 'UNIT_DIRS', (str(units),))
     yield tmp_path
     for name in ('haproxy', 'keepalived'):
         systemctl.stop(name)

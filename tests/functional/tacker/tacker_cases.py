@@ -39,6 +39,15 @@ def manager():
     return driver_manager.DriverManager(NAMESPACE, [DRIVER])
 
 
+@pytest.fixture(autouse=True)
+def driver_paths(tmp_path):
+    """The driver's state directory and state key in the test's own
+    directory, never the host's /var/lib and /etc."""
+    from tests.helpers.driver_paths import driver_paths
+    with driver_paths(tmp_path / 'state', tmp_path / 'keys' / 'state.key'):
+        yield tmp_path
+
+
 @pytest.fixture
 def ctx():
     return tacker_context.Context(user_id='user', project_id='project',

@@ -37,11 +37,15 @@ class FakeTacker(object):
     def __init__(self):
         self.packages, self.instances, self.occurrences = {}, {}, {}
         self.requests = []              # (method, path, query, headers, body)
+        self.api = 'vnflcm/v1'          # the LCM API last called
         self.onboarding = ['PROCESSING', 'ONBOARDED']
         self.outcome = ['STARTING', 'PROCESSING', 'COMPLETED']
         self.error = None               # the occurrence's error on failure
         self.after_retry = ['FAILED_TEMP', 'PROCESSING', 'COMPLETED']
         self.after_rollback = ['FAILED_TEMP', 'ROLLING_BACK', 'ROLLED_BACK']
+        self.lose_content = 0           # packages whose content is lost
+        self.refuse_content = 0         # uploads set back to CREATED
+        self.on_refuse = None           # called with the refused package
         self.hold = set()
         self.lcm_location = True        # False: a 202 without Location
         self.drop = {}                  # path: connections closed unanswered
@@ -122,9 +126,17 @@ class FakeTacker(object):
         api, rest = '/'.join(parts[:2]), parts[2:]
         if api == 'vnfpkgm/v1' and rest[:1] == ['vnf_packages']:
             return self._packages(method, rest[1:], headers, body)
-        if api == 'vnflcm/v1' and rest[:1] == ['vnf_instances']:
+        if api == 'vnflcm/v2' and headers.get('Version') != '2.0.0':
+            # Tacker's v2 API takes only requests naming their version.
+            return _problem(400, 'Bad Request', '\'Version\' HTTP header '
+                            'missing.')
+        if api in ('vnflcm/v1', 'vnflcm/v2'):
+            self.api = api
+        if api in ('vnflcm/v1', 'vnflcm/v2') and rest[:1] == [
+                'vnf_instances']:
             return self._instances(method, rest[1:], body)
-        if api == 'vnflcm/v1' and rest[:1] == ['vnf_lcm_op_occs']:
+        if api in ('vnflcm/v1', 'vnflcm/v2') and rest[:1] == [
+                'vnf_lcm_op_occs']:
             return self._occurrences(method, rest[1:])
         return _problem(404, 'Not Found', 'The resource could not be found.')
 
@@ -152,8 +164,21 @@ class FakeTacker(object):
                                 'state is not CREATED' % package['id'])
             package['onboardingState'] = 'UPLOADING'
             package['_script'] = list(self.onboarding)
+            if self.refuse_content:
+                # Tacker 16's conductor reverting the upload: CREATED.
+                self.refuse_content -= 1
+                package['_script'] = ['PROCESSING', 'CREATED']
+                if self.on_refuse:
+                    self.on_refuse(package)
             package['_content'] = (headers.get('Content-Type'), body)
             return 202, None, ()
+        if rest[1:] == ['package_content'] and method == 'GET':
+            # Tacker 16 after its onboarding race between conductors.
+            if self.lose_content:
+                self.lose_content -= 1
+                return _problem(500, 'Internal Server Error',
+                                'Unexpected API Error.')
+            return 200, {'zip': True}, ()
         if method == 'GET':
             _advance(package, 'onboardingState')
             if package['onboardingState'] == 'ONBOARDED':
@@ -199,8 +224,9 @@ class FakeTacker(object):
                         'metadata': request.get('metadata', {}),
                         'instantiationState': 'NOT_INSTANTIATED'}
             self.instances[instance['id']] = instance
-            return 201, instance, [('Location', '%svnflcm/v1/vnf_instances/%s'
-                                    % (CONFIGURED_ENDPOINT, instance['id']))]
+            return 201, instance, [('Location', '%s%s/vnf_instances/%s'
+                                    % (CONFIGURED_ENDPOINT, self.api,
+                                       instance['id']))]
         instance = self.instances.get(rest[0])
         if instance is None:
             return _problem(404, 'Not Found', 'Can not find requested vnf '
@@ -222,8 +248,9 @@ class FakeTacker(object):
         self.occurrences[occurrence['id']] = occurrence
         if not self.lcm_location:
             return 202, None, ()
-        return 202, None, [('Location', '%svnflcm/v1/vnf_lcm_op_occs/%s'
-                            % (CONFIGURED_ENDPOINT, occurrence['id']))]
+        return 202, None, [('Location', '%s%s/vnf_lcm_op_occs/%s'
+                            % (CONFIGURED_ENDPOINT, self.api,
+                               occurrence['id']))]
 
     # -- operation occurrences -------------------------------------------
     def _occurrences(self, method, rest):
@@ -239,6 +266,17 @@ class FakeTacker(object):
             if occurrence['operationState'] != before:
                 self._enter(occurrence, occurrence['operationState'])
             return 200, _public(occurrence), ()
+        if rest[1] == 'cancel':
+            # Tacker 16: a PROCESSING occurrence older than [vnf_lcm]
+            # operation_timeout becomes FAILED_TEMP at once.
+            if occurrence['operationState'] != 'PROCESSING':
+                return _problem(409, 'Conflict', 'Cancel operation in '
+                                'state %s is not allowed'
+                                % occurrence['operationState'])
+            self._enter(occurrence, 'FAILED_TEMP')
+            occurrence['operationState'] = 'FAILED_TEMP'
+            occurrence['_script'] = []
+            return 202, None, ()
         if occurrence['operationState'] != 'FAILED_TEMP':
             return _problem(409, 'Conflict', 'Cannot proceed with '
                             'operation_state %s'
@@ -248,6 +286,8 @@ class FakeTacker(object):
             return 202, None, ()
         if rest[1] == 'rollback':
             occurrence['_script'] = list(self.after_rollback)
+            if self.api == 'vnflcm/v2':
+                return 202, None, ()    # v2 names no occurrence
             return 202, None, [('Location', '%svnflcm/v1/vnf_lcm_op_occs/%s'
                                 % (CONFIGURED_ENDPOINT, occurrence['id']))]
         self._enter(occurrence, 'FAILED')

@@ -179,3 +179,16 @@ def test_a_lab_whose_services_died_is_reported_as_such(tmp_path):
     assert 'is not running: the lab daemon' in message
     assert 'heat-engine (pid None)' in message and 'lab down' in message
     assert '\n' not in message
+
+
+def test_a_lost_conductor_is_no_dead_lab_while_another_runs():
+    """As with several conductor hosts, Tacker goes on while one of its
+    conductors runs; with none left the lab is dead."""
+    alive, dead = {'alive': True, 'pid': 10}, {'alive': False, 'pid': 11}
+    record = dict(RECORD, daemon_pid=os.getpid())
+    plane = {'services': {'tacker-server': alive, 'tacker-conductor': dead,
+                          'tacker-conductor-2': alive}}
+    assert status.dead_services(record, plane) == []
+    plane['services']['tacker-conductor-2'] = dead
+    assert status.dead_services(record, plane) == [
+        'tacker-conductor (pid 11)', 'tacker-conductor-2 (pid 11)']

@@ -61,8 +61,13 @@ def test_the_sample_request_follows_the_labs_subnet():
     assert root['proxy']['k8s_node_cidr'] == '10.254.212.0/24'
     assert {e['export_to'] for e in root['storage_server'][
         'nfs_server_setup_params']} == {'10.254.212.0/24'}
+    # The nodes install Kubernetes from the lab's repository on its subnet.
+    assert root['kubernetes_apt_repository'] == {
+        'url': 'http://10.254.212.1:8088/core:/stable:/'}
     # Nothing else: the rest of the request is the sample's.
     root['proxy']['k8s_node_cidr'] = '10.254.0.0/24'
+    root['kubernetes_apt_repository']['url'] = manager.repository_url(
+        '10.254.0.0/24')
     for export in root['storage_server']['nfs_server_setup_params']:
         export['export_to'] = '10.254.0.0/24'
     assert moved == sample

@@ -134,10 +134,14 @@ def test_down_stops_the_last_started_first(layout):
     plane = control_plane.ControlPlane(layout.root)
     plane.supervisor = _Recorder()
     plane.down()
-    # Tacker's services too: a plane made without tacker=True stops them
-    # when another process started them.
-    assert plane.supervisor.stopped == list(reversed(
-        control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES))
+    # Tacker's services too, every conductor a plane may run (first, side
+    # by side): a plane made without tacker=True stops them when another
+    # process started them.
+    stopped = plane.supervisor.stopped
+    assert sorted(stopped[:4]) == ['tacker-conductor', 'tacker-conductor-2',
+                                   'tacker-conductor-3', 'tacker-conductor-4']
+    assert stopped[4:] == list(reversed(
+        control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES[:-1]))
 
 
 def test_a_failed_up_stops_what_it_started(layout, monkeypatch):
@@ -153,7 +157,7 @@ def test_a_failed_up_stops_what_it_started(layout, monkeypatch):
     with pytest.raises(RuntimeError):
         plane.up()
     assert len(plane.supervisor.stopped) == len(
-        control_plane.SERVICE_NAMES + control_plane.TACKER_SERVICE_NAMES)
+        control_plane.EVERY_SERVICE_NAME)
     assert not os.path.exists(layout.openrc)
 
 

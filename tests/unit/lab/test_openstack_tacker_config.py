@@ -55,6 +55,11 @@ def test_tacker_keeps_vim_keys_in_files_and_barbican_and_loads_our_drivers(
     # The conductor's log names the drivers it loaded.
     levels = conf['DEFAULT']['default_log_levels'].split(',')
     assert 'tacker.common.driver_manager=DEBUG' in levels
+    # Tacker reads a stack's status every 2 s, not 10, for as long as
+    # its default (600 s).
+    wait = int(conf['openstack_vim']['stack_retry_wait'])
+    assert wait == 2
+    assert wait * int(conf['openstack_vim']['stack_retries']) == 600
 
 
 def test_every_path_tacker_writes_is_in_the_state_dir(layout):
@@ -66,12 +71,16 @@ def test_every_path_tacker_writes_is_in_the_state_dir(layout):
              conf['glance_store']['filesystem_store_datadir'],
              conf['v2_vnfm']['tf_file_dir'],
              conf['v2_nfvo']['vnf_package_cache_dir'],
-             conf['k8s_mgmt']['state_dir'],
+             conf['k8s_mgmt']['state_key_file'],
              conf['oslo_concurrency']['lock_path']]
     assert all(p.startswith(layout.tacker_etc + '/') for p in paths), paths
-    # bootstrap.tacker_files makes each directory tacker.conf names.
-    assert sorted(config.tacker_dirs(layout).values()) == sorted(
-        p for p in paths if not p.endswith(('api-paste.ini', '/data')))
+    # bootstrap.tacker_files makes each directory tacker.conf names, and
+    # the one of the conductors' driver state dirs.
+    dirs = config.tacker_dirs(layout)
+    assert sorted(path for name, path in dirs.items()
+                  if name != 'driver_state') == sorted(
+        p for p in paths if not p.endswith(('api-paste.ini', '/data',
+                                            '.key')))
 
 
 def test_tackers_url_and_version():

@@ -62,9 +62,12 @@ def test_onboard_creates_uploads_the_zip_and_waits_for_onboarded(
         'PUT', '/vnfpkgm/v1/vnf_packages/%s/package_content' % package['id'])
     assert headers['Content-Type'] == 'application/zip'
     assert body == csar.read_bytes()
-    # UPLOADING (the upload's answer), then PROCESSING, then ONBOARDED.
+    # UPLOADING (the upload's answer), then PROCESSING, then ONBOARDED;
+    # then its content, which Tacker still has.
     assert fake.calls('GET') == [
-        ('GET', '/vnfpkgm/v1/vnf_packages/%s' % package['id'])] * 2
+        ('GET', '/vnfpkgm/v1/vnf_packages/%s' % package['id'])] * 2 + [
+        ('GET', '/vnfpkgm/v1/vnf_packages/%s/package_content'
+         % package['id'])]
 
 
 def test_content_tacker_refuses_fails_in_one_line(fake, tacker, csar):
@@ -355,3 +358,34 @@ def test_one_line_cuts_long_details_and_masks_tokens():
     (b'{"unexpected": 1}', '{"unexpected": 1}')])
 def test_detail_of_each_shape_tacker_answers_with(body, detail):
     assert errors.one_line(errors.detail_of(body)) == detail
+
+
+def test_the_v2_api_its_paths_and_version_header(fake, csar):
+    """``api='v2'``: the LCM calls go to /vnflcm/v2 with the Version
+    header v2 requires; packages stay v1's API, without it; a rollback,
+    which v2 answers without a Location, waits on the same occurrence."""
+    tacker = tacker_of(fake, api='v2')
+    instance = tacker.instances.create(_onboarded(tacker, csar)['vnfdId'])
+    op_id = tacker.instances.instantiate(instance['id'], {
+        'flavourId': 'simple',
+        'vimConnectionInfo': {'vim1': {'vimId': 'v', 'vimType': 'x'}}})
+    assert tacker.op_occs.wait(op_id, 10)['operationState'] == 'COMPLETED'
+    lcm = [(m, p, h) for m, p, _, h, _ in fake.requests
+           if p.startswith('/vnflcm/')]
+    assert lcm and all(p.startswith('/vnflcm/v2/') for _, p, _ in lcm)
+    assert all(h.get('Version') == '2.0.0' for _, _, h in lcm)
+    packages = [h for _, p, _, h, _ in fake.requests
+                if p.startswith('/vnfpkgm/')]
+    assert packages and not [h for h in packages if 'Version' in h]
+    fake.outcome = ['STARTING', 'PROCESSING', 'FAILED_TEMP']
+    failed = tacker.instances.scale(instance['id'], 'SCALE_OUT', 'w')
+    with pytest.raises(TackerApiError):
+        tacker.op_occs.wait(failed, 10)
+    assert tacker.op_occs.rollback(failed) == failed
+    assert tacker.op_occs.wait(failed, 10, expect='ROLLED_BACK')[
+        'operationState'] == 'ROLLED_BACK'
+    # Without the header Tacker's v2 refuses, as the fake does.
+    v1_client = tacker_of(fake)
+    with pytest.raises(TackerApiError) as caught:
+        v1_client.rest.json('list', 'GET', 'vnflcm/v2/vnf_instances')
+    assert 'HTTP 400' in str(caught.value)

@@ -2,6 +2,7 @@
 it ends, the deadline, and retry, rollback and fail of a FAILED_TEMP one
 (whose old FAILED_TEMP a wait must not take for the new outcome)."""
 
+import json
 import time
 import zipfile
 
@@ -133,6 +134,22 @@ def test_fail_gives_the_failed_occurrence(fake, tacker, instance):
     op_id = _failed_temp(fake, tacker, instance)
     failed = tacker.op_occs.fail(op_id)
     assert failed['operationState'] == 'FAILED' and failed['id'] == op_id
+
+
+def test_cancel_marks_an_operation_no_conductor_runs_failed_temp(
+        fake, tacker, instance):
+    # Its conductor died: the occurrence stays PROCESSING.
+    fake.outcome = ['PROCESSING']
+    op_id = tacker.instances.instantiate(instance, {'flavourId': 'simple'})
+    assert tacker.op_occs.show(op_id)['operationState'] == 'PROCESSING'
+    cancelled = tacker.op_occs.cancel(op_id)
+    assert cancelled['operationState'] == 'FAILED_TEMP'
+    method, path, _query, _headers, body = fake.requests[-2]
+    assert (method, path) == (
+        'POST', '/vnflcm/v1/vnf_lcm_op_occs/%s/cancel' % op_id)
+    assert json.loads(body) == {'cancelMode': 'FORCEFUL'}
+    with pytest.raises(TackerApiError, match='HTTP 409'):
+        tacker.op_occs.cancel(op_id)
 
 
 def test_retry_of_a_completed_operation_is_tackers_409(

@@ -11,9 +11,11 @@ import zipfile
 import pytest
 import yaml
 
+from k8s_mgmt import shipped
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.machines import vm_faults
+from k8s_mgmt_lab.tacker_lcm import logs
 from k8s_mgmt_lab.tacker_lcm import operations
 from k8s_mgmt_lab.tacker_lcm import progress
 from k8s_mgmt_lab.tacker_lcm import record as record_mod
@@ -43,6 +45,9 @@ def lab(fake, followed, tmp_path, monkeypatch):
         'flavour': 'simple', 'request': REQUEST, 'stack_id': None,
         'tacker': {'vim_id': 'lab-vim', 'vim_name': 'lab-vim-x'}})
     tacker = tacker_of(fake)
+    conductor_logs = [str(tmp_path / ('tacker-conductor-%d.log' % n))
+                      for n in (1, 2)]
+    monkeypatch.setattr(logs, 'conductor_logs', lambda d: conductor_logs)
     monkeypatch.setattr(operations, 'tacker_record',
                         lambda s: manager.read_record(s))
     monkeypatch.setattr(operations, 'client', lambda record: tacker)
@@ -56,6 +61,16 @@ def lab(fake, followed, tmp_path, monkeypatch):
 
 def _record(settings):
     return manager.read_record(settings)
+
+
+def _second_lab(lab):
+    """A lab beside ``lab`` with its package and record, but no VNFD id
+    yet: its next call onboards the package."""
+    fresh = manager.LabSettings(state_dir=str(lab.state_dir) + '-2')
+    os.makedirs(fresh.state_dir)
+    os.link(lab.package_zip, fresh.package_zip)
+    manager.write_record(fresh.lab_file, dict(_record(lab), vnfd_id=None))
+    return fresh
 
 
 def test_instantiate_onboards_once_and_sends_the_request_on_the_labs_vim(
@@ -78,6 +93,56 @@ def test_instantiate_onboards_once_and_sends_the_request_on_the_labs_vim(
     # A second run finds the package and the instance.
     operations.ensure_instance(lab, record, operations.client(record))
     assert len(fake.packages) == 1 and len(fake.instances) == 1
+
+
+def test_a_package_tacker_lost_is_built_again_under_a_new_vnfd_id(
+        fake, lab, monkeypatch):
+    """Tacker 16's race between conductors: ONBOARDED, content gone. The
+    lab builds the package again (a new VNFD id) and onboards that."""
+    built = []
+    monkeypatch.setattr(manager, 'build_package',
+                        lambda s, tacker, api: built.append((tacker, api)))
+    fake.lose_content = 1
+    operations.instantiate(lab)
+    assert built == [(True, 'v1')] and len(fake.packages) == 2
+    assert _record(lab)['vnf_package_id'] == list(fake.packages)[-1]
+    # Lost every time: after ONBOARD_ATTEMPTS, the error names the race.
+    fresh = _second_lab(lab)
+    fake.lose_content = operations.ONBOARD_ATTEMPTS
+    with pytest.raises(operations.packages_mod.PackageLost,
+                       match='VnfPackageVnfdIdDuplicate'):
+        operations.ensure_package(fresh, _record(fresh),
+                                  operations.client({}))
+
+
+def test_a_package_set_back_to_created_by_the_race_is_built_again(
+        fake, lab, monkeypatch):
+    """The same race, the loser's revert saved last: the package is CREATED
+    again. With the race in a conductor's log the lab builds it again;
+    without it, the refusal is the package's own and is raised at once."""
+    built = []
+    monkeypatch.setattr(manager, 'build_package',
+                        lambda s, tacker, api: built.append((tacker, api)))
+    second_log = logs.conductor_logs(lab.state_dir)[1]
+
+    def race(package):
+        with open(second_log, 'a') as handle:
+            handle.write('ERROR oslo_messaging.rpc.server tacker.common.'
+                         'exceptions.VnfPackageVnfdIdDuplicate: Vnf package '
+                         'with vnfd id x already exists.\n')
+    fake.refuse_content, fake.on_refuse = 1, race
+    operations.instantiate(lab)
+    assert built == [(True, 'v1')] and len(fake.packages) == 2
+    assert _record(lab)['vnf_package_id'] == list(fake.packages)[-1]
+    # The race line is old news now: a refusal with nothing new in the
+    # logs is the content's fault, not rebuilt.
+    fresh = _second_lab(lab)
+    fake.refuse_content, fake.on_refuse = 1, None
+    with pytest.raises(operations.packages_mod.PackageRefused,
+                       match='CREATED again'):
+        operations.ensure_package(fresh, _record(fresh),
+                                  operations.client({}))
+    assert built == [(True, 'v1')]
 
 
 def test_a_failed_temp_operation_is_one_line_naming_the_way_out(
@@ -226,3 +291,38 @@ def test_a_kept_planes_tacker_loses_what_the_lab_made(fake, lab, caplog):
     assert gone['id'] not in fake.instances
     assert 'still instantiated' in caplog.text
     assert 'delete VIM' in caplog.text
+
+
+def test_a_v2_lab_sends_the_v2_shape_on_its_vim():
+    """``lab up --api v2``: the lab's v1-shaped request reshaped as
+    ``k8s-mgmt package request --api v2`` does, on the lab's VIM; a body
+    already in v2's shape keeps it."""
+    body = shipped.sample_request('complex')
+    v2 = operations.request_for_vim(body, 'lab-vim', 'v2')
+    assert v2['vimConnectionInfo'] == {'vim1': {
+        'vimId': 'lab-vim', 'vimType': 'ETSINFV.OPENSTACK_KEYSTONE.V_3'}}
+    assert 'lcm-operation-user-data' not in v2['additionalParams']
+    again = operations.request_for_vim(v2, 'other-vim', 'v2')
+    assert again['vimConnectionInfo']['vim1']['vimId'] == 'other-vim'
+    assert operations.request_for_vim(body, 'lab-vim')[
+        'vimConnectionInfo'][0]['vimId'] == 'lab-vim'
+
+
+def test_v2_vnfc_ids_are_its_vnfc_info_ids():
+    server = '3ce05ecc-1716-49c9-b6c5-b36944c433ed'
+    v2 = {'instantiatedVnfInfo': {
+        'vnfcResourceInfo': [{'id': server, 'vduId': 'workerNode',
+                              'computeResource': {'resourceId': server}}],
+        'vnfcInfo': [{'id': 'workerNode-' + server, 'vduId': 'workerNode',
+                      'vnfcResourceInfoId': server}]}}
+    assert record_mod.vnfc_ids(v2, 'v2') == {server: 'workerNode-' + server}
+    # Terminated: v2 keeps {flavourId, vnfState} only.
+    assert record_mod.vnfcs({'instantiatedVnfInfo': {
+        'flavourId': 'simple', 'vnfState': 'STOPPED'}}, 'v2') == []
+    # v1 lists vnfcInfo too, with ids of its own a v1 heal does not take.
+    v1 = {'instantiatedVnfInfo': {
+        'vnfcResourceInfo': [{'id': 'vnfc-1', 'vduId': 'workerNode',
+                              'computeResource': {'resourceId': server}}],
+        'vnfcInfo': [{'id': 'info-1', 'vduId': 'workerNode',
+                      'vnfcResourceInfoId': 'vnfc-1'}]}}
+    assert record_mod.vnfc_ids(v1) == {server: 'vnfc-1'}

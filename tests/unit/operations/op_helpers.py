@@ -76,7 +76,7 @@ def topology(masters=1, workers=2, vip=None, anti_affinity=False):
 
 def context(params, operation='instantiate', hook='instantiate_end',
             request=None, vnf_id='inst-1', scale_out_ids=(), scale_names=(),
-            grant=None, package_dir=None):
+            grant=None, package_dir=None, api='v1'):
     """The context a hook call builds, for a dry run (no Tacker, no VIM)."""
     from k8s_mgmt import context as ctx_mod
     return ctx_mod.OperationContext(
@@ -84,7 +84,7 @@ def context(params, operation='instantiate', hook='instantiate_end',
         flavour=params.flavour, stack_id='stack-top', params=params,
         request=request, vnf_instance={'id': vnf_id}, grant=grant,
         package_dir=package_dir, scale_out_ids=tuple(scale_out_ids),
-        scale_names=tuple(scale_names))
+        scale_names=tuple(scale_names), api=api)
 
 
 def plan(params, topo, operation='instantiate', hook='instantiate_end',

@@ -6,6 +6,7 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
+from k8s_mgmt import shipped
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.engine import run as run_mod
 from k8s_mgmt.engine import scripts
@@ -346,7 +347,7 @@ def _old_scripts(tmp_path):
     for name in (uploads.INSTALL, uploads.CONFIGURE_LB):
         text = uploads.local_script(None, None, name).data
         kept = [line for line in text.splitlines(keepends=True)
-                if not uploads.FEATURES.match(line)]
+                if not shipped.script_features(line)]
         (scripts_dir / name).write_bytes(b''.join(kept))
     return str(tmp_path)
 

@@ -165,6 +165,15 @@ def test_scale_in_names_resolve_to_member_workers():
     assert removal.unknown == () and removal.masters == ()
 
 
+def test_scale_in_servers_resolve_to_workers():
+    """Tacker's v2 grant names the servers a scale-in removes."""
+    topo = _members(op_helpers.topology(1, 3))
+    removal = scale_plan.nodes_to_remove(
+        topo, [topo.workers[1].server_id, topo.masters[0].server_id])
+    assert [n.name for n in removal.workers] == ['worker-2']
+    assert removal.masters == ('master-1',) and removal.unknown == ()
+
+
 def test_scale_in_reports_unknown_and_master_names():
     topo = _members(op_helpers.topology(1, 2))
     removal = scale_plan.nodes_to_remove(topo, ['m1m', 'gone', 'm1w'])

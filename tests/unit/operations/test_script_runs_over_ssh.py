@@ -110,3 +110,32 @@ def test_wrong_password_on_one_worker_fails_fast_naming_it(servers, tmp_path,
     assert len(bad.auth_attempts) == 1        # not retried
     pins = stat.S_IMODE(os.stat(tmp_path / 'pins.json').st_mode)
     assert pins == 0o600
+
+
+def test_what_a_script_skipped_reaches_the_operations_log(tmp_path, caplog):
+    """A setting the node cannot take (a container's kernel) is no
+    failure, but the operator sees it in the operation's log."""
+    caplog.set_level(logging.INFO)
+    topo = op_helpers.topology(1, 0)
+    params = op_helpers.sample_params('simple')
+    master = topo.masters[0]
+    ends = scripts.endpoints(topo, params, master)
+    call = scripts.prepare_call(master, params, ends)
+    stderr = ('install_k8s_cluster.sh: ==> kernel modules and sysctls\n'
+              'install_k8s_cluster.sh: skipped: sysctl net.ipv4.ip_forward'
+              ' = 1: read-only here (it is 0)\n'
+              'install_k8s_cluster.sh: warning: debian:13 is not a tested '
+              'OS\nsome tool: skipped: not ours\n')
+
+    class Session:
+        def run(self, command, step, stdin=None, on_line=None):
+            return ssh.Result(0, '', stderr, 0.1)
+
+    scripts.run_call(Session(), call)
+    warned = [r.getMessage() for r in caplog.records
+              if r.levelno == logging.WARNING]
+    assert warned == [
+        '%s prepare: install_k8s_cluster.sh: skipped: sysctl '
+        'net.ipv4.ip_forward = 1: read-only here (it is 0)' % master.name,
+        '%s prepare: install_k8s_cluster.sh: warning: debian:13 is not a '
+        'tested OS' % master.name]

@@ -189,12 +189,13 @@ def test_proxy_urls_go_on_stdin_of_every_storage_call(package):
 KEEP = {'tacker_extension_heal_include_block_storage': False}
 
 
-def _heal(package, topo, hook, targets, additional=KEEP, params=None):
+def _heal(package, topo, hook, targets, additional=KEEP, params=None,
+          api='v1'):
     names = {n.name for n in topo.all_nodes()}
     ready = names if hook == 'heal_start' else names - {
         t.name for t in targets}
     return plan(package, topo, params=params, operation='heal_vnfc',
-                hook=hook, ready=ready, request={
+                hook=hook, ready=ready, api=api, request={
                     'vnfc_instance_id': [t.vnfc_id for t in targets],
                     'additional_params': additional})
 
@@ -343,3 +344,32 @@ def test_scaling_anything_but_the_workers_is_refused(package):
     assert ('scaling aspect storage_server_instance is not the workers\' '
             'aspect worker_instance; only workers can be scaled. The '
             'storage server cannot be scaled') in str(err.value)
+
+
+def test_under_v2_a_heal_keeps_the_volume_unless_all_is_true(package):
+    """Tacker's v2 API replaces the servers and keeps their volumes, of a
+    VNFC heal and of a whole-VNF heal alike, unless the request's
+    additionalParams say ``all: true``; v1's key means nothing there."""
+    topo = storage_topology()
+    start = _heal(package, topo, 'heal_start', topo.storage, {}, api='v2')
+    assert 'Detach the volume from storage-1 and wait until it is ' \
+        'available' in op_helpers.titles(start)
+    with pytest.raises(heal_plan.HealRefused) as err:
+        _heal(package, topo, 'heal_start', topo.storage, {'all': True},
+              api='v2')
+    assert 'with additionalParams {"all": true}' in str(err.value)
+    assert 'send the heal without "all"' in str(err.value)
+    # The whole VNF: the same stack, the storage server replaced with its
+    # volume freed first, the old cluster then forgotten.
+    whole = plan(package, topo, operation='heal_vnf', hook='heal_start',
+                 request={'additional_params': {}}, api='v2')
+    titles = op_helpers.titles(whole)
+    assert titles[:2] == [
+        'Read the topology from Heat',
+        'Check that the heal keeps the storage server\'s volume']
+    assert op_helpers.phase(whole, titles[1]).assume.startswith('kept')
+    assert titles.index('Detach the volume from storage-1 and wait until '
+                        'it is available') < titles.index('Unregister the VIM')
+    with pytest.raises(heal_plan.HealRefused):
+        plan(package, topo, operation='heal_vnf', hook='heal_start',
+             request={'additional_params': {'all': True}}, api='v2')

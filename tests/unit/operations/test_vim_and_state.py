@@ -3,6 +3,7 @@
 import base64
 import os
 import stat
+import types
 
 import pytest
 import yaml
@@ -48,9 +49,15 @@ def test_record_never_prints_its_token():
         == secrets.Secret(TOKEN)
 
 
+def _ctx(tacker_context, vnf_instance=None, registrar=None):
+    return types.SimpleNamespace(tacker_context=tacker_context,
+                                 vnf_instance=vnf_instance or {},
+                                 vim_registrar=registrar)
+
+
 def test_file_registrar_writes_both_files_0600(tmp_path):
     state = state_mod.InstanceState('inst-1', base_dir=str(tmp_path))
-    registrar = vim.registrar_for(None, {'id': 'inst-1'}, state)
+    registrar = vim.registrar_for(_ctx(None, {'id': 'inst-1'}), state)
     assert isinstance(registrar, vim.FileVimRegistrar)
     paths = registrar.register(_record())
     assert _mode(state.path) == 0o700
@@ -81,10 +88,25 @@ def test_tacker_registrar_only_for_a_tacker_context(tmp_path):
     class FakeTackerContext(object):
         pass
     FakeTackerContext.__module__ = 'tacker.context'
-    assert isinstance(vim.registrar_for(FakeTackerContext(), {}, state),
+    assert isinstance(vim.registrar_for(_ctx(FakeTackerContext()), state),
                       vim.TackerVimRegistrar)
-    assert isinstance(vim.registrar_for(object(), {}, state),
+    assert isinstance(vim.registrar_for(_ctx(object()), state),
                       vim.FileVimRegistrar)
+    # An operation that brings its own (a v2 hook) gets it, context or not.
+    own = object()
+    assert vim.registrar_for(_ctx(FakeTackerContext(), registrar=own),
+                             state) is own
+
+
+def test_file_registrar_unregister_removes_both_files(tmp_path):
+    state = state_mod.InstanceState('inst-1', base_dir=str(tmp_path))
+    registrar = vim.FileVimRegistrar(state)
+    paths = registrar.register(_record())
+    assert sorted(registrar.unregister('kubernetes_vim_abc')
+                  ['files_removed']) == sorted(paths.values())
+    assert registrar.registered('kubernetes_vim_abc') is None
+    assert registrar.unregister('kubernetes_vim_abc') == {
+        'files_removed': []}
 
 
 def test_vrrp_password_made_once_kept_private(tmp_path):

@@ -3,6 +3,7 @@
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import params
+from k8s_mgmt import shipped
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -162,3 +164,23 @@ def lines(body, **kwargs):
     """The problems of ``body`` as printed ``path: message`` lines."""
     problems = problems_of(params.load_request, body, **kwargs)
     return ['%s: %s' % problem for problem in problems]
+
+
+def package_with_file(package_copy, relative, text, without_feature=None):
+    """``package_copy`` with ``text`` as its file ``relative``; with
+    ``without_feature``, its install script's k8s-mgmt-features line lacks
+    that word (a script older than the option)."""
+    path = os.path.join(package_copy, *relative.split('/'))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as handle:
+        handle.write(text)
+    if without_feature:
+        script = os.path.join(package_copy, 'Scripts', shipped.INSTALL_SCRIPT)
+        with open(script, 'rb') as handle:
+            data = handle.read()
+        with open(script, 'wb') as handle:
+            handle.write(re.sub(
+                rb'(# k8s-mgmt-features:.*) ' +
+                re.escape(without_feature.encode()) + rb'\b', rb'\1', data,
+                count=1))
+    return package_copy

@@ -71,7 +71,8 @@ class Glance(http.Service):
             300 if request.path == '/' else 200)
 
     def _view(self, image):
-        return dict(image, protected=False, os_hidden=False, tags=[],
+        return dict(image, protected=False, os_hidden=False,
+                    tags=list(image.get('tags') or ()),
                     checksum=None, os_hash_algo=None, os_hash_value=None,
                     owner=None, virtual_size=None,
                     updated_at=image['created_at'],
@@ -81,8 +82,8 @@ class Glance(http.Service):
 
     def list(self, request):
         unknown = [k for k in request.query
-                   if k not in FILTERS + ('limit', 'marker', 'sort_key',
-                                          'sort_dir', 'sort')]
+                   if k not in FILTERS + ('tag', 'limit', 'marker',
+                                          'sort_key', 'sort_dir', 'sort')]
         if unknown:
             raise model.BadRequest('The lab glance cannot filter on %s.'
                                    % ', '.join(sorted(unknown)))
@@ -91,7 +92,10 @@ class Glance(http.Service):
                      for i in self.state.records('images').values()
                      if all(request.arg(k) is None or
                             str(i.get(k)) == request.arg(k)
-                            for k in FILTERS)]
+                            for k in FILTERS) and
+                     # Glance's ``tag`` (repeatable): every one given.
+                     set(request.query.get('tag') or ()) <=
+                     set(i.get('tags') or ())]
         return http.ok({'images': found, 'first': '/v2/images',
                         'schema': '/v2/schemas/images'})
 

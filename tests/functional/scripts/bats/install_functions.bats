@@ -284,12 +284,143 @@ refuse_writes() {
     [ "$CONTAINERD_RESTART" = true ]
 }
 
-@test "changed sysctls are applied (dry run)" {
+# A /proc/sys of the test's own: ip_forward off, the bridge settings on.
+fake_sysctls() {
+    SYSCTL_DIR=$BATS_TEST_TMPDIR/sys
+    mkdir -p "$SYSCTL_DIR/net/ipv4" "$SYSCTL_DIR/net/bridge"
+    echo 0 >"$SYSCTL_DIR/net/ipv4/ip_forward"
+    echo 1 >"$SYSCTL_DIR/net/bridge/bridge-nf-call-iptables"
+    echo 1 >"$SYSCTL_DIR/net/bridge/bridge-nf-call-ip6tables"
+}
+
+@test "only the sysctls that differ are set (dry run)" {
     refuse_writes
+    fake_sysctls
     DRY_RUN=true
     module_present() { true; }
     configure_kernel 4>"$BATS_TEST_TMPDIR/out"
-    grep -qxF '+ sysctl -q -p /etc/sysctl.d/99-kubernetes.conf' "$BATS_TEST_TMPDIR/out"
+    grep -qxF '+ sysctl -q -w net.ipv4.ip_forward=1' "$BATS_TEST_TMPDIR/out"
+    [ "$(grep -c '^+ sysctl' "$BATS_TEST_TMPDIR/out")" -eq 1 ]
+}
+
+@test "a sysctl the kernel lacks or keeps read-only is reported skipped, with the reason" {
+    refuse_writes
+    fake_sysctls
+    rm "$SYSCTL_DIR/net/bridge/bridge-nf-call-ip6tables"
+    DRY_RUN=true
+    module_present() { true; }
+    sysctl_writable() { [[ $1 != */ip_forward ]]; }
+    bats_run --separate-stderr -0 configure_kernel 4>"$BATS_TEST_TMPDIR/out"
+    [[ $stderr == *"skipped: sysctl net.bridge.bridge-nf-call-ip6tables: this kernel has no such setting here"* ]]
+    [[ $stderr == *"skipped: sysctl net.ipv4.ip_forward = 1: read-only here (it is 0)"* ]]
+    ! grep -q '^+ sysctl' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "in a container, a missing module and the host's swap are skipped with the reason" {
+    refuse_writes
+    fake_sysctls
+    echo k8s-mgmt-lab >"$BATS_TEST_TMPDIR/container"
+    CONTAINER_FILE=$BATS_TEST_TMPDIR/container
+    DRY_RUN=true
+    module_present() { [[ $1 == overlay ]]; }
+    bats_run --separate-stderr -0 configure_kernel 4>"$BATS_TEST_TMPDIR/out"
+    [[ $stderr == *"skipped: kernel module br_netfilter is not loaded, and this node is a container (k8s-mgmt-lab)"* ]]
+    ! grep -q modprobe "$BATS_TEST_TMPDIR/out"
+    # Outside a container the module is loaded.
+    CONTAINER_FILE=$BATS_TEST_TMPDIR/none
+    configure_kernel 4>"$BATS_TEST_TMPDIR/out"
+    grep -qxF '+ modprobe br_netfilter' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "the repository: per-minor source with signed-by, key from the minor's directory by default" {
+    parse_args prepare -k 1.34 -r http://10.254.3.1:8088/core:/stable: -V 1.34.1
+    validate_version
+    validate_repository
+    [ "$REPO_URL" = http://10.254.3.1:8088/core:/stable:/ ]
+    [ "$(render_apt_source)" = "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] http://10.254.3.1:8088/core:/stable:/v1.34/deb/ /" ]
+    [ "$(repo_key_location)" = http://10.254.3.1:8088/core:/stable:/v1.34/deb/Release.key ]
+    # The defaults: pkgs.k8s.io.
+    REPO_URL=$DEFAULT_REPO_URL K8S_MINOR=1.35
+    [ "$(render_apt_source)" = "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v1.35/deb/ /" ]
+}
+
+@test "the repository: a bad URL, key or version is a usage error naming it" {
+    local bad
+    for bad in 'ftp://mirror/k8s/' 'http://mirror/k8s dir/' 'http://mirror/$(id)/' "http://mirror/k8s'/" 'http:///x'; do
+        REPO_URL=$bad
+        bats_run --separate-stderr validate_repository
+        [ "$status" -eq 2 ]
+        [[ $stderr == *"bad -r repository URL"* ]]
+    done
+    REPO_URL=http://mirror/k8s/ REPO_KEY=$BATS_TEST_TMPDIR/missing.key
+    bats_run --separate-stderr validate_repository
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"-K: no readable key file"* ]]
+    REPO_KEY='key;rm'
+    bats_run --separate-stderr validate_repository
+    [ "$status" -eq 2 ]
+    K8S_MINOR=1.35 K8S_VERSION=1.34.2
+    bats_run --separate-stderr validate_version
+    [ "$status" -eq 2 ]
+    [[ $stderr == *"bad -V '1.34.2' (want 1.35.PATCH"* ]]
+    K8S_VERSION=1.35.2
+    validate_version
+}
+
+@test "pick_version: -V's exact version, else the newest of the minor; none is one line naming the URL" {
+    apt-cache() {
+        printf '   kubeadm | 1.35.1-1.1 | http://m/ Packages\n'
+        printf '   kubeadm | 1.35.0-1.1 | http://m/ Packages\n'
+        printf '   kubeadm | 1.34.9-1.1 | http://m/ Packages\n'
+    }
+    K8S_MINOR=1.35 K8S_VERSION=""
+    [ "$(pick_version)" = 1.35.1-1.1 ]
+    K8S_VERSION=1.35.0
+    [ "$(pick_version)" = 1.35.0-1.1 ]
+    K8S_VERSION=1.35.7 REPO_URL=http://m/
+    bats_run --separate-stderr pick_version
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "install_k8s_cluster.sh: arguments: the Kubernetes package repository http://m/v1.35/deb/ has no kubeadm 1.35.7 (it offers: 1.35.1-1.1 1.35.0-1.1 1.34.9-1.1)" ]
+}
+
+@test "the packages: unhold, install at the exact version and hold, in one step (dry run)" {
+    DRY_RUN=true
+    NEEDED_K8S=(kubeadm kubelet kubectl)
+    K8S_VERSION=1.35.1
+    install_k8s_packages 4>"$BATS_TEST_TMPDIR/out"
+    grep -qF 'apt-get -y -q' "$BATS_TEST_TMPDIR/out"
+    grep -qE -- '--allow-change-held-packages kubeadm=1\.35\.1-\\\* kubelet=1\.35\.1-\\\* kubectl=1\.35\.1-\\\*$' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "apt_error: apt's first error on one line" {
+    local out=$'Hit:1 file:/x ./ InRelease\nErr:2 http://10.0.0.1:8088/v1.35/deb  InRelease\n  Could not connect to 10.0.0.1:8088 (10.0.0.1). - connect (111: Connection refused)\nE: Failed to fetch http://10.0.0.1:8088/v1.35/deb/InRelease'
+    [ "$(apt_error "$out")" = "Err:2 http://10.0.0.1:8088/v1.35/deb  InRelease" ]
+    [ "$(apt_error $'a\nlast words\n\n')" = "last words" ]
+}
+
+@test "install_repo_key: an armored key is de-armored into the keyring; the same key again changes nothing" {
+    command -v gpg >/dev/null || skip "no gpg"
+    export GNUPGHOME=$BATS_TEST_TMPDIR/gnupg
+    mkdir -m 0700 "$GNUPGHOME"
+    gpg --batch --quiet --passphrase '' --quick-gen-key 'k8s-mgmt test <test@invalid>' ed25519 sign never 2>/dev/null
+    gpg --batch --export --armor >"$BATS_TEST_TMPDIR/Release.key"
+    gpgconf --kill all
+    APT_KEYRING=$BATS_TEST_TMPDIR/keyrings/kubernetes-apt-keyring.gpg
+    REPO_KEY=$BATS_TEST_TMPDIR/Release.key
+    bats_run --separate-stderr -0 install_repo_key
+    [[ $stderr == *"signing key of the Kubernetes package repository from $REPO_KEY installed"* ]]
+    [ "$(head -c 1 "$APT_KEYRING" | od -An -tx1 | tr -d ' ')" != 2d ]   # binary, not "-----"
+    bats_run --separate-stderr -0 install_repo_key
+    [ -z "$stderr" ]
+}
+
+@test "install_repo_key: an unreachable key URL is one line naming it" {
+    REPO_KEY=http://127.0.0.1:9/Release.key
+    APT_KEYRING=$BATS_TEST_TMPDIR/keyrings/k.gpg
+    bats_run --separate-stderr install_repo_key
+    [ "$status" -eq 1 ]
+    [[ $stderr == "install_k8s_cluster.sh: arguments: cannot fetch the signing key of the Kubernetes package repository from http://127.0.0.1:9/Release.key: curl: (7)"* ]]
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
 }
 
 # start_vim_account, then vim_json, in one shell (the one that waits for the
@@ -340,7 +471,9 @@ vim_report() { start_vim_account; vim_json; }
     local job=$!
     BACKGROUND_PIDS+=("$job")
     local child
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
+    # Polled for up to 10 s each way: on a loaded machine the subshell's
+    # sleep may start, and die, well after a second.
+    for _ in $(seq 100); do
         child=$(pgrep -P "$job" || true)
         [ -n "$child" ] && break
         sleep 0.1
@@ -348,7 +481,7 @@ vim_report() { start_vim_account; vim_json; }
     [ -n "$child" ]
     cleanup
     wait "$job" || true
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
+    for _ in $(seq 100); do
         kill -0 "$child" 2>/dev/null || break
         sleep 0.1
     done
@@ -376,4 +509,152 @@ vim_report() { start_vim_account; vim_json; }
     parse_args join-worker -e 10.0.0.100:16443
     bats_run prepare_node_or_skip
     [ "$output" = 'prepare ran' ]
+}
+
+# The files configure_registries writes, all under the test's directory.
+fake_registry_files() {
+    CERTS_D=$BATS_TEST_TMPDIR/certs.d
+    CA_DIR=$BATS_TEST_TMPDIR/ca-certificates
+    HOSTS_FILE=$BATS_TEST_TMPDIR/hosts
+    CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
+    printf '127.0.0.1 localhost\n10.0.0.5 node-1\n' >"$HOSTS_FILE"
+    printf '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = ""\n' >"$CONTAINERD_CONFIG"
+    printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$BATS_TEST_TMPDIR/ca.crt"
+    # update-ca-certificates is the system's: recorded, not run.
+    run() { printf '%s\n' "$*" >>"$BATS_TEST_TMPDIR/ran"; }
+}
+
+@test "-g and -G: registries and hosts lines, each checked" {
+    parse_args prepare -g "https://reg.example:5000,/root/ca.crt" -g http://10.0.0.9:5000 \
+        -G "10.0.0.8 reg.example reg"
+    [ "${REGISTRIES[*]}" = "https://reg.example:5000,/root/ca.crt http://10.0.0.9:5000" ]
+    [ "${HOSTS_LINES[0]}" = "10.0.0.8 reg.example reg" ]
+    validate_registries
+    REGISTRIES=("https://reg,.k8s-mgmt/registry-ca-reg.crt")
+    validate_registries
+    for bad in reg.example:5000 ftp://reg "https://reg:0" "https://reg:5000/v2" \
+        "http://reg:5000,/root/ca.crt" "https://reg,../ca.crt" "https://reg,a b.crt" \
+        'https://reg;id' 'https://reg,$(id).crt'; do
+        REGISTRIES=("$bad") HOSTS_LINES=()
+        bats_run --separate-stderr validate_registries
+        [ "$status" -eq 2 ]
+        [[ $stderr == *"bad -g registry '$bad'"* ]]
+    done
+    for bad in "reg.example" "10.0.0.8" "10.0.0.256 reg" '10.0.0.8 reg$(id)' "10.0.0.8  reg"; do
+        REGISTRIES=() HOSTS_LINES=("$bad")
+        bats_run --separate-stderr validate_registries
+        [ "$status" -eq 2 ]
+        [[ $stderr == *"bad -G hosts line"* ]]
+    done
+}
+
+@test "configure_registries: hosts.toml per registry, its CA trusted, hosts lines marked" {
+    fake_registry_files
+    REGISTRIES=("https://reg.example:5000,$BATS_TEST_TMPDIR/ca.crt" http://10.0.0.9:5000)
+    HOSTS_LINES=("10.0.0.8 reg.example")
+    configure_registries 2>/dev/null
+    grep -qxF "  config_path = \"$CERTS_D\"" "$CONTAINERD_CONFIG"
+    [ "$CONTAINERD_RESTART" = true ]
+    [ "$(cat "$CERTS_D/reg.example:5000/hosts.toml")" = "server = \"https://reg.example:5000\"
+
+[host.\"https://reg.example:5000\"]
+  capabilities = [\"pull\", \"resolve\"]
+  ca = \"$CERTS_D/reg.example:5000/ca.crt\"" ]
+    cmp "$BATS_TEST_TMPDIR/ca.crt" "$CERTS_D/reg.example:5000/ca.crt"
+    cmp "$BATS_TEST_TMPDIR/ca.crt" "$CA_DIR/k8s-mgmt-reg.example_5000.crt"
+    [ "$(cat "$CERTS_D/10.0.0.9:5000/hosts.toml")" = 'server = "http://10.0.0.9:5000"
+
+[host."http://10.0.0.9:5000"]
+  capabilities = ["pull", "resolve"]' ]
+    [ "$(cat "$BATS_TEST_TMPDIR/ran")" = update-ca-certificates ]
+    [ "$(cat "$HOSTS_FILE")" = "127.0.0.1 localhost
+10.0.0.5 node-1
+10.0.0.8 reg.example # k8s-mgmt: private registry" ]
+    # Again (a heal, a re-run): nothing changes, no restart, no CA update.
+    CONTAINERD_RESTART=false
+    rm "$BATS_TEST_TMPDIR/ran"
+    configure_registries 2>/dev/null
+    [ "$CONTAINERD_RESTART" = false ]
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    [ "$(grep -c 'k8s-mgmt: private registry' "$HOSTS_FILE")" -eq 1 ]
+    # Another hosts line replaces the old one; none removes it.
+    HOSTS_LINES=("10.0.0.7 reg.example")
+    configure_registries 2>/dev/null
+    [ "$(grep 'k8s-mgmt' "$HOSTS_FILE")" = "10.0.0.7 reg.example # k8s-mgmt: private registry" ]
+    REGISTRIES=() HOSTS_LINES=()
+    configure_registries 2>/dev/null
+    ! grep -q 'k8s-mgmt' "$HOSTS_FILE"
+}
+
+@test "configure_registries: a CA that is not on the node stops, naming it" {
+    fake_registry_files
+    REGISTRIES=("https://reg.example:5000,$BATS_TEST_TMPDIR/missing.crt")
+    bats_run --separate-stderr configure_registries
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"the CA certificate $BATS_TEST_TMPDIR/missing.crt of registry reg.example:5000 is not on this node"* ]]
+}
+
+@test "configure_registries: nothing asked, nothing touched" {
+    fake_registry_files
+    REGISTRIES=() HOSTS_LINES=()
+    cp "$CONTAINERD_CONFIG" "$BATS_TEST_TMPDIR/before"
+    configure_registries
+    cmp "$CONTAINERD_CONFIG" "$BATS_TEST_TMPDIR/before"
+    [ ! -e "$CERTS_D" ]
+    [ "$CONTAINERD_RESTART" = false ]
+}
+
+# A Helm release archive whose helm answers "version" as Helm does.
+fake_helm_archive() {
+    local release=$1 dir=$BATS_TEST_TMPDIR/helm-src
+    mkdir -p "$dir/linux-amd64"
+    printf '#!/bin/sh\n[ "$1" = version ] && echo %s\n' "$release" >"$dir/linux-amd64/helm"
+    chmod 0755 "$dir/linux-amd64/helm"
+    tar -czf "$BATS_TEST_TMPDIR/helm.tar.gz" -C "$dir" linux-amd64
+    sha256sum <"$BATS_TEST_TMPDIR/helm.tar.gz" | cut -d' ' -f1
+}
+
+@test "helm: -L, -m and for a URL -M, each checked" {
+    parse_args helm -L 3.16.2 -m Files/helm.tar.gz
+    validate_mode_needs
+    for args in "-m f.tgz" "-L 3.16 -m f.tgz" "-L v3.16.2 -m f.tgz" "-L 3.16.2" \
+        "-L 3.16.2 -m https://get.helm.sh/h.tgz" "-L 3.16.2 -m ../f.tgz" \
+        "-L 3.16.2 -m f.tgz -M abc"; do
+        HELM_VERSION="" HELM_SOURCE="" HELM_SHA256=""
+        # shellcheck disable=SC2086 # the words of each case
+        parse_args helm $args
+        bats_run --separate-stderr validate_mode_needs
+        [ "$status" -eq 2 ]
+        [[ $stderr == *helm* || $stderr == *-M* || $stderr == *-m* ]]
+    done
+}
+
+@test "install_helm: the archive checked and its helm installed once" {
+    local sha
+    sha=$(fake_helm_archive v3.16.2)
+    HELM_BIN=$BATS_TEST_TMPDIR/bin/helm
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    HELM_VERSION=3.16.2 HELM_SOURCE=$BATS_TEST_TMPDIR/helm.tar.gz HELM_SHA256=$sha
+    install_helm 2>"$BATS_TEST_TMPDIR/err"
+    [ "$("$HELM_BIN" version)" = v3.16.2 ]
+    grep -q "Helm v3.16.2 installed" "$BATS_TEST_TMPDIR/err"
+    bats_run --separate-stderr install_helm
+    [ "$status" -eq 0 ]
+    [[ $stderr == *"Helm v3.16.2 already installed"* ]]
+}
+
+@test "install_helm: a wrong SHA-256 or another release stops, naming it" {
+    local sha
+    sha=$(fake_helm_archive v3.15.0)
+    HELM_BIN=$BATS_TEST_TMPDIR/bin/helm
+    HELM_VERSION=3.16.2 HELM_SOURCE=$BATS_TEST_TMPDIR/helm.tar.gz
+    HELM_SHA256=$(printf '0%.0s' {1..64})
+    bats_run --separate-stderr install_helm
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"has SHA-256 $sha, not the expected 000"* ]]
+    HELM_SHA256=$sha
+    bats_run --separate-stderr install_helm
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"holds v3.15.0, not v3.16.2"* ]]
+    [ ! -e "$HELM_BIN" ]
 }

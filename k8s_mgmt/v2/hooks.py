@@ -1,0 +1,76 @@
+"""The hooks a v2 VNFD may name, and what each does.
+
+Tacker's v2 conductor calls ``<operation>_start`` and ``_end`` around its
+infra driver, the rollback hooks when an operation is rolled back, and
+skips a hook the VNFD does not name. Here:
+
+* instantiate, scale, heal and terminate run the same operations as the
+  v1 driver (:mod:`k8s_mgmt.v2.operations` says where each runs and why);
+  ``terminate_end`` has nothing left to do (the work is at its start);
+* a rolled-back instantiate forgets what the failed one left, a
+  rolled-back scale-out takes its new workers out of the cluster; the
+  ``_end`` of both has nothing to do (Heat has removed the VMs);
+* modify_information and change_current_package refuse, changing
+  nothing, until the upgrade operation fills them;
+* change_external_connectivity has nothing to do for a cluster (as in v1).
+"""
+
+from k8s_mgmt import exceptions
+
+UPGRADE_HOOKS = tuple(
+    '%s_%s' % (operation, when)
+    for operation in ('modify_information', 'change_current_package',
+                      'change_current_package_rollback')
+    for when in ('start', 'end'))
+NOTHING_TO_DO = ('terminate_end', 'instantiate_rollback_end',
+                 'scale_rollback_end') + tuple(
+    '%s_%s' % (operation, when)
+    for operation in ('change_external_connectivity',
+                      'change_external_connectivity_rollback')
+    for when in ('start', 'end'))
+
+
+class NotRunUnderV2(exceptions.MgmtDriverError):
+    """A hook this version does not run under Tacker's v2 API."""
+
+    message = '%(hook)s: %(reason)s'
+
+
+NO_UPGRADE = ('changing a cluster\'s package or information (a Kubernetes '
+              'upgrade) is not supported by this k8s-mgmt; nothing was '
+              'changed')
+
+
+def _refusal(hook, reason):
+    def refuse(script_dict):
+        raise NotRunUnderV2(hook=hook, reason=reason)
+    return refuse
+
+
+def _nothing(script_dict):
+    return None
+
+
+# The hooks :mod:`k8s_mgmt.v2.operations` runs; imported by the first one
+# called (the driver's imports are most of a hook's start).
+OPERATION_HOOKS = (
+    'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
+    'scale_start', 'scale_end', 'scale_rollback_start', 'heal_start',
+    'heal_end', 'terminate_start')
+
+
+def _operation(name):
+    def run(script_dict):
+        from k8s_mgmt.v2 import operations
+        return operations.OPERATIONS[name](script_dict)
+    return run
+
+
+def table():
+    """hook name -> ``hook(script_dict)``, for :func:`k8s_mgmt.v2.script.
+    main`."""
+    hooks = {name: _operation(name) for name in OPERATION_HOOKS}
+    hooks.update({name: _refusal(name, NO_UPGRADE)
+                  for name in UPGRADE_HOOKS})
+    hooks.update({name: _nothing for name in NOTHING_TO_DO})
+    return hooks

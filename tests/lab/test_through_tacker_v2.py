@@ -1,0 +1,199 @@
+"""The same clusters through Tacker's v2 API (``/vnflcm/v2``), on the lab's
+real Tacker with two conductors.
+
+The complex flavour's life is the README's "Through Tacker's v2 API"
+session, run line by line with python-tackerclient
+(``--os-tacker-api-version 2``): the v2 package built and onboarded, the v2
+request made and checked, instantiate, scale out, heal a worker, terminate,
+delete. Between its calls, still through ``openstack vnflcm``: scale in,
+heal a master, a scale-out whose new VM's ``kubeadm join`` fails
+(FAILED_TEMP, our one line in ``error.detail``) rolled back through v2's
+rollback, and a heal of the whole VNF. The cluster is Ready after each
+change, no scale or heal request carries a password (v2 keeps none of
+instantiate's additionalParams: the driver's sealed ``metadata`` does), and
+once the instance is deleted its Kubernetes VIM is gone too.
+
+Every other flavour is instantiated and terminated through the lab's verbs
+on a lab of its own (``lab up --api v2``), one after the other on one
+control plane kept between them (``--control-plane DIR``), as an operator's
+Tacker outlives its VNFs.
+
+Real: Tacker 16 (v2 conductor running the package's script, which runs
+the installed driver), Heat, Keystone, Barbican, the message bus and the
+database; the lab's VMs with OpenSSH, HAProxy, keepalived and etcd.
+Stand-ins: Nova, Neutron, Cinder and Glance (the lab's), the Kubernetes
+binaries.
+"""
+
+import json
+import shutil
+
+import pytest
+
+import readme_session
+import tacker_flavours
+from lab_cli import LabCLI
+
+k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-v2', bridge='k8slabv2',
+                  tag='kv2t', timeout=1800)
+SUBNET = '10.254.249.0/24'
+flavours_lab = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-v2f',
+                      bridge='k8slabv3', tag='kv3t', timeout=1800)
+FLAVOURS_SUBNET = '10.254.246.0/24'
+PLANE_DIR = '/var/lib/k8s-mgmt-lab-test-tacker-v2-plane'
+V2 = readme_session.V2_FLAG + ' 2'
+# What no scale or heal request may hold.
+SECRET_WORDS = ('password', 'k8s_cluster_installation_param')
+
+
+def _line(session, words):
+    return session.substituted('openstack vnflcm %s %s' % (words, V2))
+
+
+def _vnfc_of(session, vdu):
+    """A vnfcInfo id (what a v2 heal names) of the VDU ``vdu``."""
+    return [readme_session.norm(v)['id']
+            for v in session.shown().get('vnfcInfo') or []
+            if readme_session.norm(v)['vduid'] == vdu][0]
+
+
+def _nodes(session):
+    return sorted(session.cluster_ready())
+
+
+def _scale_in(session):
+    before = _nodes(session)
+    session.lcm(_line(session, 'scale --type SCALE_IN --aspect-id '
+                               'worker_instance VNF_INSTANCE_ID'))
+    after = _nodes(session)
+    assert len(after) == len(before) - 1 and set(after) < set(before)
+
+
+def _heal_master_then_roll_a_scale_out_back(session):
+    masters = [n for n in _nodes(session) if n.startswith('master-')]
+    master = _vnfc_of(session, 'masterNode')
+    session.lcm(session.substituted(
+        'openstack vnflcm heal %s --vnfc-instance %s -- VNF_INSTANCE_ID'
+        % (V2, master)))
+    healed = [n for n in _nodes(session) if n.startswith('master-')]
+    assert len(healed) == len(masters) == 3
+    assert master.split('-', 1)[1][:8] not in ' '.join(healed)
+    before = _nodes(session)
+    k8s_mgmt('fault', '--new-vms', 'kubeadm-join')
+    try:
+        failed = session.lcm(_line(session, 'scale --type SCALE_OUT '
+                                            '--aspect-id worker_instance '
+                                            'VNF_INSTANCE_ID'),
+                             expect='FAILED_TEMP')
+    finally:
+        k8s_mgmt('fault', '--new-vms', 'kubeadm-join', '--clear')
+    detail = readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'op', 'show', failed['id'],
+        *session.api_args)['error']['detail']
+    # Tacker's words, then our one line: the node and the step.
+    assert 'scale_end failed' in detail and 'join' in detail, detail
+    assert 'Traceback' not in detail
+    session.bash('openstack vnflcm op rollback %s %s' % (failed['id'], V2))
+    session._until(
+        lambda: readme_session.openstack_json(
+            k8s_mgmt, 'vnflcm', 'op', 'show', failed['id'],
+            *session.api_args),
+        lambda op: op['operationstate'] in ('ROLLED_BACK', 'FAILED_TEMP'))
+    state = readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'op', 'show', failed['id'],
+        *session.api_args)['operationstate']
+    assert state == 'ROLLED_BACK'
+    assert _nodes(session) == before
+
+
+def _heal_the_whole_vnf(session):
+    before = len(_nodes(session))
+    session.lcm(_line(session, 'heal VNF_INSTANCE_ID'))
+    assert len(_nodes(session)) == before
+    vims = [v for v in readme_session.openstack_json(k8s_mgmt, 'vim', 'list')
+            if v['type'] == 'kubernetes']
+    assert len(vims) == 1, vims
+
+
+def _no_password_resent(session):
+    """Every scale and heal of the instance as Tacker keeps it
+    (``operationParams``, readable by any API user): no cluster
+    parameter, no password."""
+    ops = [o for o in session.operations()
+           if o['operation'] in ('SCALE', 'HEAL')]
+    assert len(ops) >= 5, ops
+    for op in ops:
+        shown = readme_session.openstack_json(
+            k8s_mgmt, 'vnflcm', 'op', 'show', op['id'], *session.api_args)
+        text = json.dumps(shown.get('operationparams')).lower()
+        assert not [w for w in SECRET_WORDS if w in text], (op, text)
+
+
+def _after_heal(session):
+    _heal_master_then_roll_a_scale_out_back(session)
+    _heal_the_whole_vnf(session)
+    _no_password_resent(session)
+
+
+def test_the_readme_v2_session_on_the_complex_flavour(
+        assert_lab_clean, tmp_path):
+    with k8s_mgmt.fresh(assert_lab_clean):
+        k8s_mgmt('up', '--flavour', 'complex', '--subnet', SUBNET,
+                 '--own-control-plane', '--conductors', '2', '--api', 'v2')
+        status = json.loads(k8s_mgmt('status', '--json').stdout)
+        session = readme_session.V2Session(
+            k8s_mgmt, str(tmp_path), status['tacker']['vim_id'],
+            edit_request=tacker_flavours.operators_edits(
+                k8s_mgmt, SUBNET, 'complex'),
+            after={'scale': _scale_in, 'heal': _after_heal})
+        session.run()
+        # Each change left a Ready cluster: 3 masters and 1 worker at
+        # instantiate, 2 after the scale-out (the scale-in's check is its
+        # own), back to 1 after the heals.
+        sizes = [len(nodes) for nodes in session.ready_nodes]
+        assert sizes == [4, 5, 4], session.ready_nodes
+        assert not json.loads(k8s_mgmt(
+            'openstack', 'vnflcm', 'list', readme_session.V2_FLAG, '2',
+            '-f', 'json').stdout)
+        vims = readme_session.openstack_json(k8s_mgmt, 'vim', 'list')
+        assert [v['type'] for v in vims] == ['openstack'], vims
+
+
+@pytest.fixture(scope='module')
+def kept_plane():
+    """A control plane the flavours' labs take in turn; stopped and
+    removed at the end."""
+    shutil.rmtree(PLANE_DIR, ignore_errors=True)
+    try:
+        yield PLANE_DIR
+    finally:
+        flavours_lab('control-plane', '--dir', PLANE_DIR, 'down',
+                     check=False)
+        shutil.rmtree(PLANE_DIR, ignore_errors=True)
+
+
+@pytest.mark.parametrize('flavour', ['simple', 'podaffinity', 'storage',
+                                     'kubespray'])
+def test_every_other_flavour_through_v2(assert_lab_clean, kept_plane,
+                                        flavour):
+    with flavours_lab.fresh(assert_lab_clean):
+        flavours_lab('up', '--flavour', flavour, '--subnet',
+                     FLAVOURS_SUBNET, '--own-control-plane',
+                     '--control-plane', kept_plane, '--api', 'v2')
+        report = json.loads(flavours_lab('instantiate', '--json').stdout)
+        assert report['operation_state'] == 'COMPLETED', report
+        status = json.loads(flavours_lab('status', '--json').stdout)
+        assert status['heat']['stack_name'] == (
+            'vnf-%s' % report['vnf_instance_id'])
+        kubernetes = [vm for vm in status['vms']
+                      if vm['role'] in ('master', 'worker')]
+        master = [vm for vm in kubernetes if vm['role'] == 'master'][0]
+        ready = readme_session.nodes_ready(flavours_lab, master['server_id'])
+        assert len(ready) == len(kubernetes) and all(ready.values()), ready
+        vims = readme_session.openstack_json(flavours_lab, 'vim', 'list')
+        assert sorted(v['type'] for v in vims) == [
+            'kubernetes', 'openstack'], vims
+        report = json.loads(flavours_lab('terminate', '--json').stdout)
+        assert report['operation_state'] == 'COMPLETED', report
+        vims = readme_session.openstack_json(flavours_lab, 'vim', 'list')
+        assert [v['type'] for v in vims] == ['openstack'], vims
