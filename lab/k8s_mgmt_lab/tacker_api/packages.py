@@ -16,10 +16,16 @@ PATH = 'vnfpkgm/v1/vnf_packages'
 UPLOAD_TIMEOUT = 120.0
 ONBOARDED = 'ONBOARDED'
 CREATED = 'CREATED'
+PROCESSING = 'PROCESSING'
 
 
 class PackageLost(TackerApiError):
     """Tacker says ONBOARDED and has no content for the package."""
+
+
+class PackageStalled(TackerApiError):
+    """The package stays PROCESSING for good: no conductor will onboard
+    it (see the race below)."""
 
 
 class PackageRefused(TackerApiError):
@@ -33,7 +39,10 @@ class PackageRefused(TackerApiError):
 # onboard, and the loser's revert deletes the content everywhere and
 # sets the package back to CREATED; whether the package then reads
 # ONBOARDED without content (PackageLost) or CREATED (PackageRefused)
-# depends on which of the two saves it last.
+# depends on which of the two saves it last. And since each conductor
+# counts through an ORM object loaded before the other's write, two that
+# finish together can leave the counter above zero: nobody onboards, the
+# package stays PROCESSING (PackageStalled).
 LOST = ('Tacker says ONBOARDED but has lost the content (HTTP %d on '
         'package_content): two tacker-conductors onboarded it at once '
         '(VnfPackageVnfdIdDuplicate in one\'s log) and the loser deleted '
@@ -64,8 +73,10 @@ class Packages(object):
                        expect=(202,), timeout=timeout, data=content,
                        headers={'Content-Type': 'application/zip'})
 
-    def wait_onboarded(self, package_id, deadline):
-        """The package once ONBOARDED, within ``deadline`` seconds."""
+    def wait_onboarded(self, package_id, deadline, stalled=None):
+        """The package once ONBOARDED, within ``deadline`` seconds.
+        ``stalled()``, asked while the package is PROCESSING, says why it
+        never will be (PackageStalled), or None."""
         operation = 'onboard VNF package %s' % package_id
         poll = Poll(deadline, first=self.first, maximum=self.maximum)
         package = {}
@@ -79,16 +90,21 @@ class Packages(object):
                     operation, 'Tacker refused the content: the package is '
                                'CREATED again (tacker-conductor.log says '
                                'why)', state=state)
+            reason = stalled() if stalled and state == PROCESSING else None
+            if reason:
+                raise PackageStalled(operation, reason, state=state)
         raise TackerApiError(operation, 'still %s after %g s'
                              % (package.get('onboardingState'), deadline),
                              state=package.get('onboardingState'))
 
-    def onboard(self, zip_path, deadline, user_data=None):
+    def onboard(self, zip_path, deadline, user_data=None, watch=None):
         """Create, upload and wait: the package ONBOARDED, its content
-        still there (PackageLost otherwise)."""
+        still there (PackageLost otherwise). ``watch(package_id)``, made
+        before the upload, is the wait's ``stalled``."""
         package = self.create(user_data)
+        stalled = watch(package['id']) if watch else None
         self.upload(package['id'], zip_path)
-        onboarded = self.wait_onboarded(package['id'], deadline)
+        onboarded = self.wait_onboarded(package['id'], deadline, stalled)
         self.check_content(package['id'])
         return onboarded
 

@@ -118,20 +118,23 @@ def _save(settings, **values):
 
 def ensure_package(settings, record, tacker):
     """The VNFD id of the lab's package, onboarded on first use. When
-    Tacker loses the package to its race between conductors (see
+    Tacker loses the package to its races between conductors (see
     :mod:`k8s_mgmt_lab.tacker_api.packages`: the content gone from an
-    ONBOARDED package, or the package CREATED again with the race in a
-    conductor's log), the package is built again under a new VNFD id and
-    onboarded again, as an operator would, up to ONBOARD_ATTEMPTS times.
-    A refusal without the race in the logs is raised as it is."""
+    ONBOARDED package, the package CREATED again with the race in a
+    conductor's log, or left PROCESSING after every conductor read it),
+    the package is built again under a new VNFD id and onboarded again,
+    as an operator would, up to ONBOARD_ATTEMPTS times. A refusal
+    without the race in the logs is raised as it is."""
     if record.get('vnfd_id'):
         return record['vnfd_id']
     paths = logs.conductor_logs(settings.state_dir)
     for attempt in range(1, ONBOARD_ATTEMPTS + 1):
         mark = logs.Mark(paths)
+        watch = ((lambda package_id: logs.StallWatch(mark, package_id))
+                 if len(paths) > 1 else None)
         try:
             package = tacker.packages.onboard(settings.package_zip,
-                                              ONBOARD_DEADLINE)
+                                              ONBOARD_DEADLINE, watch=watch)
             break
         except packages_mod.PackageRefused as err:
             if (attempt == ONBOARD_ATTEMPTS or len(paths) < 2 or
@@ -140,7 +143,7 @@ def ensure_package(settings, record, tacker):
             LOG.warning('%s: two conductors onboarded it at once (%s in '
                         'a conductor\'s log); building it again under a '
                         'new VNFD id', err, logs.ONBOARD_RACE)
-        except packages_mod.PackageLost as err:
+        except (packages_mod.PackageLost, packages_mod.PackageStalled) as err:
             if attempt == ONBOARD_ATTEMPTS:
                 raise
             LOG.warning('%s; building it again under a new VNFD id', err)

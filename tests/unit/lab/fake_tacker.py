@@ -46,6 +46,8 @@ class FakeTacker(object):
         self.lose_content = 0           # packages whose content is lost
         self.refuse_content = 0         # uploads set back to CREATED
         self.on_refuse = None           # called with the refused package
+        self.stall_content = 0          # uploads left PROCESSING for good
+        self.on_stall = None            # called with the stalled package
         self.hold = set()
         self.lcm_location = True        # False: a 202 without Location
         self.drop = {}                  # path: connections closed unanswered
@@ -170,6 +172,12 @@ class FakeTacker(object):
                 package['_script'] = ['PROCESSING', 'CREATED']
                 if self.on_refuse:
                     self.on_refuse(package)
+            elif self.stall_content:
+                # Tacker 16's download counter left above zero.
+                self.stall_content -= 1
+                package['_script'] = ['PROCESSING']
+                if self.on_stall:
+                    self.on_stall(package)
             package['_content'] = (headers.get('Content-Type'), body)
             return 202, None, ()
         if rest[1:] == ['package_content'] and method == 'GET':

@@ -145,6 +145,63 @@ def test_a_package_set_back_to_created_by_the_race_is_built_again(
     assert built == [(True, 'v1')]
 
 
+def test_a_package_left_processing_by_the_race_is_built_again(
+        fake, lab, monkeypatch):
+    """Tacker 16's download counter left above zero: the package stays
+    PROCESSING after every conductor read it. Once both logs say so and
+    the grace has passed, the lab builds it again; while one conductor
+    has not read it yet, it waits (here: to the deadline)."""
+    built = []
+    monkeypatch.setattr(manager, 'build_package',
+                        lambda s, tacker, api: built.append((tacker, api)))
+    monkeypatch.setattr(logs, 'STALL_GRACE', 0.0)
+    paths = logs.conductor_logs(lab.state_dir)
+
+    def read_by(count):
+        def stall(package):
+            for path in paths[:count]:
+                with open(path, 'a') as handle:
+                    handle.write('INFO tosca.model The input "/x/%s.zip" '
+                                 'successfully passed validation.\n'
+                                 % package['id'])
+        return stall
+    fake.stall_content, fake.on_stall = 1, read_by(2)
+    operations.instantiate(lab)
+    assert built == [(True, 'v1')] and len(fake.packages) == 2
+    assert _record(lab)['vnf_package_id'] == list(fake.packages)[-1]
+    # Read by one of the two only: not stalled, so no rebuild before the
+    # deadline, which then names the state.
+    monkeypatch.setattr(operations, 'ONBOARD_DEADLINE', 0.5)
+    fresh = _second_lab(lab)
+    fake.stall_content, fake.on_stall = 1, read_by(1)
+    with pytest.raises(operations.TackerApiError,
+                       match='still PROCESSING after'):
+        operations.ensure_package(fresh, _record(fresh),
+                                  operations.client({}))
+    assert built == [(True, 'v1')]
+
+
+def test_stall_watch_waits_for_every_conductor_and_the_grace(tmp_path):
+    paths = [str(tmp_path / name) for name in ('c1.log', 'c2.log')]
+    for path in paths:
+        open(path, 'w').write('INFO "/x/p1.zip" successfully passed '
+                              'validation.\n')
+    mark = logs.Mark(paths)
+    now = [100.0]
+    watch = logs.StallWatch(mark, 'p1', grace=30.0, clock=lambda: now[0])
+    # Lines from before the mark do not count.
+    assert watch() is None
+    line = 'INFO "/x/p1.zip" successfully passed validation.\n'
+    open(paths[0], 'a').write(line)
+    assert watch() is None
+    open(paths[1], 'a').write(line)
+    assert watch() is None            # every one read it: the grace starts
+    now[0] += 29.0
+    assert watch() is None
+    now[0] += 2.0
+    assert 'still PROCESSING 31 s after each of the 2' in watch()
+
+
 def test_a_failed_temp_operation_is_one_line_naming_the_way_out(
         fake, lab, followed):
     fake.outcome = ['PROCESSING', 'FAILED_TEMP']
