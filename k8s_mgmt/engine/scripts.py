@@ -16,6 +16,7 @@ import typing
 
 from oslo_log import log as logging
 
+from k8s_mgmt import cni_presets
 from k8s_mgmt import conf
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
@@ -313,11 +314,34 @@ def _install_options(params, apt_repo=False):
         opts += ['-C', proxy.k8s_node_cidr]
     if proxy is not None and proxy.no_proxy:
         opts += ['-x', proxy.no_proxy]
-    cni = conf.CONF.k8s_mgmt.cni_manifest
-    if cni:
-        opts += ['-c', cni]
+    return opts + _cni_options(params.cni)
+
+
+def _cni_options(cni):
+    """-c/-d (and -N) for the request's CNI, else the conductor's
+    cni_manifest; -y/-Y/-T for Multus."""
+    if cni is None:
+        manifest = conf.CONF.k8s_mgmt.cni_manifest
+        if not manifest:
+            return []
+        opts = ['-c', manifest]
         if conf.CONF.k8s_mgmt.cni_manifest_sha256:
             opts += ['-d', conf.CONF.k8s_mgmt.cni_manifest_sha256]
+        return opts
+    if cni.preset:
+        preset = cni_presets.PRESETS[cni.preset]
+        opts = ['-c', preset.url(cni.mirror), '-d', preset.sha256]
+        if preset.edit:
+            opts += ['-N', preset.edit]
+    elif cni.manifest_url:
+        opts = ['-c', cni.manifest_url, '-d', cni.sha256]
+    else:
+        opts = ['-c', posixpath.join(uploads.REMOTE_DIR,
+                                     uploads.CNI_MANIFEST)]
+    if cni.multus:
+        multus = cni_presets.MULTUS
+        opts += ['-y', multus.url(cni.mirror), '-Y', multus.sha256,
+                 '-T', cni_presets.multus_image_tag()]
     return opts
 
 

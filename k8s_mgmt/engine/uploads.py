@@ -38,6 +38,9 @@ REGISTRY_CA = 'registry-ca-%s.crt'
 # (helm_installation_script_path).
 HELM_ARCHIVE = 'helm-release.tar.gz'
 HELM_SCRIPT = 'install_helm.sh'
+# The request's own CNI manifest, when it is a file of the package
+# (cni.manifest), beside the scripts of every master.
+CNI_MANIFEST = 'cni-manifest.yaml'
 # Relative to the login user's home (SSH exec and SFTP both start there).
 REMOTE_DIR = '.k8s-mgmt'
 PACKAGE_SCRIPTS_DIR = 'Scripts'
@@ -126,6 +129,8 @@ def package_path(params, name):
         return params.helm.archive_path
     if name == HELM_SCRIPT:
         return params.helm_installation_script_path
+    if name == CNI_MANIFEST:
+        return params.cni.manifest_path
     lb = params.external_lb_param
     if name == EXTERNAL_LB and lb is not None and lb.script_path:
         return lb.script_path
@@ -156,6 +161,8 @@ def names_for(node, params):
         names.append(CONFIGURE_LB)
     if node.role == 'master':
         names += helm_names(params)
+        if params.cni is not None and params.cni.manifest_path:
+            names.append(CNI_MANIFEST)
     if params.storage_server is not None:
         names.append(STORAGE)
     return names

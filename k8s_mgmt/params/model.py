@@ -105,6 +105,21 @@ class HelmInstall:
 
 
 @dataclasses.dataclass(frozen=True)
+class CniChoice:
+    """The cluster's CNI: a preset of :mod:`k8s_mgmt.cni_presets`, or a
+    manifest of the operator's (a URL with its SHA-256, or a file of the
+    VNF package); Multus beside it; ``mirror``: where the pinned
+    manifests are fetched instead of GitHub (the same paths below it)."""
+
+    preset: Optional[str] = None
+    manifest_url: Optional[str] = None
+    manifest_path: Optional[str] = None   # relative to the package root
+    sha256: Optional[str] = None
+    mirror: Optional[str] = None          # ends with "/"
+    multus: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class CinderVolumeSetup:
     volume_resource_id: str
     mount_to: str
@@ -187,6 +202,7 @@ class ClusterParams:
     # Tacker's sample driver's form: a script of the package run as root
     # on every master.
     helm_installation_script_path: Optional[str] = None
+    cni: Optional[CniChoice] = None
     flavour: Optional[str] = None
     operation: str = 'instantiate'
     # Per-request options of scale/heal (see merge_overrides).

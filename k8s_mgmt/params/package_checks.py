@@ -88,7 +88,7 @@ def check(report, package_dir, flavour, user_data=None, params=None,
 # Request options -> the install-script feature that takes them.
 _OPTION_FEATURES = (('kubernetes_apt_repository', 'apt-repo'),
                     ('private_registry_connection_info', 'registries'),
-                    ('helm', 'helm'))
+                    ('helm', 'helm'), ('cni', 'cni-edits'))
 
 
 def _check_script_features(report, package_dir, params):

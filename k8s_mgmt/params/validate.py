@@ -27,6 +27,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import tacker_settings
 from k8s_mgmt.params import ansible_checks
+from k8s_mgmt.params import cni as cni_params
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import nfs_exports
@@ -199,7 +200,7 @@ class ClusterValidator(SectionReader):
                  'storage_server', 'pv_registration_params', 'ansible',
                  'external_lb_param', 'kubernetes_apt_repository',
                  'private_registry_connection_info', 'helm',
-                 'helm_installation_script_path')
+                 'helm_installation_script_path', 'cni')
         root = self.section(ROOT, raw, spec, extra_known=known)
         found = {name: self.lookup(ROOT, raw, name) for name in known}
         ansible = (self._ansible(found['ansible'][1])
@@ -226,6 +227,10 @@ class ClusterValidator(SectionReader):
         helm, helm_script = self._helm(found['helm'],
                                        found['helm_installation_script_path'],
                                        package_path)
+        cni = (cni_params.check(self, found['cni'][1], package_path,
+                                (master and master.pod_cidr) or
+                                model.DEFAULT_POD_CIDR)
+               if found['cni'][0] else None)
         params = model.ClusterParams(
             kubernetes_version=root.get('kubernetes_version', default_version),
             script_path=script_path, vim_name=root.get('vim_name'),
@@ -234,7 +239,8 @@ class ClusterValidator(SectionReader):
             ansible=ansible, external_lb_param=lb,
             kubernetes_apt_repository=repository,
             private_registry_connection_info=registries, helm=helm,
-            helm_installation_script_path=helm_script, flavour=self.flavour,
+            helm_installation_script_path=helm_script, cni=cni,
+            flavour=self.flavour,
             operation=self.operation, **_options(top))
         self._cross_checks(params)
         return params
@@ -539,6 +545,12 @@ class ClusterValidator(SectionReader):
                                  'kubespray mode: kubespray installs Helm '
                                  'itself (helm_enabled in its own '
                                  'group_vars)')
+        if params.cni is not None:
+            self.report.warn(child(ROOT, 'cni'), 'ignored in the kubespray '
+                             'mode: kubespray installs the CNI and Multus '
+                             'itself (kube_network_plugin and '
+                             'kube_network_plugin_multus in its own '
+                             'group_vars)')
 
 
 def log_warnings(warnings):

@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits
 set -Eeuo pipefail
 umask 077
 
@@ -72,6 +72,10 @@ EXTRA_NO_PROXY=""
 EXTRA_SANS=""
 CNI_MANIFEST=$DEFAULT_CNI_URL
 CNI_SHA256=""
+CNI_EDIT=""
+MULTUS_MANIFEST=""
+MULTUS_SHA256=""
+MULTUS_TAG=""
 SECRETS_SOURCE=""
 CA_CERT_HASH=""
 HA=false
@@ -131,6 +135,11 @@ Options:
   -F LIST     further comma-separated API server certificate SANs
   -c URL|PATH CNI manifest (default: pinned Calico); "none" skips the CNI
   -d SHA256   expected SHA-256 of the CNI manifest
+  -N EDIT     change the checked CNI manifest: "flannel-network" sets
+              flannel's net-conf Network to the pod network (-P)
+  -y URL|PATH Multus manifest, applied after the CNI (needs -Y)
+  -Y SHA256   expected SHA-256 of the Multus manifest
+  -T TAG      the image tag Multus's floating "snapshot" image is pinned to
   -g URL[,CA] a private container registry, http(s)://HOST[:PORT], and for
               https the file of its CA certificate (repeatable): containerd
               pulls from it as its hosts.toml under /etc/containerd/certs.d
@@ -230,7 +239,7 @@ parse_args() {
     esac
     shift
     local opt OPTIND=1
-    while getopts ':k:V:r:K:a:H:e:ARpP:S:C:x:F:c:d:g:G:L:m:M:t:s:u:w:o:nh' opt; do
+    while getopts ':k:V:r:K:a:H:e:ARpP:S:C:x:F:c:d:N:y:Y:T:g:G:L:m:M:t:s:u:w:o:nh' opt; do
         case $opt in
             k) K8S_MINOR=$OPTARG ;;
             V) K8S_VERSION=$OPTARG ;;
@@ -249,6 +258,10 @@ parse_args() {
             F) EXTRA_SANS=$OPTARG ;;
             c) CNI_MANIFEST=$OPTARG ;;
             d) CNI_SHA256=$OPTARG ;;
+            N) CNI_EDIT=$OPTARG ;;
+            y) MULTUS_MANIFEST=$OPTARG ;;
+            Y) MULTUS_SHA256=$OPTARG ;;
+            T) MULTUS_TAG=$OPTARG ;;
             g) REGISTRIES+=("$OPTARG") ;;
             G) HOSTS_LINES+=("$OPTARG") ;;
             L) HELM_VERSION=$OPTARG ;;
@@ -400,6 +413,8 @@ validate_args() {
     [[ -z $CNI_SHA256 || $CNI_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad CNI SHA-256: '$CNI_SHA256'"
     [[ $CNI_MANIFEST =~ ^(none|https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
         usage_error "bad CNI manifest (want an http(s) URL, an absolute path or none): '$CNI_MANIFEST'"
+    [[ -z $CNI_EDIT || $CNI_EDIT == flannel-network ]] || usage_error "bad CNI edit: '$CNI_EDIT'"
+    validate_multus
     [[ -z $NODE_NAME ]] && NODE_NAME=$(uname -n | tr '[:upper:]' '[:lower:]')
     is_node_name "$NODE_NAME" || usage_error "hostname '$NODE_NAME' is no valid node name; pass -H"
 }
@@ -1186,16 +1201,38 @@ install_user_kubeconfig() {
     run install -m 0600 -o "$user" -- "$ADMIN_CONF" "$home/.kube/config"
 }
 
-fetch_cni_manifest() {
-    local dest=$1
-    if [[ $CNI_MANIFEST == /* ]]; then
-        cp -- "$CNI_MANIFEST" "$dest" || die "cannot read CNI manifest $CNI_MANIFEST"
+validate_multus() {
+    [[ -z $MULTUS_MANIFEST && -z $MULTUS_SHA256 && -z $MULTUS_TAG ]] && return 0
+    [[ $MULTUS_MANIFEST =~ ^(https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
+        usage_error "bad Multus manifest (want an http(s) URL or an absolute path): '$MULTUS_MANIFEST'"
+    [[ $MULTUS_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad or missing Multus SHA-256 (-Y): '$MULTUS_SHA256'"
+    [[ -z $MULTUS_TAG || $MULTUS_TAG =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || usage_error "bad Multus image tag: '$MULTUS_TAG'"
+    [[ $CNI_MANIFEST != none ]] || usage_error "Multus needs a CNI beside it (-c is none)"
+}
+
+# fetch_manifest WHAT SOURCE SHA256 DEST: the manifest at SOURCE (a URL or
+# a file) in DEST, checked against SHA256 when one is given.
+fetch_manifest() {
+    local what=$1 source=$2 sum=$3 dest=$4 found
+    if [[ $source == /* ]]; then
+        cp -- "$source" "$dest" || die "cannot read the $what manifest $source"
     else
-        curl -fsSL "${CURL_OPTS[@]}" -o "$dest" "$CNI_MANIFEST" || die "cannot download CNI manifest $CNI_MANIFEST"
+        curl -fsSL "${CURL_OPTS[@]}" -o "$dest" "$source" || die "cannot download the $what manifest $source"
     fi
-    if [[ -n $CNI_SHA256 ]]; then
-        [[ $(sha256sum "$dest" | cut -d' ' -f1) == "$CNI_SHA256" ]] || die "CNI manifest SHA-256 mismatch"
-    fi
+    [[ -n $sum ]] || return 0
+    found=$(sha256sum "$dest" | cut -d' ' -f1)
+    [[ $found == "$sum" ]] ||
+        die "the $what manifest $source has SHA-256 $found, not the pinned $sum: refused"
+}
+
+# edit_once FILE WHAT OLD NEW: replace the text OLD by NEW in FILE, which
+# must hold OLD (a manifest checked against its pin does).
+edit_once() {
+    local file=$1 what=$2 old=$3 new=$4 text
+    text=$(<"$file")
+    [[ $text == *"$old"* ]] || die "$what: the manifest has no '$old' to change"
+    printf '%s\n' "${text//"$old"/"$new"}" >"$file"
+    log "$what: '$old' is now '$new'"
 }
 
 install_cni() {
@@ -1211,10 +1248,37 @@ install_cni() {
     fi
     manifest=$(mktemp /tmp/k8s-mgmt-cni.XXXXXX)
     TEMP_FILES+=("$manifest")
-    fetch_cni_manifest "$manifest"
+    fetch_manifest CNI "$CNI_MANIFEST" "$CNI_SHA256" "$manifest"
+    if [[ $CNI_EDIT == flannel-network ]]; then
+        edit_once "$manifest" "flannel's pod network" '"Network": "10.244.0.0/16"' "\"Network\": \"$POD_CIDR\""
+    fi
     admin_kubectl apply -f "$manifest" >&2
     mkdir -p -- "$STATE_DIR"
     printf '%s\n' "$CNI_MANIFEST" >"$marker"
+}
+
+# Multus as a meta-plugin in front of the CNI: its daemonset, checked
+# against its pin, its floating image pinned to the release's tag.
+install_multus() {
+    local marker=$STATE_DIR/multus.applied manifest
+    [[ -n $MULTUS_MANIFEST ]] || return 0
+    if [[ -f $marker && $(cat -- "$marker") == "$MULTUS_MANIFEST" ]]; then
+        log "Multus manifest already applied; skipped"
+        return 0
+    fi
+    if "$DRY_RUN"; then
+        run kubectl --kubeconfig "$ADMIN_CONF" apply -f "$MULTUS_MANIFEST"
+        return 0
+    fi
+    manifest=$(mktemp /tmp/k8s-mgmt-multus.XXXXXX)
+    TEMP_FILES+=("$manifest")
+    fetch_manifest Multus "$MULTUS_MANIFEST" "$MULTUS_SHA256" "$manifest"
+    if [[ -n $MULTUS_TAG ]]; then
+        edit_once "$manifest" "Multus's image" 'multus-cni:snapshot' "multus-cni:$MULTUS_TAG"
+    fi
+    admin_kubectl apply -f "$manifest" >&2
+    mkdir -p -- "$STATE_DIR"
+    printf '%s\n' "$MULTUS_MANIFEST" >"$marker"
 }
 
 # ---------------------------------------------------- master read-outs
@@ -1442,6 +1506,7 @@ main() {
             fi
             run_step "user kubeconfig" install_user_kubeconfig
             run_step CNI install_cni
+            run_step Multus install_multus
             if "$REPORT"; then run_step report report_vim; fi ;;
         join-master)
             prepare_node_or_skip

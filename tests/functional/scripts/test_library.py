@@ -46,11 +46,12 @@ def _node(role):
 
 def _params(**given):
     """Request parameters with none of the options that upload files of
-    their own (a repository key, registry CAs, Helm) but those given."""
+    their own (a repository key, registry CAs, Helm, a CNI manifest) but
+    those given."""
     return types.SimpleNamespace(**dict(
         dict(kubernetes_apt_repository=None,
              private_registry_connection_info=(), helm=None,
-             helm_installation_script_path=None), **given))
+             helm_installation_script_path=None, cni=None), **given))
 
 
 @pytest.mark.parametrize('storage', [False, True])

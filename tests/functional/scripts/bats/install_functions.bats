@@ -658,3 +658,79 @@ fake_helm_archive() {
     [[ $stderr == *"holds v3.15.0, not v3.16.2"* ]]
     [ ! -e "$HELM_BIN" ]
 }
+
+# A stand-in kubectl that keeps what it was asked to apply.
+applied_by_kubectl() {
+    admin_kubectl() {
+        [ "$1 $2" = "apply -f" ] || return 9
+        cp -- "$3" "$BATS_TEST_TMPDIR/applied-$(basename "$CURRENT_MANIFEST")"
+    }
+}
+
+@test "-N, -y, -Y and -T: the CNI edit and Multus, each checked" {
+    local sha
+    sha=$(printf 'ab%.0s' {1..32})
+    parse_args init -c https://h.example/c.yaml -N flannel-network \
+        -y https://h.example/m.yml -Y "$sha" -T v4.3.0
+    validate_multus
+    for args in "-N other" "-y https://h.example/m.yml" "-y m.yml -Y $sha" \
+        "-y https://h.example/m.yml -Y $sha -T latest" \
+        "-c none -y https://h.example/m.yml -Y $sha"; do
+        CNI_MANIFEST=https://h.example/c.yaml CNI_EDIT="" MULTUS_MANIFEST=""
+        MULTUS_SHA256="" MULTUS_TAG=""
+        # shellcheck disable=SC2086 # the words of each case
+        parse_args init -a 10.0.0.11 $args
+        bats_run --separate-stderr validate_args
+        [ "$status" -eq 2 ]
+        [[ $stderr == *CNI* || $stderr == *Multus* ]]
+    done
+}
+
+@test "install_cni: flannel's pod network becomes -P after the checksum" {
+    applied_by_kubectl
+    printf 'net-conf.json: |\n  {\n    "Network": "10.244.0.0/16",\n  }\n' \
+        >"$BATS_TEST_TMPDIR/flannel.yml"
+    CNI_MANIFEST=$BATS_TEST_TMPDIR/flannel.yml CURRENT_MANIFEST=cni
+    CNI_SHA256=$(sha256sum "$CNI_MANIFEST" | cut -d' ' -f1)
+    CNI_EDIT=flannel-network POD_CIDR=172.20.0.0/16
+    install_cni 2>"$BATS_TEST_TMPDIR/err"
+    grep -q '"Network": "172.20.0.0/16",' "$BATS_TEST_TMPDIR/applied-cni"
+    grep -q "flannel's pod network" "$BATS_TEST_TMPDIR/err"
+    # Applied once: a second run finds its marker.
+    bats_run --separate-stderr install_cni
+    [[ $stderr == *"already applied"* ]]
+}
+
+@test "install_cni: a manifest that is not the pinned one is refused, unapplied" {
+    applied_by_kubectl
+    printf 'kind: List\n' >"$BATS_TEST_TMPDIR/c.yaml"
+    CNI_MANIFEST=$BATS_TEST_TMPDIR/c.yaml CURRENT_MANIFEST=cni
+    CNI_SHA256=$(printf '0%.0s' {1..64})
+    bats_run --separate-stderr install_cni
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"not the pinned 000"*"refused"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/applied-cni" ]
+    # A checked flannel manifest without the line to change stops too.
+    CNI_SHA256=$(sha256sum "$CNI_MANIFEST" | cut -d' ' -f1)
+    CNI_EDIT=flannel-network
+    bats_run --separate-stderr install_cni
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"has no '\"Network\": \"10.244.0.0/16\"' to change"* ]]
+}
+
+@test "install_multus: checked, its snapshot image pinned, applied once" {
+    applied_by_kubectl
+    # Not asked for: nothing.
+    install_multus
+    [ ! -e "$K8S_MGMT_STATE_DIR/multus.applied" ]
+    printf 'image: ghcr.io/k8snetworkplumbingwg/multus-cni:snapshot\n' \
+        >"$BATS_TEST_TMPDIR/m.yml"
+    MULTUS_MANIFEST=$BATS_TEST_TMPDIR/m.yml CURRENT_MANIFEST=multus
+    MULTUS_SHA256=$(sha256sum "$MULTUS_MANIFEST" | cut -d' ' -f1)
+    MULTUS_TAG=v4.3.0
+    install_multus 2>/dev/null
+    [ "$(cat "$BATS_TEST_TMPDIR/applied-multus")" = \
+        "image: ghcr.io/k8snetworkplumbingwg/multus-cni:v4.3.0" ]
+    bats_run --separate-stderr install_multus
+    [[ $stderr == *"Multus manifest already applied"* ]]
+}
