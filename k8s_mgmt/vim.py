@@ -58,6 +58,9 @@ class VimRecord:
     bearer_token: secrets.Secret
     ssl_ca_cert: str                # PEM
     project_name: str = DEFAULT_PROJECT
+    # Helm is on the masters: Tacker's v2 API then deploys Helm charts on
+    # the VIM (vimType ETSINFV.HELM.V_3, from extra.use_helm).
+    use_helm: bool = False
 
     def __post_init__(self):
         if not isinstance(self.bearer_token, secrets.Secret):
@@ -67,11 +70,19 @@ class VimRecord:
 
 def vim_config(record):
     """The dict ``openstack vim register --config-file`` reads."""
-    return {'auth_url': record.endpoint,
-            'bearer_token': record.bearer_token.reveal(),
-            'ssl_ca_cert': record.ssl_ca_cert,
-            'project_name': record.project_name,
-            'type': VIM_TYPE}
+    config = {'auth_url': record.endpoint,
+              'bearer_token': record.bearer_token.reveal(),
+              'ssl_ca_cert': record.ssl_ca_cert,
+              'project_name': record.project_name,
+              'type': VIM_TYPE}
+    config.update(extra(record))
+    return config
+
+
+def extra(record):
+    """The VIM's ``extra`` (as a dict to merge into a VIM body): Helm's
+    flag when the masters have Helm, else nothing."""
+    return {'extra': {'use_helm': True}} if record.use_helm else {}
 
 
 def kubeconfig(record):
@@ -123,7 +134,9 @@ class FileVimRegistrar(object):
             data = yaml.safe_load(text)
             return VimRecord(name=name, endpoint=data['auth_url'],
                              bearer_token=data['bearer_token'],
-                             ssl_ca_cert=data['ssl_ca_cert'])
+                             ssl_ca_cert=data['ssl_ca_cert'],
+                             use_helm=bool((data.get('extra') or {})
+                                           .get('use_helm')))
         except Exception:  # damaged: read the credentials again instead
             LOG.warning('%s cannot be read; ignored',
                         self.state.file(state_mod.VIM_CONFIG))
@@ -165,7 +178,8 @@ class TackerVimRegistrar(object):
             'vim_project': {'name': record.project_name},
             'tenant_id': getattr(self.context, 'project_id', None),
             'is_default': False,
-            'placement_attr': {'regions': list(DEFAULT_NAMESPACES)}}}
+            'placement_attr': {'regions': list(DEFAULT_NAMESPACES)},
+            **extra(record)}}
 
     def _existing(self, plugin, name):
         # A re-run finds the VIM it registered before instead of failing.

@@ -75,7 +75,7 @@ class RestVimRegistrar(object):
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
             'vim_project': {'name': record.project_name},
-            'is_default': False}}
+            'is_default': False, **vim_mod.extra(record)}}
 
     def register(self, record):
         found = self.named(record.name)

@@ -89,7 +89,9 @@ def register_phase(op, access):
         creds = access.credentials
         return registrar.register(vim_mod.VimRecord(
             name=name, endpoint=access.ends.api_url,
-            bearer_token=creds.token, ssl_ca_cert=creds.ca_cert))
+            bearer_token=creds.token, ssl_ca_cert=creds.ca_cert,
+            use_helm=bool(op.params.helm or
+                          op.params.helm_installation_script_path)))
     return Phase('Register the VIM', work=(phases.api_work(
         'register Kubernetes VIM %s for %s in %s'
         % (name, access.ends.api_url, registrar.where),

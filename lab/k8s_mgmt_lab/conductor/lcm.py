@@ -179,12 +179,16 @@ def use_driver_state_dir(settings):
     return path
 
 
-def instantiate(settings, driver=None, request_body=None):
+def instantiate(settings, driver=None, request_body=None,
+                package_files=None):
     """instantiate_start then instantiate_end on the lab's stack.
 
     ``driver`` defaults to the one the flavour's VNFD names, loaded from
     its entry point (:mod:`k8s_mgmt_lab.conductor.drivers`); one instance
     serves both hooks, as in Tacker. Errors of the hooks propagate unchanged.
+    ``package_files`` ({path in the package: bytes}) go into the package
+    the driver reads, beside the shipped files (a registry's CA, a Helm
+    archive), for this and every later operation.
     """
     record = read_lab(settings)
     refuse_tacker(record)
@@ -197,6 +201,11 @@ def instantiate(settings, driver=None, request_body=None):
     inst_id = instance_id(settings, record)
     pkg = package_dir(settings)
     package_mod.build(output_dir=pkg)
+    for relative, data in (package_files or {}).items():
+        target = os.path.join(pkg, *relative.split('/'))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, 'wb') as handle:
+            handle.write(data)
     if driver is None:
         driver = drivers.load(pkg, record['flavour'])
     state_dir = use_driver_state_dir(settings)

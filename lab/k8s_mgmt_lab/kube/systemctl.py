@@ -8,11 +8,14 @@ REAL etcd (argv written by the kubeadm stand-in), the REAL rpcbind and, as
 /etc/exports (see ``nfs``), the Python stand-in kube-apiserver, and the
 units packages bring (``PACKAGED``): the REAL containerd of Debian's
 package and the kubelet of the lab repository's package (a stand-in),
-each started from its unit file's ExecStart; without the package, systemd's
-"Unit ... not found". Killing the VM's init kills them all.
+each started from its unit file's ExecStart, and the REAL docker-registry
+of Debian's package, from its whole ExecStart as its unit's ``User=``;
+without the package, systemd's "Unit ... not found". Killing the VM's
+init kills them all.
 """
 
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -58,6 +61,8 @@ def service_argv(name):
     if name == 'kube-apiserver':
         return _python('apiserver', '--config',
                        kube.STANDIN_DIR + '/apiserver.json')
+    if name in WHOLE_COMMAND:
+        return unit_command(name)[0]
     if name in PACKAGED:
         return exec_start(name)
     if name == 'rpcbind':
@@ -80,7 +85,7 @@ READINESS = {'haproxy': NOTIFY, 'containerd': NOTIFY,
              'keepalived': PID_DIR + '/keepalived-vrrp.pid'}
 
 KNOWN = ('haproxy', 'keepalived', 'etcd', 'kube-apiserver', 'kubelet',
-         'containerd', 'rpcbind', NFS_SERVER)
+         'containerd', 'docker-registry', 'rpcbind', NFS_SERVER)
 # Verbs that need the unit file, which a package brings.
 NEEDS_UNIT = ('start', 'restart', 'reload', 'reload-or-restart',
               'try-restart', 'enable')
@@ -88,7 +93,10 @@ NEEDS_UNIT = ('start', 'restart', 'reload', 'reload-or-restart',
 
 # Units whose unit file a package installs (kubelet: the repository's
 # kubelet, with kubeadm's drop-in; containerd: Debian's containerd).
-PACKAGED = ('kubelet', 'containerd')
+PACKAGED = ('kubelet', 'containerd', 'docker-registry')
+# Of those, units run as their unit file says in full: ExecStart's
+# arguments as written (no variables in them) and as the unit's User=.
+WHOLE_COMMAND = ('docker-registry',)
 UNIT_DIRS = ('/etc/systemd/system', '/usr/lib/systemd/system',
              '/lib/systemd/system')
 
@@ -131,6 +139,23 @@ def exec_start(name):
     return [program] if program else None
 
 
+def unit_command(name):
+    """(argv, user) of the unit's last ExecStart, whole, and its User=
+    (None: root); (None, None) when no package installed the unit."""
+    argv, user = None, None
+    for path in unit_files(name):
+        with open(path) as handle:
+            for line in handle:
+                key, _, value = line.strip().partition('=')
+                if key.strip() == 'ExecStart':
+                    words = value.split()
+                    argv = ([words[0].lstrip('-@+!:')] + words[1:]
+                            if words else None)
+                elif key.strip() == 'User':
+                    user = value.strip() or None
+    return argv, user
+
+
 def _log_path(name):
     return os.path.join(LOG_DIR, name + '.log')
 
@@ -150,12 +175,15 @@ def running_pid(name):
     return None if state in ('Z', 'X') else pid
 
 
-def _spawn(name, argv, extra_env=None):
+def _spawn(name, argv, extra_env=None, user=None):
     os.makedirs(LOG_DIR, exist_ok=True)
     env = {'PATH': os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
            'LANG': 'C.UTF-8', 'HOME': '/root',
            'PYTHONPATH': kube.python_path()}
     env.update(extra_env or {})
+    account = pwd.getpwnam(user) if user else None
+    if account is not None:
+        env['HOME'] = account.pw_dir
     log = os.open(_log_path(name),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     pid = os.fork()
@@ -167,6 +195,10 @@ def _spawn(name, argv, extra_env=None):
             os.dup2(log, 2)
             # An inherited SSH channel fd would keep the session open.
             os.closerange(3, 65536)
+            if account is not None:
+                os.initgroups(user, account.pw_gid)
+                os.setgid(account.pw_gid)
+                os.setuid(account.pw_uid)
             os.execvpe(argv[0], argv, env)
         finally:
             os._exit(127)
@@ -188,8 +220,15 @@ def _start(name):
         return _fail('Job for %s.service failed: no configuration (the '
                      'stand-in was not set up for it)' % name)
     os.makedirs(PID_DIR, exist_ok=True)
+    user = unit_command(name)[1] if name in WHOLE_COMMAND else None
+    try:
+        if user:
+            pwd.getpwnam(user)
+    except KeyError:
+        return _fail('Job for %s.service failed: its User=%s does not exist'
+                     % (name, user))
     with Readiness(name) as ready:
-        pid = _spawn(name, argv, ready.env)
+        pid = _spawn(name, argv, ready.env, user)
         kube.write_file(_pid_file(name), '%d\n' % pid, 0o644)
         # A process that dies before it is ready (bad config) fails the
         # start, as systemd would report.

@@ -36,8 +36,10 @@ VM_REPOSITORY = PACKAGE_CACHE + '/debs'
 GANESHA_DIR = PACKAGE_CACHE + '/nfs-ganesha'
 GANESHA_ROOT = GANESHA_DIR + '/root'
 # What the node scripts install from Debian: the NFS server and client
-# (storage script), containerd and runc (install script).
-VM_PACKAGES = ('nfs-kernel-server', 'nfs-common', 'containerd', 'runc')
+# (storage script), containerd and runc (install script); and the lab's
+# container registry VM, Debian's docker-registry (image_registry).
+VM_PACKAGES = ('nfs-kernel-server', 'nfs-common', 'containerd', 'runc',
+               'docker-registry')
 GANESHA_PACKAGES = ('nfs-ganesha', 'nfs-ganesha-vfs')
 _STAMP = '.complete'
 # Changes with how the cache is made, so an older cache is made again.

@@ -60,6 +60,24 @@ def test_the_image_hides_the_hosts_kubectl_package(tmp_path):
     assert not (tmp_path / 'other').exists()
 
 
+def test_docker_registry_runs_its_whole_exec_start_as_its_user(
+        tmp_path, monkeypatch):
+    lib = tmp_path / 'lib'
+    lib.mkdir()
+    (lib / 'docker-registry.service').write_text(
+        '[Service]\nUser=docker-registry\nExecStart=/usr/bin/docker-registry'
+        ' serve /etc/docker/registry/config.yml\n')
+    monkeypatch.setattr(systemctl, 'UNIT_DIRS', (str(lib),))
+    assert systemctl.unit_command('docker-registry') == (
+        ['/usr/bin/docker-registry', 'serve',
+         '/etc/docker/registry/config.yml'], 'docker-registry')
+    assert systemctl.service_argv('docker-registry')[1:] == [
+        'serve', '/etc/docker/registry/config.yml']
+    # A User= the VM lacks fails the start, as systemd's would.
+    monkeypatch.setattr(systemctl, 'PID_DIR', str(tmp_path / 'run'))
+    assert systemctl.start('docker-registry') == 1
+
+
 def test_a_packaged_unit_starts_its_exec_start_and_a_missing_one_is_not_found(
         tmp_path, monkeypatch):
     lib = tmp_path / 'lib'

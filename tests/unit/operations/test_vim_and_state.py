@@ -1,6 +1,7 @@
 """VIM record files and the per-instance state directory."""
 
 import base64
+import dataclasses
 import os
 import stat
 import types
@@ -30,6 +31,11 @@ def test_vim_config_is_what_openstack_vim_register_reads():
     assert vim.vim_config(_record()) == {
         'auth_url': 'https://10.0.0.100:16443', 'bearer_token': TOKEN,
         'ssl_ca_cert': CA, 'project_name': 'default', 'type': 'kubernetes'}
+
+
+def test_a_cluster_with_helm_says_so_in_the_vims_extra():
+    record = dataclasses.replace(_record(), use_helm=True)
+    assert vim.vim_config(record)['extra'] == {'use_helm': True}
 
 
 def test_kubeconfig_points_where_the_vim_points():

@@ -1,6 +1,7 @@
 """The cluster's VIM through Tacker's VIM REST API (the v2 hooks' way):
 what is sent, what a re-run finds, what an error says."""
 
+import dataclasses
 import json
 
 import pytest
@@ -71,6 +72,18 @@ def test_register_posts_a_kubernetes_vim_once():
     # A re-run (retry) finds it instead of registering a second one.
     assert registrar(api).register(record()) == first
     assert [c[0] for c in api.calls] == ['GET', 'POST', 'GET']
+
+
+def test_a_cluster_with_helm_is_a_helm_vim_for_v2():
+    """extra.use_helm: Tacker's v2 API then takes the VIM for Helm charts
+    (vimType ETSINFV.HELM.V_3); without Helm, no extra at all."""
+    api = FakeApi()
+    assert 'extra' not in api.vims[registrar(api).register(record())[
+        'vim_id']]
+    helm = dataclasses.replace(record('kubernetes_vim_inst-2'),
+                               use_helm=True)
+    assert api.vims[registrar(api).register(helm)['vim_id']]['extra'] == {
+        'use_helm': True}
 
 
 def test_registered_is_none_tacker_never_gives_a_token_back():
