@@ -19,10 +19,12 @@ LB_SCRIPT = 'configure_lb.sh'
 STORAGE_SCRIPT = 'setup_storage.sh'
 # HAProxy on the kubespray mode's external load balancer VM.
 EXTERNAL_LB_SCRIPT = 'configure_external_lb.sh'
+# A private container registry VM (Debian's docker-registry over HTTPS).
+REGISTRY_SCRIPT = 'setup_registry.sh'
 # The helpers the install and LB scripts source from their own directory.
 SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
 SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT,
-           EXTERNAL_LB_SCRIPT)
+           EXTERNAL_LB_SCRIPT, REGISTRY_SCRIPT)
 
 
 def _root():

@@ -1,10 +1,12 @@
 """A complex cluster connected to a private registry over HTTPS and with
 Helm on its masters, kept so through a scale-out and a master heal.
 
-The registry is a lab VM running Debian's real docker-registry (installed
-by apt-get) with a certificate of a CA made for the test; the request
-names it by a host name, with Tacker's ``private_registry_connection_info``
-(its CA a file of the VNF package, a hosts line for the name). On every
+The registry is a lab VM where this project's setup_registry.sh installs
+Debian's real docker-registry with apt-get and serves it over HTTPS with
+a self-signed certificate it makes; the request names it by a host
+name, with Tacker's ``private_registry_connection_info`` (the
+certificate as its CA, a file of the VNF package; a hosts line for the
+name). On every
 node the real containerd fetches an image pushed into it, reading the
 driver's ``hosts.toml``; curl reaches ``/v2/`` with the trust the driver
 installed and is refused when it trusts another CA.
@@ -133,20 +135,19 @@ def topology():
 
 def test_every_node_pulls_from_the_registry_and_masters_have_helm(lab):
     ip = registry_ip()
-    tls = image_registry.make_tls([NAME, ip])
-    other_ca = image_registry.make_tls([NAME]).ca_pem
     body = request(ip)
     lab.up(body)
     vm_id = str(uuid.uuid4())
     lab.vms.create(vm_id, 'registry-1', ip)
-    base = image_registry.set_up(lab.vms, vm_id, ip, tls)
-    digest = image_registry.push(base, tls, 'lab/hello', '1',
+    base, ca_pem = image_registry.set_up(lab.vms, vm_id, ip, [NAME])
+    digest = image_registry.push(base, ca_pem, 'lab/hello', '1',
                                  {'hello.txt': b'from the lab registry\n'})
+    other_ca = image_registry.other_ca()
     archive = helm_archive()
     body['additionalParams'][ROOT]['helm']['sha256'] = hashlib.sha256(
         archive).hexdigest()
     result = lcm.instantiate(SETTINGS, request_body=body, package_files={
-        CA_PATH: tls.ca_pem, HELM_PATH: archive})
+        CA_PATH: ca_pem, HELM_PATH: archive})
     # Registered as a VIM Tacker's v2 API deploys Helm charts on.
     with open(os.path.join(result.driver_state, 'vim_config.yaml')) as src:
         assert yaml.safe_load(src)['extra'] == {'use_helm': True}

@@ -1,126 +1,74 @@
-"""A container registry VM for the lab: Debian's real docker-registry,
-installed with apt-get from the VMs' local repository, serving HTTPS with
-a certificate of a CA made here, its images on the VM's own disk; and a
-client that pushes a small image into it through the registry's HTTP API,
-as ``docker push`` would.
+"""A container registry VM for the lab: this project's setup_registry.sh
+run in it, so Debian's real docker-registry, installed with apt-get from
+the VMs' local repository, serves HTTPS with a self-signed certificate
+the script makes; and a client that pushes a small image into it through
+the registry's HTTP API, as ``docker push`` would.
 
-What a cluster request names to use it: the registry's ``HOST:PORT`` and
-the CA certificate (:class:`Tls`), and a hosts line when the host is a
-name.
+What a cluster request names to use it: the registry's ``HOST:PORT``, the
+certificate as the CA to trust, and a hosts line when the host is a name.
 """
 
-import dataclasses
 import gzip
 import hashlib
 import io
 import json
+import os
 import tarfile
-import textwrap
+import tempfile
 import urllib.parse
 
 import requests
 
-from k8s_mgmt.polling import Poll
+from k8s_mgmt import shipped
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.kube import pki
 
 PORT = 5000
-CONFIG_DIR = '/etc/docker/registry'
-STORAGE_DIR = '/var/lib/docker-registry'
-SERVICE = 'docker-registry'
-READY_DEADLINE = 60.0
+# Where the registry keeps images and TLS material in the VM (a volume's
+# mount point on a real registry VNF).
+DATA_DIR = '/srv/registry'
+SCRIPT_DIR = '/root/k8s-mgmt-registry'
 REQUEST_TIMEOUT = 30.0
 OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'
 OCI_CONFIG = 'application/vnd.oci.image.config.v1+json'
 OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip'
 
 
-@dataclasses.dataclass(frozen=True)
-class Tls:
-    """The registry's CA certificate (what clients trust) and its own
-    certificate and key, PEM."""
-    ca_pem: bytes
-    cert_pem: bytes
-    key_pem: bytes
+def other_ca():
+    """The certificate of a CA that signed nothing of the registry's."""
+    return pki.make_ca()[0]
 
 
-def make_tls(names):
-    """A new CA and a serving certificate for ``names`` (IPs or DNS
-    names)."""
-    ca_pem, ca_key = pki.make_ca()
-    cert_pem, key_pem = pki.make_serving_cert(ca_pem, ca_key, names)
-    return Tls(ca_pem, cert_pem, key_pem)
-
-
-def config(ip, port=PORT):
-    """docker-registry's config.yml: HTTPS on ``ip:port``, images on the
-    VM's disk, no deletes."""
-    return textwrap.dedent("""\
-        version: 0.1
-        log:
-          level: info
-        storage:
-          filesystem:
-            rootdirectory: {storage}
-          delete:
-            enabled: false
-        http:
-          addr: {ip}:{port}
-          tls:
-            certificate: {etc}/tls.crt
-            key: {etc}/tls.key
-        """).format(storage=STORAGE_DIR, ip=ip, port=port, etc=CONFIG_DIR)
-
-
-def set_up(vms, vm_id, ip, tls, port=PORT):
-    """Install docker-registry in the VM with apt-get, give it ``tls``,
-    start it, and wait until it answers ``/v2/`` over HTTPS; its base
-    URL."""
-    run = _runner(vms, vm_id)
-    run(['apt-get', 'update', '-q'], timeout=120.0)
-    run(['apt-get', 'install', '-y', '-q', SERVICE], timeout=300.0)
-    run(['install', '-m', '0644', '/dev/stdin', CONFIG_DIR + '/tls.crt'],
-        input=tls.cert_pem)
-    # The key: readable by the service's group only.
-    run(['install', '-m', '0640', '-g', SERVICE, '/dev/stdin',
-         CONFIG_DIR + '/tls.key'], input=tls.key_pem)
-    run(['install', '-m', '0644', '/dev/stdin',
-         CONFIG_DIR + '/config.yml'], input=config(ip, port).encode())
-    run(['systemctl', 'start', SERVICE])
-    base = 'https://%s:%d' % (ip, port)
-    with _trusting(tls) as verify:
-        for _ in Poll(READY_DEADLINE, first=0.2, maximum=2.0):
-            try:
-                if requests.get(base + '/v2/', verify=verify,
-                                timeout=5.0).status_code == 200:
-                    return base
-            except requests.RequestException:
-                continue
-    raise LabError('docker-registry in %s does not answer %s/v2/ within '
-                   '%.0f s' % (vm_id, base, READY_DEADLINE))
-
-
-def _runner(vms, vm_id):
-    def run(argv, input=None, timeout=60.0):
-        return vms.exec(vm_id, argv, input=input, timeout=timeout)
-    return run
+def set_up(vms, vm_id, ip, names, port=PORT):
+    """setup_registry.sh in the VM (with its library): docker-registry on
+    ``ip:port`` with a self-signed certificate for ``ip`` and ``names``.
+    (base URL, the certificate PEM clients trust)."""
+    vms.exec(vm_id, ['install', '-d', '-m', '0700', SCRIPT_DIR])
+    for name in (shipped.SCRIPT_LIBRARY, shipped.REGISTRY_SCRIPT):
+        vms.exec(vm_id, ['install', '-m', '0755', '/dev/stdin',
+                         SCRIPT_DIR + '/' + name],
+                 input=shipped.script(name).read_bytes())
+    vms.exec(vm_id, [SCRIPT_DIR + '/' + shipped.REGISTRY_SCRIPT,
+                     '--listen', '%s:%d' % (ip, port), '--dir', DATA_DIR,
+                     '--self-signed', ','.join(names)], timeout=300.0)
+    ca_pem = vms.exec(vm_id, ['cat', DATA_DIR + '/tls/tls.crt']).stdout
+    return 'https://%s:%d' % (ip, port), ca_pem.encode()
 
 
 class _trusting(object):
     """A CA file for requests' ``verify``, removed after."""
 
-    def __init__(self, tls):
-        self.tls = tls
+    def __init__(self, ca_pem):
+        self.ca_pem = ca_pem
 
     def __enter__(self):
-        import tempfile
-        self.handle = tempfile.NamedTemporaryFile(suffix='.pem')
-        self.handle.write(self.tls.ca_pem)
-        self.handle.flush()
-        return self.handle.name
+        handle, self.path = tempfile.mkstemp(suffix='.pem')
+        with os.fdopen(handle, 'wb') as out:
+            out.write(self.ca_pem)
+        return self.path
 
     def __exit__(self, *exc):
-        self.handle.close()
+        os.unlink(self.path)
 
 
 def image(files):
@@ -140,12 +88,12 @@ def image(files):
     return json.dumps(config_doc, sort_keys=True).encode(), layer, diff_id
 
 
-def push(base, tls, repository, tag, files):
+def push(base, ca_pem, repository, tag, files):
     """Push a one-layer image of ``files`` as ``repository:tag`` through
     the registry's HTTP API (blobs, then the OCI manifest); the
     manifest's digest."""
     config_bytes, layer, _diff_id = image(files)
-    with _trusting(tls) as verify:
+    with _trusting(ca_pem) as verify:
         session = requests.Session()
         session.verify = verify
         descriptors = [_blob(session, base, repository, data, media)
