@@ -26,6 +26,7 @@ import functools
 from oslo_log import log as logging
 
 from k8s_mgmt import tacker_settings
+from k8s_mgmt.params import addons
 from k8s_mgmt.params import ansible_checks
 from k8s_mgmt.params import cni as cni_params
 from k8s_mgmt.params import fields
@@ -42,8 +43,6 @@ from k8s_mgmt.params.reader import SectionReader
 LOG = logging.getLogger(__name__)
 
 ROOT = 'k8s_cluster_installation_param'
-# Private registries one cluster may name (each is a file on every node).
-MAX_REGISTRIES = 16
 
 # additionalParams keys that Tacker itself (or its other drivers) reads.
 TACKER_KEYS = frozenset([
@@ -221,12 +220,12 @@ class ClusterValidator(SectionReader):
         repository = (self._repository(
             found['kubernetes_apt_repository'][1], package_path)
             if found['kubernetes_apt_repository'][0] else None)
-        registries = (self._registries(
-            found['private_registry_connection_info'][1], package_path)
+        registries = (addons.registries(
+            self, found['private_registry_connection_info'][1], package_path)
             if found['private_registry_connection_info'][0] else ())
-        helm, helm_script = self._helm(found['helm'],
-                                       found['helm_installation_script_path'],
-                                       package_path)
+        helm, helm_script = addons.helm(
+            self, found['helm'], found['helm_installation_script_path'],
+            package_path)
         cni = (cni_params.check(self, found['cni'][1], package_path,
                                 (master and master.pod_cidr) or
                                 model.DEFAULT_POD_CIDR)
@@ -324,74 +323,6 @@ class ClusterValidator(SectionReader):
             values['url'] += '/'
         return model.KubernetesAptRepository(**values)
 
-    def _helm(self, found_helm, found_script, package_path):
-        """(HelmInstall, script path): ours, pinned (the archive from the
-        package, or a URL with its SHA-256), or Tacker's script; not both.
-        """
-        script = (package_path(self.report,
-                               child(ROOT, 'helm_installation_script_path'),
-                               found_script[1])
-                  if found_script[0] else None)
-        if not found_helm[0]:
-            return None, script
-        path = child(ROOT, 'helm')
-        if found_script[0]:
-            self.report.problem(path, 'give Helm by helm or by '
-                                'helm_installation_script_path, not both')
-            return None, None
-        spec = {'version': fields.helm_version, 'archive_path': package_path,
-                'url': fields.repository_url, 'sha256': fields.sha256}
-        section = self.section(path, found_helm[1], spec)
-        if section is None or not self.require(section, ('version',)):
-            return None, None
-        sources = {'archive_path', 'url'} & section.present
-        if len(sources) != 1:
-            self.report.problem(path, 'needs its release archive by '
-                                'archive_path (a file of the VNF package) or '
-                                'by url, one of them')
-            return None, None
-        if 'url' in sources and 'sha256' not in section.present:
-            self.report.problem(child(path, 'sha256'), 'required with url: '
-                                'the archive is checked before it is used')
-            return None, None
-        if set(section.values) != section.present:
-            return None, None
-        return model.HelmInstall(**section.values), None
-
-    def _registries(self, raw, package_path):
-        """Tacker's ``private_registry_connection_info``: each server once,
-        its CA only for https (and then from the package)."""
-        path = child(ROOT, 'private_registry_connection_info')
-        spec = {'connection_type': fields.connection_type,
-                'server': fields.registry_server,
-                'certificate_path': package_path,
-                'hosts_string': fields.hosts_entry}
-        items = self.section_list(path, raw, spec)
-        if len(items) > MAX_REGISTRIES:
-            self.report.problem(path, 'at most %d registries'
-                                % MAX_REGISTRIES)
-            return ()
-        found, seen = [], set()
-        for item in items:
-            entry = self._complete(item, spec, model.RegistryConnection,
-                                   optional=('certificate_path',
-                                             'hosts_string'))
-            if entry is None:
-                continue
-            if entry.certificate_path and entry.connection_type == 'http':
-                self.report.problem(
-                    child(item.path, 'certificate_path'), 'a CA certificate '
-                    'means nothing for an http registry: give '
-                    'connection_type 1 (https), or no certificate_path')
-                continue
-            if entry.server in seen:
-                self.report.problem(child(item.path, 'server'), '%s is '
-                                    'given twice' % entry.server)
-                continue
-            seen.add(entry.server)
-            found.append(entry)
-        return tuple(found)
-
     def _storage(self, raw):
         path = child(ROOT, 'storage_server')
         section = self.section(path, raw, _STORAGE_SPEC,
@@ -413,8 +344,8 @@ class ClusterValidator(SectionReader):
                 self.report.problem(child(path, name), 'required')
                 continue
             items = self.section_list(child(path, name), value, spec, 1)
-            lists[name] = tuple(self._complete(item, spec, cls,
-                                               ('no_root_squash',))
+            lists[name] = tuple(self.complete(item, spec, cls,
+                                              ('no_root_squash',))
                                 for item in items)
         return model.StorageServerParams(
             **section.values,
@@ -426,11 +357,11 @@ class ClusterValidator(SectionReader):
                 'nfs_server_cp': fields.name}
         items = self.section_list(child(ROOT, 'pv_registration_params'),
                                   raw, spec)
-        built = (self._complete(item, spec, model.PvRegistration)
+        built = (self.complete(item, spec, model.PvRegistration)
                  for item in items)
         return tuple(item for item in built if item)
 
-    def _complete(self, section, spec, cls, optional=()):
+    def complete(self, section, spec, cls, optional=()):
         """Build ``cls`` from a list item whose fields are all required
         but ``optional``, and all valid."""
         required = tuple(name for name in spec if name not in optional)
