@@ -9,10 +9,8 @@ proxy URLs, VRRP password) are never in ``argv``: they travel as
 
 import dataclasses
 import ipaddress
-import json
 import posixpath
 import re
-import typing
 
 from oslo_log import log as logging
 
@@ -45,134 +43,12 @@ MAX_VRRP_MASTERS = 25
 SCRIPT_WAIT_SECONDS = 600
 
 
-_BOOTSTRAP_TOKEN = re.compile(r'[a-z0-9]{6}\.[a-z0-9]{16}')
-_CA_CERT_HASH = re.compile(r'sha256:[0-9a-f]{64}')
-_CERTIFICATE_KEY = re.compile(r'[0-9a-f]{64}')
-_PEM_CERT = '-----BEGIN CERTIFICATE-----'
-
-
 def vrrp_priority(index):
     """The VRRP priority of the master at ``index`` in the topology."""
     if not 0 <= index < MAX_VRRP_MASTERS:
         raise ValueError('VRRP priorities cover %d masters, not index %d'
                          % (MAX_VRRP_MASTERS, index))
     return TOP_VRRP_PRIORITY - VRRP_PRIORITY_STEP * index
-
-
-def output_error(node, step, reason):
-    """The driver's error for script output it cannot use; ``reason`` names
-    what is wrong, never a value (the output holds secrets)."""
-    return exceptions.SSHError(node=node, step=step,
-                               reason='unexpected script output: %s'
-                                      % reason)
-
-
-def json_object(node, step, stdout):
-    """The JSON object a script printed on stdout."""
-    try:
-        data = json.loads(stdout)
-    except ValueError:
-        raise output_error(node, step, 'no JSON (%d characters on stdout)'
-                           % len(stdout)) from None
-    if not isinstance(data, dict):
-        raise output_error(node, step, 'JSON %s instead of an object'
-                           % type(data).__name__)
-    return data
-
-
-def _field(data, key, shape, what, problems, required=True):
-    """data[key] if it is a string of ``shape``; else a problem noted."""
-    value = data.get(key)
-    if value is None:
-        if required:
-            problems.append('%r is missing' % key)
-        return None
-    if not isinstance(value, str) or not shape(value):
-        problems.append('%r is not %s' % (key, what))
-        return None
-    return value
-
-
-def _raise_problems(node, step, problems, within=''):
-    if problems:
-        raise output_error(node, step, '%s%s' % (
-            'in %r: ' % within if within else '', '; '.join(problems)))
-
-
-@dataclasses.dataclass(frozen=True)
-class JoinData:
-    """What ``print-join`` printed: the secrets a join needs."""
-
-    token: secrets.Secret
-    ca_cert_hash: str
-    certificate_key: typing.Optional[secrets.Secret] = None
-
-    @classmethod
-    def from_output(cls, node, step, stdout, need_key=False):
-        """Parse print-join's stdout straight into Secrets; anything missing
-        or misshapen is the driver's error naming node, step and field."""
-        return cls.from_data(node, step, json_object(node, step, stdout),
-                             need_key)
-
-    @classmethod
-    def from_data(cls, node, step, data, need_key=False, within=''):
-        problems = []
-        token = _field(data, 'token', _BOOTSTRAP_TOKEN.fullmatch,
-                       'a bootstrap token', problems)
-        ca_hash = _field(data, 'ca_cert_hash', _CA_CERT_HASH.fullmatch,
-                         'sha256:<64 hex digits>', problems)
-        key = _field(data, 'certificate_key', _CERTIFICATE_KEY.fullmatch,
-                     '64 hex digits', problems, required=need_key)
-        _raise_problems(node, step, problems, within)
-        return cls(token=secrets.Secret(token), ca_cert_hash=ca_hash,
-                   certificate_key=secrets.Secret(key) if key else None)
-
-
-@dataclasses.dataclass(frozen=True)
-class VimCredentials:
-    """What ``token-secret`` printed: the VIM's bearer token and CA."""
-
-    token: secrets.Secret
-    ca_cert: str
-
-    @classmethod
-    def from_output(cls, node, step, stdout):
-        return cls.from_data(node, step, json_object(node, step, stdout))
-
-    @classmethod
-    def from_data(cls, node, step, data, within=''):
-        problems = []
-        token = _field(data, 'token',
-                       lambda v: v and not re.search(r'[\s\x00-\x1f]', v),
-                       'a bearer token', problems)
-        ca_cert = _field(data, 'ca_cert', lambda v: _PEM_CERT in v,
-                         'a PEM certificate', problems)
-        _raise_problems(node, step, problems, within)
-        return cls(token=secrets.Secret(token), ca_cert=ca_cert)
-
-
-@dataclasses.dataclass(frozen=True)
-class InitReport:
-    """What ``init -R`` printed: print-join's and token-secret's objects
-    as ``{"join": ..., "vim": ...}``, read from the run that made the
-    cluster instead of two more runs."""
-
-    join: JoinData
-    credentials: VimCredentials
-
-    @classmethod
-    def from_output(cls, node, step, stdout, need_key=False):
-        data = json_object(node, step, stdout)
-        parts = {}
-        for key in ('join', 'vim'):
-            parts[key] = data.get(key)
-            if not isinstance(parts[key], dict):
-                raise output_error(node, step, '%r is not a JSON object'
-                                   % key)
-        return cls(JoinData.from_data(node, step, parts['join'], need_key,
-                                      within='join'),
-                   VimCredentials.from_data(node, step, parts['vim'],
-                                            within='vim'))
 
 
 @dataclasses.dataclass(frozen=True)

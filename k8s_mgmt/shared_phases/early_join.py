@@ -34,6 +34,7 @@ import threading
 
 from k8s_mgmt import exceptions
 from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.shared_phases import node_work
@@ -74,10 +75,10 @@ class JoinLine(object):
             data = None  # the line holds secrets: named, never shown
         try:
             if not isinstance(data, dict):
-                raise scripts.output_error(
+                raise script_output.output_error(
                     self.node, self.step,
                     'the join data line is no JSON object')
-            self.join = scripts.JoinData.from_data(
+            self.join = script_output.JoinData.from_data(
                 self.node, self.step, data, self.need_key, within='join')
         except exceptions.SSHError as err:  # for the waiter to raise
             self.error = err
@@ -92,8 +93,8 @@ class JoinLine(object):
         if self.error is not None:
             raise self.error
         running.result()
-        raise scripts.output_error(self.node, self.step,
-                                   'no join data line before the end')
+        raise script_output.output_error(self.node, self.step,
+                                         'no join data line before the end')
 
 
 def known_nodes_phase(op, ends):
@@ -166,7 +167,7 @@ def init_phases(op, first, ends, alongside, record, planned_report):
         yield ready
     return join, phases.Phase(
         TITLE_WAIT_INIT % first.name, nodes=(first.name,),
-        action=lambda: scripts.InitReport.from_output(
+        action=lambda: script_output.InitReport.from_output(
             first.name, call.mode, init.result().stdout,
             need_key=op.params.is_ha),
         assume=planned_report)

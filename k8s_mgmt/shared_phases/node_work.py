@@ -18,6 +18,7 @@ from k8s_mgmt import kube
 from k8s_mgmt import secrets
 from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.kube import client as kube_client
@@ -34,10 +35,10 @@ TITLE_UPLOAD = 'Upload the scripts'
 TITLE_NODES = 'Read the cluster\'s nodes'
 
 # What a dry run shows for the output of print-join and token-secret.
-PLANNED_CREDENTIALS = scripts.VimCredentials(
+PLANNED_CREDENTIALS = script_output.VimCredentials(
     token=secrets.Secret('<token from token-secret>'),
     ca_cert='<CA certificate from token-secret>')
-PLANNED_JOIN = scripts.JoinData(
+PLANNED_JOIN = script_output.JoinData(
     token=secrets.Secret('<token from print-join>'),
     ca_cert_hash='sha256:<CA hash from print-join>',
     certificate_key=secrets.Secret('<certificate key from print-join>'))
@@ -214,7 +215,7 @@ class ClusterAccess:
     """The cluster's API as the driver reaches it: where, with what."""
 
     api: typing.Any                      # kube.ClusterAPI (None: dry run)
-    credentials: typing.Optional[scripts.VimCredentials]
+    credentials: typing.Optional[script_output.VimCredentials]
     ends: scripts.Endpoints
 
 
@@ -255,7 +256,7 @@ def api_phase(op, title, topology, master, first, registered=True):
         if known is not None:
             return known
         result = op.run_script(master, call)
-        return access_with(op, ends, scripts.VimCredentials.from_output(
+        return access_with(op, ends, script_output.VimCredentials.from_output(
             master.name, call.mode, result.stdout))
     return Phase(title, nodes=(master.name,),
                  work=((_registered_work(ends, '; if refused:'),)
@@ -307,7 +308,7 @@ def registered_access(op, ends, keep_check=False):
         check.close()
         api = op.keep(kube.ClusterAPI(ends.api_url, record.bearer_token,
                                       record.ssl_ca_cert))
-    return ClusterAccess(api, scripts.VimCredentials(
+    return ClusterAccess(api, script_output.VimCredentials(
         token=record.bearer_token, ca_cert=record.ssl_ca_cert), ends)
 
 
@@ -359,8 +360,8 @@ def join_data_phase(op, master, for_masters=False):
 
     def read():
         result = op.run_script(master, call)
-        return scripts.JoinData.from_output(master.name, call.mode,
-                                            result.stdout, need_key=key)
+        return script_output.JoinData.from_output(master.name, call.mode,
+                                                  result.stdout, need_key=key)
     return Phase(scripts.TITLE_JOIN_DATA, nodes=(master.name,),
                  work=(phases.script_work(call, uploads.REMOTE_DIR),),
                  action=read, assume=PLANNED_JOIN if key else PLANNED_TOKEN)

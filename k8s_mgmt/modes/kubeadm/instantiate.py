@@ -49,6 +49,7 @@ import dataclasses
 from oslo_log import log as logging
 
 from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.shared_phases import cluster
@@ -67,8 +68,8 @@ TITLE_LB_FIRST = 'Configure the load balancer on %s'
 TITLE_PREPARE_FIRST = 'Prepare %s meanwhile'
 TITLE_WAIT_FIRST = 'Wait until %s is prepared'
 TITLE_LB_ALONGSIDE = '; configure the other masters\' load balancers'
-PLANNED_REPORT = scripts.InitReport(node_work.PLANNED_JOIN,
-                                    node_work.PLANNED_CREDENTIALS)
+PLANNED_REPORT = script_output.InitReport(node_work.PLANNED_JOIN,
+                                          node_work.PLANNED_CREDENTIALS)
 
 
 def track_apiserver_phase(op, topology, first, prefix):
@@ -132,7 +133,7 @@ def init_phase(op, first, ends, alongside=None):
     (prepare: with_prepare) and with a storage server its setup and the
     NFS clients (the first master installs its own once its init is
     done). The result: the join data and the VIM's
-    credentials the init printed (scripts.InitReport), or None when the
+    credentials the init printed (script_output.InitReport), or None when the
     install script cannot print them."""
     report = op.scripts.features.init_report
     call = scripts.init_call(first, op.params, ends, report=report,
@@ -145,7 +146,7 @@ def init_phase(op, first, ends, alongside=None):
     def read(result):
         if not report:
             return None
-        return scripts.InitReport.from_output(
+        return script_output.InitReport.from_output(
             first.name, call.mode, result.stdout, need_key=op.params.is_ha)
 
     def init():

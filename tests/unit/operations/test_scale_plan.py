@@ -15,14 +15,14 @@ from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim
 from k8s_mgmt.shared_phases import scale_plan
-from k8s_mgmt.engine import scripts
+from k8s_mgmt.engine import script_output
 from k8s_mgmt.modes import catalog
 
 import op_helpers
 
-JOIN = scripts.JoinData(secrets.Secret('abcdef.0123456789abcdef'),
-                        'sha256:' + 'ab' * 32,
-                        secrets.Secret('c0ffee' * 10 + 'c0de'))
+JOIN = script_output.JoinData(secrets.Secret('abcdef.0123456789abcdef'),
+                              'sha256:' + 'ab' * 32,
+                              secrets.Secret('c0ffee' * 10 + 'c0de'))
 
 
 def _members(topology):

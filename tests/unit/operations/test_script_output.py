@@ -8,7 +8,7 @@ import pytest
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
-from k8s_mgmt.engine import scripts
+from k8s_mgmt.engine import script_output
 
 TOKEN = 'q1w2e3.r4t5y6u7i8o9p0a1'
 KEY = '7a' * 32
@@ -24,12 +24,12 @@ def join_output(**fields):
 
 
 def test_join_data_is_parsed_into_secrets():
-    join = scripts.JoinData.from_output('master-1', 'print-join',
-                                        join_output(), need_key=True)
+    join = script_output.JoinData.from_output('master-1', 'print-join',
+                                              join_output(), need_key=True)
     assert isinstance(join.token, secrets.Secret)
     assert isinstance(join.certificate_key, secrets.Secret)
     assert join.token.reveal() == TOKEN and join.ca_cert_hash == HASH
-    simple = scripts.JoinData.from_output(
+    simple = script_output.JoinData.from_output(
         'master-1', 'print-join', join_output(certificate_key=None))
     assert simple.certificate_key is None
 
@@ -54,8 +54,8 @@ def test_join_data_is_parsed_into_secrets():
 def test_bad_join_output_names_node_step_and_field(stdout, need_key,
                                                    expected):
     with pytest.raises(exceptions.SSHError) as err:
-        scripts.JoinData.from_output('master-1', 'print-join', stdout,
-                                     need_key=need_key)
+        script_output.JoinData.from_output('master-1', 'print-join', stdout,
+                                           need_key=need_key)
     text = str(err.value)
     assert text.startswith('master-1: print-join: unexpected script '
                            'output: ')
@@ -66,13 +66,14 @@ def test_bad_join_output_names_node_step_and_field(stdout, need_key,
 
 def test_every_problem_is_named_at_once():
     with pytest.raises(exceptions.SSHError) as err:
-        scripts.JoinData.from_output('m', 'print-join', '{}', need_key=True)
+        script_output.JoinData.from_output('m', 'print-join', '{}',
+                                           need_key=True)
     assert ("'token' is missing; 'ca_cert_hash' is missing; "
             "'certificate_key' is missing") in str(err.value)
 
 
 def test_vim_credentials_are_parsed_and_checked():
-    creds = scripts.VimCredentials.from_output(
+    creds = script_output.VimCredentials.from_output(
         'master-1', 'token-secret',
         json.dumps({'token': SA_TOKEN, 'ca_cert': CA}))
     assert creds.token.reveal() == SA_TOKEN and creds.ca_cert == CA
@@ -83,8 +84,8 @@ def test_vim_credentials_are_parsed_and_checked():
                            ({'token': SA_TOKEN, 'ca_cert': 'x'},
                             "'ca_cert' is not a PEM certificate")):
         with pytest.raises(exceptions.SSHError) as err:
-            scripts.VimCredentials.from_output('master-1', 'token-secret',
-                                               json.dumps(data))
+            script_output.VimCredentials.from_output(
+                'master-1', 'token-secret', json.dumps(data))
         assert expected in str(err.value)
         assert 'master-1: token-secret:' in str(err.value)
         assert SA_TOKEN not in str(err.value)

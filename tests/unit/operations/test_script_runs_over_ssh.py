@@ -14,6 +14,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import ssh
 from k8s_mgmt.engine import sessions as sessions_mod
+from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 
 import op_helpers
@@ -54,8 +55,8 @@ def test_join_secrets_go_on_stdin_not_argv_nor_logs(servers, tmp_path,
     params = op_helpers.sample_params('simple')
     worker = topo.workers[0]
     ends = scripts.endpoints(topo, params, topo.masters[0])
-    call = scripts.join_call(worker, params, ends,
-                             scripts.JoinData(TOKEN, 'sha256:' + 'a' * 64))
+    join = script_output.JoinData(TOKEN, 'sha256:' + 'a' * 64)
+    call = scripts.join_call(worker, params, ends, join)
     target = ssh.SSHTarget(name=worker.name, host='127.0.0.1',
                            port=server.port, username='ubuntu',
                            password='ubuntu', server_id=worker.server_id)
@@ -74,7 +75,7 @@ def test_join_secrets_go_on_stdin_not_argv_nor_logs(servers, tmp_path,
 def test_script_without_json_output_is_named_not_shown():
     result = ssh.Result(0, 'token: abcdef.0123456789abcdef\n', '', 0.1)
     with pytest.raises(exceptions.SSHError) as err:
-        scripts.json_object('master-1', 'print-join', result.stdout)
+        script_output.json_object('master-1', 'print-join', result.stdout)
     assert 'master-1: print-join' in str(err.value)
     assert 'abcdef.0123456789abcdef' not in str(err.value)
 
