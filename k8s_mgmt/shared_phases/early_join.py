@@ -37,6 +37,7 @@ from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import storage
 
@@ -103,11 +104,11 @@ def known_nodes_phase(op, ends):
     cluster its joined nodes are not joined again. A first run has no VIM
     registered yet (and no node but the first master): nothing is read."""
     def read():
-        access = node_work.registered_access(op, ends)
+        access = cluster_access.registered_access(op, ends)
         return {} if access is None else access.api.nodes()
 
     def assumed():
-        return node_work.planned_states(op, op.facts.ready)
+        return cluster_access.planned_states(op, op.facts.ready)
     return phases.Phase(
         TITLE_KNOWN_NODES, work=(phases.api_work(
             'GET %s/api/v1/nodes with the registered VIM\'s token and CA '

@@ -61,6 +61,7 @@ from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.kube import etcd
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.shared_phases import heal_worker
 from k8s_mgmt.shared_phases import node_work
@@ -111,7 +112,7 @@ def pick_helper(op, topology, targets):
 
 def credentials_phase(op, topology, helper, registered=True):
     first = cluster.first_master_of(op, topology)
-    return node_work.api_phase(
+    return cluster_access.api_phase(
         op, 'Read the API credentials through %s' % helper.name, topology,
         helper, first, registered=registered)
 
@@ -270,7 +271,7 @@ def remove_masters(op, topology, masters):
         heal_plan.lb_without(topology, masters, reachable, prefix,
                              op.state.vrrp_password())), background=True)
     reloading = yield lb_phase
-    states = yield node_work.nodes_phase(op, access, wait=False)
+    states = yield cluster_access.nodes_phase(op, access, wait=False)
     for master in masters:
         if master.name in states:
             yield heal_worker.remove_phase(op, access, master.name,
@@ -327,7 +328,7 @@ def join_masters(op, topology, masters):
                 'Remove stale etcd member %s'
                 % (member.name or member.hex_id))
     access = yield credentials_phase(op, topology, helper)
-    states = yield node_work.nodes_phase(op, access)
+    states = yield cluster_access.nodes_phase(op, access)
     todo = [m for m in masters
             if not (m.name in states and states[m.name].ready)]
     prefix = yield cluster.prefix_phase(op, topology, helper)
@@ -365,7 +366,8 @@ def join_masters(op, topology, masters):
         yield phases.skipped('Join masters', 'every healed master is Ready')
         yield Phase(TITLE_WAIT_JOIN_DATA, nodes=(helper.name,),
                     action=lambda: _unused(op, early_join))
-    yield node_work.ready_phase(op, heal_worker.TITLE_READY, access, masters)
+    yield cluster_access.ready_phase(op, heal_worker.TITLE_READY, access,
+                                     masters)
     # The masters that stay take the healed ones into HAProxy only now: a
     # freshly reloaded HAProxy counts a backend as up until its first
     # check, so a request through the VIP may go to a healed master before

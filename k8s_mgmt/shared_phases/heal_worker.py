@@ -36,6 +36,7 @@ from k8s_mgmt import ssh
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.kube import drain
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import scaling
 
@@ -95,7 +96,7 @@ def forget_pins_phase(op, nodes):
 
 def remove_workers(op, access, workers, reachable):
     """heal_start for workers: each drained (if alive) and deleted."""
-    states = yield node_work.nodes_phase(op, access, wait=False)
+    states = yield cluster_access.nodes_phase(op, access, wait=False)
     for worker in workers:
         if worker.name not in states:
             yield phases.skipped('Remove %s' % worker.name,
@@ -136,8 +137,8 @@ def join_strays(op, topology, access, targets, helper):
     instantiate, a failed scale-out rolled back, scale out, scale in,
     heal a worker), so Heat builds a worker the heal did not ask for.
     Joined, it is a worker like the others, and Tacker lists it."""
-    states = yield node_work.nodes_phase(op, access, title=TITLE_STRAYS,
-                                         wait=False)
+    states = yield cluster_access.nodes_phase(op, access, title=TITLE_STRAYS,
+                                              wait=False)
     strays = stray_workers(topology, states, targets)
     if not strays:
         return
@@ -155,7 +156,7 @@ def join_workers(op, topology, access, workers, helper):
     # on the helper.
     wait = yield from node_work.prepare_in_background(
         op, TITLE_PREPARE, TITLE_WAIT_PREPARED, workers, access.ends)
-    states = yield node_work.nodes_phase(op, access)
+    states = yield cluster_access.nodes_phase(op, access)
     gone = leftover_nodes(topology, states)
     if not gone:
         yield phases.skipped('Remove leftover nodes', 'none')
@@ -168,6 +169,6 @@ def join_workers(op, topology, access, workers, helper):
                                       helper, access.ends,
                                       'every healed worker is already Ready',
                                       prepared=wait)
-    states = yield node_work.ready_phase(op, TITLE_READY, access, workers)
+    states = yield cluster_access.ready_phase(op, TITLE_READY, access, workers)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 workers, states)

@@ -10,6 +10,7 @@ from k8s_mgmt import parallel
 from k8s_mgmt.engine import phases
 from k8s_mgmt.kube import drain
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import scale_plan
 from k8s_mgmt.tacker_objects import field
@@ -25,7 +26,7 @@ def api_access(op, topology):
     """The API through the registered VIM's credentials when the API takes
     them (no SSH), else through a master (connect_master)."""
     first = cluster.first_master_of(op, topology)
-    access = yield node_work.registered_phase(op, topology, first)
+    access = yield cluster_access.registered_phase(op, topology, first)
     if access is None:
         _master, access = yield from connect_master(op, topology,
                                                     registered=False)
@@ -46,7 +47,7 @@ def connect_master(op, topology, registered=True):
                 op, 'Connect to master %s' % master.name, [master])
             yield node_work.upload_phase(
                 op, [master], title='Upload the scripts to %s' % master.name)
-            access = yield node_work.api_phase(
+            access = yield cluster_access.api_phase(
                 op, 'Read the API credentials', topology, master, master,
                 registered=registered)
             return master, access
@@ -72,7 +73,7 @@ def find_new_workers(op, topology, before_master=None):
         if before_master is not None:
             yield from before_master(new)
     master, access = yield from connect_master(op, topology)
-    states = yield node_work.nodes_phase(op, access)
+    states = yield cluster_access.nodes_phase(op, access)
     yield from delete_vanished(op, topology, access, states)
     if not ids:
         # No ids from the conductor: the workers the API does not know.

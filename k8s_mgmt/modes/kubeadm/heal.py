@@ -35,6 +35,7 @@ forgetting are terminate's (shared_phases.forget): the same job.
 """
 
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import forget
 from k8s_mgmt.shared_phases import heal_master
 from k8s_mgmt.shared_phases import heal_plan
@@ -90,7 +91,7 @@ def build_vnfcs_start(op):
     if workers:
         if access is None:
             # Drain and delete are API calls: no master needs a script.
-            access = yield node_work.registered_phase(
+            access = yield cluster_access.registered_phase(
                 op, topology, cluster.first_master_of(op, topology))
         if access is None:
             helper, access = yield from heal_master.api_through_a_master(

@@ -53,6 +53,7 @@ from k8s_mgmt.engine import script_output
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import early_join
 from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.shared_phases import node_work
@@ -69,7 +70,7 @@ TITLE_PREPARE_FIRST = 'Prepare %s meanwhile'
 TITLE_WAIT_FIRST = 'Wait until %s is prepared'
 TITLE_LB_ALONGSIDE = '; configure the other masters\' load balancers'
 PLANNED_REPORT = script_output.InitReport(node_work.PLANNED_JOIN,
-                                          node_work.PLANNED_CREDENTIALS)
+                                          cluster_access.PLANNED_CREDENTIALS)
 
 
 def track_apiserver_phase(op, topology, first, prefix):
@@ -227,17 +228,17 @@ def build(op):
         states = yield early_join.known_nodes_phase(op, ends)
         yield from join_missing(op, topology, first, ends, states, join)
         report = yield init_end
-        access = node_work.access_with(op, ends, report.credentials)
+        access = cluster_access.access_with(op, ends, report.credentials)
     else:
         report = yield init_phase(op, first, ends, alongside)
         if report is None:
-            access = yield node_work.api_phase(op, scripts.TITLE_TOKEN,
-                                               topology, first, first)
+            access = yield cluster_access.api_phase(op, scripts.TITLE_TOKEN,
+                                                    topology, first, first)
         else:
-            access = node_work.access_with(op, ends, report.credentials)
+            access = cluster_access.access_with(op, ends, report.credentials)
         # Joins need no Ready master, only a working API: do not wait
         # longer.
-        states = yield node_work.nodes_phase(op, access)
+        states = yield cluster_access.nodes_phase(op, access)
         yield from join_missing(op, topology, first, ends, states,
                                 report.join if report else None)
     if bootstrap:
@@ -245,8 +246,8 @@ def build(op):
         # keeps the VIP where it is. The runner waits for it at the end.
         yield dataclasses.replace(track_apiserver_phase(
             op, topology, first, prefix), background=True)
-    states = yield node_work.ready_phase(op, cluster.TITLE_READY, access,
-                                         nodes)
+    states = yield cluster_access.ready_phase(op, cluster.TITLE_READY, access,
+                                              nodes)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 topology.workers, states)
     yield from node_work.helm_phases(op, topology.masters)

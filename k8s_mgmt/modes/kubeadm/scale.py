@@ -47,6 +47,7 @@ from oslo_log import log as logging
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import scale_plan
 from k8s_mgmt.shared_phases import scaling
@@ -82,7 +83,7 @@ def build_scale_out(op):
                                       master, access.ends,
                                       'every new worker is already Ready',
                                       prepared=wait)
-    states = yield node_work.ready_phase(
+    states = yield cluster_access.ready_phase(
         op, 'Wait until the new workers are Ready', access, new)
     labelled = yield node_work.label_phase(op, 'Label the new workers',
                                            access, topology, new, states)
@@ -120,7 +121,7 @@ def _remove(op, force, rollback):
         return {'removed': [], 'reports': {}}
     # Drain and delete are API calls: no master needs a script.
     access = yield from scaling.api_access(op, topology)
-    states = yield node_work.nodes_phase(op, access, wait=False)
+    states = yield cluster_access.nodes_phase(op, access, wait=False)
     yield from scaling.delete_vanished(op, topology, access, states)
     reports = yield scaling.drain_phase(op, TITLE_DRAIN, access,
                                         removal.workers, force)

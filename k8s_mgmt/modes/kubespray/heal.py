@@ -26,6 +26,7 @@ from k8s_mgmt.engine import scripts
 from k8s_mgmt.modes.kubespray import lb as lb_mod
 from k8s_mgmt.modes.kubespray import server_phases
 from k8s_mgmt.modes.kubespray import worker_phases
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import forget
 from k8s_mgmt.shared_phases import heal_plan
 from k8s_mgmt.shared_phases import heal_worker
@@ -81,7 +82,7 @@ def build_vnfcs_end(op):
     if not workers:
         return {'healed': [n.name for n in lbs]}
     _master, access = yield from scaling.connect_master(op, topology)
-    states = yield node_work.nodes_phase(op, access)
+    states = yield cluster_access.nodes_phase(op, access)
     todo = [w for w in workers
             if not (w.name in states and states[w.name].ready)]
     server = yield server_phases.connect_phase(

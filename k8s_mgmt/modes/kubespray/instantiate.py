@@ -35,6 +35,7 @@ from k8s_mgmt.engine import scripts
 from k8s_mgmt.modes.kubespray import lb as lb_mod
 from k8s_mgmt.modes.kubespray import server_phases
 from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
 
 LOG = logging.getLogger(__name__)
@@ -60,9 +61,9 @@ def build(op):
         op.state.update_cluster_record(
             init_master_server_id=first.server_id, endpoint=ends.api_url)
     yield server_phases.playbook_phase(op, server, CLUSTER, after=record)
-    access = yield node_work.api_phase(op, scripts.TITLE_TOKEN, topology,
-                                       first, first)
-    states = yield node_work.ready_phase(
+    access = yield cluster_access.api_phase(op, scripts.TITLE_TOKEN, topology,
+                                            first, first)
+    states = yield cluster_access.ready_phase(
         op, cluster.TITLE_READY, access, nodes)
     yield node_work.label_phase(op, 'Label workers', access, topology,
                                 topology.workers, states)

@@ -9,6 +9,7 @@ from k8s_mgmt.engine import scripts
 from k8s_mgmt.kube import drain
 from k8s_mgmt.modes.kubespray import lb as lb_mod
 from k8s_mgmt.modes.kubespray import server_phases
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import heal_worker
 from k8s_mgmt.shared_phases import node_work
 from k8s_mgmt.shared_phases import scaling
@@ -45,7 +46,7 @@ def add_workers(op, topology, access, server, ends, new, todo, title):
                                            title=title)
     else:
         yield phases.skipped(title, 'every new worker is already Ready')
-    states = yield node_work.ready_phase(
+    states = yield cluster_access.ready_phase(
         op, 'Wait until the new workers are Ready', access, new)
     labelled = yield node_work.label_phase(op, 'Label the new workers',
                                            access, topology, new, states)
@@ -61,7 +62,7 @@ def remove_workers(op, topology, workers, force, forget_pins=False):
         yield phases.skipped(TITLE_DRAIN, 'no worker to remove')
         return {'removed': []}
     _master, access = yield from scaling.connect_master(op, topology)
-    states = yield node_work.nodes_phase(op, access, wait=False)
+    states = yield cluster_access.nodes_phase(op, access, wait=False)
     leaving = {w.name for w in workers}
     staying = tuple(w for w in topology.workers if w.name not in leaving)
     listed = [w for w in workers if w.name in states]
