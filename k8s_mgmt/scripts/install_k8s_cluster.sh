@@ -411,8 +411,8 @@ validate_args() {
     [[ $WAIT_SECONDS =~ ^[0-9]+$ ]] || usage_error "bad -w seconds: '$WAIT_SECONDS'"
     [[ $SA_NAME =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] || usage_error "bad ServiceAccount name: '$SA_NAME'"
     [[ -z $CNI_SHA256 || $CNI_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad CNI SHA-256: '$CNI_SHA256'"
-    [[ $CNI_MANIFEST =~ ^(none|https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
-        usage_error "bad CNI manifest (want an http(s) URL, an absolute path or none): '$CNI_MANIFEST'"
+    [[ $CNI_MANIFEST == none ]] || is_manifest_source "$CNI_MANIFEST" ||
+        usage_error "bad CNI manifest (want an http(s) URL, a file or none): '$CNI_MANIFEST'"
     [[ -z $CNI_EDIT || $CNI_EDIT == flannel-network ]] || usage_error "bad CNI edit: '$CNI_EDIT'"
     validate_multus
     [[ -z $NODE_NAME ]] && NODE_NAME=$(uname -n | tr '[:upper:]' '[:lower:]')
@@ -1201,10 +1201,21 @@ install_user_kubeconfig() {
     run install -m 0600 -o "$user" -- "$ADMIN_CONF" "$home/.kube/config"
 }
 
+# A manifest's source: an http(s) URL, or a file (a path of safe
+# characters; relative: from where the script runs, as the driver uploads
+# it).
+is_manifest_source() {
+    if is_http "$1"; then
+        [[ $1 =~ ^https?://[^[:space:]\"\'\`$\\]+$ ]]
+    else
+        [[ $1 =~ ^[A-Za-z0-9/._+-]+$ && $1 != -* && /$1/ != */../* ]]
+    fi
+}
+
 validate_multus() {
     [[ -z $MULTUS_MANIFEST && -z $MULTUS_SHA256 && -z $MULTUS_TAG ]] && return 0
-    [[ $MULTUS_MANIFEST =~ ^(https?://[^[:space:]\"\']+|/[^[:space:]\"\']+)$ ]] ||
-        usage_error "bad Multus manifest (want an http(s) URL or an absolute path): '$MULTUS_MANIFEST'"
+    is_manifest_source "$MULTUS_MANIFEST" ||
+        usage_error "bad Multus manifest (want an http(s) URL or a file): '$MULTUS_MANIFEST'"
     [[ $MULTUS_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad or missing Multus SHA-256 (-Y): '$MULTUS_SHA256'"
     [[ -z $MULTUS_TAG || $MULTUS_TAG =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || usage_error "bad Multus image tag: '$MULTUS_TAG'"
     [[ $CNI_MANIFEST != none ]] || usage_error "Multus needs a CNI beside it (-c is none)"
@@ -1214,7 +1225,7 @@ validate_multus() {
 # a file) in DEST, checked against SHA256 when one is given.
 fetch_manifest() {
     local what=$1 source=$2 sum=$3 dest=$4 found
-    if [[ $source == /* ]]; then
+    if ! is_http "$source"; then
         cp -- "$source" "$dest" || die "cannot read the $what manifest $source"
     else
         curl -fsSL "${CURL_OPTS[@]}" -o "$dest" "$source" || die "cannot download the $what manifest $source"

@@ -1,5 +1,6 @@
-"""A complex cluster connected to a private registry over HTTPS and with
-Helm on its masters, kept so through a scale-out and a master heal.
+"""A complex cluster connected to a private registry over HTTPS, with
+Helm on its masters and the operator's own CNI manifest from the VNF
+package, kept so through a scale-out and a master heal.
 
 The registry is a lab VM where this project's setup_registry.sh installs
 Debian's real docker-registry with apt-get and serves it over HTTPS with
@@ -39,6 +40,7 @@ from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.conductor import lcm_scale
 from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt_lab.kube import layer
 from k8s_mgmt_lab.machines import image_registry
 
 SETTINGS = manager.LabSettings(
@@ -50,6 +52,11 @@ SERVER = '%s:%d' % (NAME, image_registry.PORT)
 IMAGE = SERVER + '/lab/hello:1'
 CA_PATH = 'Files/registry/ca.crt'
 HELM = '3.16.2'
+# The request's CNI, a manifest of the package: the lab's stand-in CNI
+# under another name, so that it shows which manifest was applied.
+CNI_PATH = 'Files/kubernetes/operator-cni.yaml'
+CNI_YAML = layer.CNI_YAML.replace('standin-cni', 'operator-cni')
+DAEMONSETS = '/apis/apps/v1/namespaces/kube-system/daemonsets/'
 HELM_PATH = 'Files/helm/helm-v%s-linux-amd64.tar.gz' % HELM
 HELM_STANDIN = b"""#!/bin/sh
 # The lab's stand-in for Helm's client: "helm version" as Helm %s
@@ -92,7 +99,8 @@ def request(ip):
             'connection_type': 1, 'server': SERVER,
             'certificate_path': CA_PATH,
             'hosts_string': '%s %s' % (ip, NAME)}],
-        'helm': {'version': HELM, 'archive_path': HELM_PATH}}))
+        'helm': {'version': HELM, 'archive_path': HELM_PATH},
+        'cni': {'manifest': CNI_PATH}}))
     return body
 
 
@@ -147,12 +155,20 @@ def test_every_node_pulls_from_the_registry_and_masters_have_helm(lab):
     body['additionalParams'][ROOT]['helm']['sha256'] = hashlib.sha256(
         archive).hexdigest()
     result = lcm.instantiate(SETTINGS, request_body=body, package_files={
-        CA_PATH: ca_pem, HELM_PATH: archive})
+        CA_PATH: ca_pem, HELM_PATH: archive, CNI_PATH: CNI_YAML.encode()})
     # Registered as a VIM Tacker's v2 API deploys Helm charts on.
     with open(os.path.join(result.driver_state, 'vim_config.yaml')) as src:
         assert yaml.safe_load(src)['extra'] == {'use_helm': True}
 
     first = topology()
+    # The request's CNI manifest was applied, not the conductor's.
+    kubectl = ('kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+               'get', '--raw')
+    applied = json.loads(run(lab, first.masters[0], *kubectl,
+                             DAEMONSETS + 'operator-cni').stdout)
+    assert applied['metadata']['name'] == 'operator-cni'
+    assert run(lab, first.masters[0], *kubectl, DAEMONSETS + 'standin-cni',
+               check=False).returncode != 0
     for node in first.masters + first.workers:
         assert_pulls_from_the_registry(lab, node, other_ca, digest)
     for node in first.masters:

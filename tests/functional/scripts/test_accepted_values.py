@@ -275,3 +275,20 @@ def test_address_rule_is_both_scripts_rule(value, tmp_path):
                           tmp_path)
     assert install == (address is not None), value
     assert _lb_accepts_local_ip(given, tmp_path) == (address is not None)
+
+
+@pytest.mark.parametrize('cni', [
+    {'preset': 'calico'},
+    {'preset': 'flannel', 'multus': True,
+     'mirror': 'http://10.254.0.1:8088/github-raw'},
+    {'manifest': 'https://files.example/cni/v1.yaml', 'sha256': 'ab' * 32,
+     'multus': True},
+    {'manifest': 'Files/kubernetes/cni.yaml'},
+])
+def test_every_cni_choice_is_an_init_the_script_takes(cni, tmp_path):
+    """The driver's -c/-d/-N/-y/-Y/-T for each form of ``cni`` (a package
+    file as the driver uploads it, relative to where the script runs)."""
+    request = copy.deepcopy(BASE)
+    request[ROOT]['cni'] = cni
+    cluster = params.load_cluster_params(request, flavour='simple')
+    assert script_accepts_driver_call(cluster, tmp_path), cni

@@ -673,7 +673,7 @@ applied_by_kubectl() {
     parse_args init -c https://h.example/c.yaml -N flannel-network \
         -y https://h.example/m.yml -Y "$sha" -T v4.3.0
     validate_multus
-    for args in "-N other" "-y https://h.example/m.yml" "-y m.yml -Y $sha" \
+    for args in "-N other" "-y https://h.example/m.yml" "-y ../m.yml -Y $sha" \
         "-y https://h.example/m.yml -Y $sha -T latest" \
         "-c none -y https://h.example/m.yml -Y $sha"; do
         CNI_MANIFEST=https://h.example/c.yaml CNI_EDIT="" MULTUS_MANIFEST=""
@@ -683,6 +683,18 @@ applied_by_kubectl() {
         bats_run --separate-stderr validate_args
         [ "$status" -eq 2 ]
         [[ $stderr == *CNI* || $stderr == *Multus* ]]
+    done
+}
+
+@test "-c and -y: a URL or a file, relative to where the script runs as the driver uploads it" {
+    local sha ok bad
+    sha=$(printf 'ab%.0s' {1..32})
+    for ok in https://h.example/c.yaml /etc/k8s-mgmt-lab/cni.yaml .k8s-mgmt/cni-manifest.yaml; do
+        is_manifest_source "$ok"
+    done
+    for bad in "-c.yaml" "../c.yaml" "a/../../c.yaml" 'c$(id).yaml' "c d.yaml" \
+        "https://h.example/c d.yaml" 'https://h.example/$(id)'; do
+        ! is_manifest_source "$bad"
     done
 }
 
