@@ -1246,50 +1246,48 @@ edit_once() {
     log "$what: '$old' is now '$new'"
 }
 
-install_cni() {
-    local marker=$STATE_DIR/cni.applied manifest
-    [[ $CNI_MANIFEST == none ]] && { log "CNI: none requested"; return 0; }
-    if [[ -f $marker && $(cat -- "$marker") == "$CNI_MANIFEST" ]]; then
-        log "CNI manifest already applied; skipped"
+# apply_once NAME WHAT SOURCE SUM EDIT: the manifest at SOURCE applied
+# once (STATE_DIR/NAME.applied remembers SOURCE), checked against SUM and
+# then changed by the function EDIT (none when empty).
+apply_once() {
+    local name=$1 what=$2 source=$3 sum=$4 edit=$5
+    local marker=$STATE_DIR/$name.applied manifest
+    if [[ -f $marker && $(cat -- "$marker") == "$source" ]]; then
+        log "$what manifest already applied; skipped"
         return 0
     fi
     if "$DRY_RUN"; then
-        run kubectl --kubeconfig "$ADMIN_CONF" apply -f "$CNI_MANIFEST"
+        run kubectl --kubeconfig "$ADMIN_CONF" apply -f "$source"
         return 0
     fi
-    manifest=$(mktemp /tmp/k8s-mgmt-cni.XXXXXX)
+    manifest=$(mktemp "/tmp/k8s-mgmt-$name.XXXXXX")
     TEMP_FILES+=("$manifest")
-    fetch_manifest CNI "$CNI_MANIFEST" "$CNI_SHA256" "$manifest"
-    if [[ $CNI_EDIT == flannel-network ]]; then
-        edit_once "$manifest" "flannel's pod network" '"Network": "10.244.0.0/16"' "\"Network\": \"$POD_CIDR\""
-    fi
+    fetch_manifest "$what" "$source" "$sum" "$manifest"
+    [[ -z $edit ]] || "$edit" "$manifest"
     admin_kubectl apply -f "$manifest" >&2
     mkdir -p -- "$STATE_DIR"
-    printf '%s\n' "$CNI_MANIFEST" >"$marker"
+    printf '%s\n' "$source" >"$marker"
+}
+
+install_cni() {
+    [[ $CNI_MANIFEST == none ]] && { log "CNI: none requested"; return 0; }
+    apply_once cni CNI "$CNI_MANIFEST" "$CNI_SHA256" "${CNI_EDIT:+flannel_network}"
+}
+
+# flannel's manifest hard-wires its pod network; the cluster's is -P.
+flannel_network() {
+    edit_once "$1" "flannel's pod network" '"Network": "10.244.0.0/16"' "\"Network\": \"$POD_CIDR\""
 }
 
 # Multus as a meta-plugin in front of the CNI: its daemonset, checked
 # against its pin, its floating image pinned to the release's tag.
 install_multus() {
-    local marker=$STATE_DIR/multus.applied manifest
     [[ -n $MULTUS_MANIFEST ]] || return 0
-    if [[ -f $marker && $(cat -- "$marker") == "$MULTUS_MANIFEST" ]]; then
-        log "Multus manifest already applied; skipped"
-        return 0
-    fi
-    if "$DRY_RUN"; then
-        run kubectl --kubeconfig "$ADMIN_CONF" apply -f "$MULTUS_MANIFEST"
-        return 0
-    fi
-    manifest=$(mktemp /tmp/k8s-mgmt-multus.XXXXXX)
-    TEMP_FILES+=("$manifest")
-    fetch_manifest Multus "$MULTUS_MANIFEST" "$MULTUS_SHA256" "$manifest"
-    if [[ -n $MULTUS_TAG ]]; then
-        edit_once "$manifest" "Multus's image" 'multus-cni:snapshot' "multus-cni:$MULTUS_TAG"
-    fi
-    admin_kubectl apply -f "$manifest" >&2
-    mkdir -p -- "$STATE_DIR"
-    printf '%s\n' "$MULTUS_MANIFEST" >"$marker"
+    apply_once multus Multus "$MULTUS_MANIFEST" "$MULTUS_SHA256" "${MULTUS_TAG:+multus_image}"
+}
+
+multus_image() {
+    edit_once "$1" "Multus's image" 'multus-cni:snapshot' "multus-cni:$MULTUS_TAG"
 }
 
 # ---------------------------------------------------- master read-outs

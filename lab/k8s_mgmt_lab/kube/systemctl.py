@@ -128,15 +128,8 @@ def exec_start(name):
     ``ExecStart=`` in a drop-in resets it), without its arguments, which
     name environment variables of the unit's EnvironmentFiles; None when
     no package installed the unit."""
-    program = None
-    for path in unit_files(name):
-        with open(path) as handle:
-            for line in handle:
-                key, _, value = line.strip().partition('=')
-                if key.strip() == 'ExecStart':
-                    words = value.split()
-                    program = words[0].lstrip('-@+!:') if words else None
-    return [program] if program else None
+    argv = unit_command(name)[0]
+    return argv[:1] if argv else None
 
 
 def unit_command(name):
