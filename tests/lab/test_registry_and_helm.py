@@ -91,9 +91,16 @@ def helm_archive():
     return data.getvalue()
 
 
-def request(ip):
-    body = manager.sample_on_subnet(shipped.sample_request('complex'),
+def plain_request():
+    return manager.sample_on_subnet(shipped.sample_request('complex'),
                                     SETTINGS.subnet)
+
+
+def request(ip):
+    """The complex sample with the add-ons; their files go into the
+    package at instantiate (``lab up`` checks a request against the
+    package as it is then, without them)."""
+    body = plain_request()
     body['additionalParams'][ROOT].update(copy.deepcopy({
         'private_registry_connection_info': [{
             'connection_type': 1, 'server': SERVER,
@@ -143,8 +150,7 @@ def topology():
 
 def test_every_node_pulls_from_the_registry_and_masters_have_helm(lab):
     ip = registry_ip()
-    body = request(ip)
-    lab.up(body)
+    lab.up(plain_request())
     vm_id = str(uuid.uuid4())
     lab.vms.create(vm_id, 'registry-1', ip)
     base, ca_pem = image_registry.set_up(lab.vms, vm_id, ip, [NAME])
@@ -152,6 +158,7 @@ def test_every_node_pulls_from_the_registry_and_masters_have_helm(lab):
                                  {'hello.txt': b'from the lab registry\n'})
     other_ca = image_registry.other_ca()
     archive = helm_archive()
+    body = request(ip)
     body['additionalParams'][ROOT]['helm']['sha256'] = hashlib.sha256(
         archive).hexdigest()
     result = lcm.instantiate(SETTINGS, request_body=body, package_files={
