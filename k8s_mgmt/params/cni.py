@@ -95,6 +95,5 @@ def check(reader, raw, package_path, pod_cidr):
         mirror += '/'
     return model.CniChoice(
         preset=preset,
-        manifest_url=manifest[1] if manifest[0] == 'url' else None,
-        manifest_path=manifest[1] if manifest[0] == 'path' else None,
+        manifest=manifest[1],
         sha256=section.get('sha256'), mirror=mirror, multus=multus)

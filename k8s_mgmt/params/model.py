@@ -112,11 +112,22 @@ class CniChoice:
     manifests are fetched instead of GitHub (the same paths below it)."""
 
     preset: Optional[str] = None
-    manifest_url: Optional[str] = None
-    manifest_path: Optional[str] = None   # relative to the package root
+    # An http(s) URL, or a path relative to the package root.
+    manifest: Optional[str] = None
     sha256: Optional[str] = None
     mirror: Optional[str] = None          # ends with "/"
     multus: bool = False
+
+    @property
+    def manifest_url(self):
+        if self.manifest and self.manifest.startswith(('http://',
+                                                       'https://')):
+            return self.manifest
+        return None
+
+    @property
+    def manifest_path(self):
+        return None if self.manifest_url else self.manifest
 
 
 @dataclasses.dataclass(frozen=True)

@@ -66,12 +66,17 @@ def test_the_operators_manifest_by_url_or_from_the_package(package_copy):
         'manifest': 'https://files.example/cni/v1.yaml', 'sha256': sha}))
     assert _options(by_url) == {'-c': ['https://files.example/cni/v1.yaml'],
                                 '-d': [sha]}
+    # Each form is kept with the instance's parameters as it was given.
+    again = params.load_cluster_params({h.ROOT: by_url.to_dict()})
+    assert again.cni == by_url.cni
     package = h.package_with_file(package_copy, 'Files/kubernetes/cni.yaml',
                                   'kind: List\n')
     from_package = params.load_request(
         with_cni({'manifest': 'Files/kubernetes/cni.yaml'}),
         package_dir=package)
     assert _options(from_package)['-c'] == ['.k8s-mgmt/cni-manifest.yaml']
+    again = params.load_cluster_params({h.ROOT: from_package.to_dict()})
+    assert again.cni == from_package.cni
     assert uploads.CNI_MANIFEST in uploads.names_for(_node('master'),
                                                      from_package)
     assert uploads.CNI_MANIFEST not in uploads.names_for(_node('worker'),
