@@ -128,8 +128,12 @@ def assert_pulls_from_the_registry(lab, node, other_ca, digest):
                'https://%s/v2/' % SERVER).stdout.strip() == '{}'
     run(lab, node, 'install', '-m', '0644', '/dev/stdin', '/tmp/other-ca.pem',
         input=other_ca)
+    # Another CA only: curl's default CA directory, /etc/ssl/certs, holds
+    # the installed one, so an empty one replaces it.
+    run(lab, node, 'install', '-d', '/tmp/no-ca')
     refused = run(lab, node, 'curl', '-sS', '--max-time', '20', '--cacert',
-                  '/tmp/other-ca.pem', 'https://%s/v2/' % SERVER, check=False)
+                  '/tmp/other-ca.pem', '--capath', '/tmp/no-ca',
+                  'https://%s/v2/' % SERVER, check=False)
     # 60: the peer's certificate cannot be verified with the given CA.
     assert refused.returncode == 60, (node.name, refused.stderr)
     fetched = run(lab, node, 'ctr', 'content', 'fetch', '--hosts-dir',
