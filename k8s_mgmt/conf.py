@@ -121,10 +121,11 @@ runtime_opts = [
                       'server can only take an available volume).'),
     cfg.StrOpt('cni_manifest', default=None,
                help='CNI manifest the install script applies on the first '
-                    'master: an http(s) URL, an absolute path on the master, '
-                    'or "none" to install no CNI. Unset: the script\'s '
-                    'pinned default (Calico). Set it where the masters '
-                    'cannot reach the Internet.'),
+                    'master when the request names no cni: an http(s) URL, '
+                    'an absolute path on the master, or "none" to install '
+                    'no CNI. Unset: the script\'s default, Calico 3.31.7 '
+                    'checked against its SHA-256 (the cni preset calico). '
+                    'Set it where the masters cannot reach the Internet.'),
     cfg.StrOpt('cni_manifest_sha256', default=None,
                regex=r'^[0-9a-f]{64}$',
                help='Expected SHA-256 of the cni_manifest file; the install '

@@ -50,7 +50,10 @@ readonly DEFAULT_REPO_URL=https://pkgs.k8s.io/core:/stable:/
 # the host's kernel, whose modules and swap it cannot change.
 CONTAINER_FILE=/run/systemd/container
 SYSCTL_DIR=/proc/sys
-readonly DEFAULT_CNI_URL=https://raw.githubusercontent.com/projectcalico/calico/v3.30.0/manifests/calico.yaml
+# Calico as k8s_mgmt/cni_presets.py pins it (a unit test keeps them equal):
+# without -c this manifest, checked against this SHA-256.
+readonly DEFAULT_CNI_URL=https://raw.githubusercontent.com/projectcalico/calico/v3.31.7/manifests/calico.yaml
+readonly DEFAULT_CNI_SHA256=d6d8a489a4ed8e5b8efd8b339047b496ca657b55ee2e3618e791507b0a853e8d
 # Bounds on every network call, so a silent endpoint fails the step instead
 # of hanging it: one kubectl call, one download (curl), apt's fetches.
 readonly KUBECTL_SECONDS=30
@@ -133,7 +136,8 @@ Options:
   -C CIDR     node network, added to no_proxy as a CIDR
   -x LIST     further comma-separated no_proxy entries
   -F LIST     further comma-separated API server certificate SANs
-  -c URL|PATH CNI manifest (default: pinned Calico); "none" skips the CNI
+  -c URL|PATH CNI manifest (default: Calico 3.31.7, checked against its
+              SHA-256); "none" skips the CNI
   -d SHA256   expected SHA-256 of the CNI manifest
   -N EDIT     change the checked CNI manifest: "flannel-network" sets
               flannel's net-conf Network to the pod network (-P)
@@ -411,6 +415,10 @@ validate_args() {
     [[ $WAIT_SECONDS =~ ^[0-9]+$ ]] || usage_error "bad -w seconds: '$WAIT_SECONDS'"
     [[ $SA_NAME =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] || usage_error "bad ServiceAccount name: '$SA_NAME'"
     [[ -z $CNI_SHA256 || $CNI_SHA256 =~ ^[0-9a-f]{64}$ ]] || usage_error "bad CNI SHA-256: '$CNI_SHA256'"
+    # The default manifest is checked against its pin unless -d says other.
+    if [[ $CNI_MANIFEST == "$DEFAULT_CNI_URL" && -z $CNI_SHA256 ]]; then
+        CNI_SHA256=$DEFAULT_CNI_SHA256
+    fi
     [[ $CNI_MANIFEST == none ]] || is_manifest_source "$CNI_MANIFEST" ||
         usage_error "bad CNI manifest (want an http(s) URL, a file or none): '$CNI_MANIFEST'"
     [[ -z $CNI_EDIT || $CNI_EDIT == flannel-network ]] || usage_error "bad CNI edit: '$CNI_EDIT'"

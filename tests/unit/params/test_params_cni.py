@@ -6,6 +6,7 @@ import pytest
 
 from k8s_mgmt import cni_presets
 from k8s_mgmt import params
+from k8s_mgmt import shipped
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import uploads
 
@@ -154,3 +155,12 @@ def test_the_kubespray_mode_warns_it_ignores_cni():
     found = params.load_request(with_cni({'preset': 'flannel'},
                                          flavour='kubespray'))
     assert 'kube_network_plugin' in dict(found.warnings)[PATH]
+
+
+def test_the_install_scripts_default_cni_is_the_calico_preset():
+    """Without -c the script applies Calico, checked against the same pin
+    as the preset."""
+    text = shipped.script(shipped.INSTALL_SCRIPT).read_text()
+    calico = cni_presets.PRESETS['calico']
+    assert 'readonly DEFAULT_CNI_URL=%s\n' % calico.url() in text
+    assert 'readonly DEFAULT_CNI_SHA256=%s\n' % calico.sha256 in text

@@ -686,6 +686,17 @@ applied_by_kubectl() {
     done
 }
 
+@test "the default CNI manifest is checked against its pin; another only with -d" {
+    parse_args init -a 10.0.0.11
+    validate_args
+    [ "$CNI_MANIFEST" = "$DEFAULT_CNI_URL" ]
+    [ "$CNI_SHA256" = "$DEFAULT_CNI_SHA256" ]
+    CNI_SHA256=""
+    parse_args init -a 10.0.0.11 -c https://h.example/c.yaml
+    validate_args
+    [ -z "$CNI_SHA256" ]
+}
+
 @test "-c and -y: a URL or a file, relative to where the script runs as the driver uploads it" {
     local sha ok bad
     sha=$(printf 'ab%.0s' {1..32})
