@@ -7,10 +7,9 @@ Debian's real docker-registry with apt-get and serves it over HTTPS with
 a self-signed certificate it makes; the request names it by a host
 name, with Tacker's ``private_registry_connection_info`` (the
 certificate as its CA, a file of the VNF package; a hosts line for the
-name). On every
-node the real containerd fetches an image pushed into it, reading the
-driver's ``hosts.toml``; curl reaches ``/v2/`` with the trust the driver
-installed and is refused when it trusts another CA.
+name). On every node the real containerd fetches an image pushed into
+it, reading the driver's ``hosts.toml``; curl reaches ``/v2/`` with the
+trust the driver installed and is refused when it trusts another CA.
 
 Real parts: namespace VMs with OpenSSH, the driver, the install script,
 apt-get and dpkg, Debian's containerd and docker-registry, curl,
@@ -51,12 +50,12 @@ NAME = 'registry.lab'
 SERVER = '%s:%d' % (NAME, image_registry.PORT)
 IMAGE = SERVER + '/lab/hello:1'
 CA_PATH = 'Files/registry/ca.crt'
-HELM = '3.16.2'
 # The request's CNI, a manifest of the package: the lab's stand-in CNI
 # under another name, so that it shows which manifest was applied.
 CNI_PATH = 'Files/kubernetes/operator-cni.yaml'
 CNI_YAML = layer.CNI_YAML.replace('standin-cni', 'operator-cni')
 DAEMONSETS = '/apis/apps/v1/namespaces/kube-system/daemonsets/'
+HELM = '3.16.2'
 HELM_PATH = 'Files/helm/helm-v%s-linux-amd64.tar.gz' % HELM
 HELM_STANDIN = b"""#!/bin/sh
 # The lab's stand-in for Helm's client: "helm version" as Helm %s
