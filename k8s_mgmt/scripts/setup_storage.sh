@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # setup_storage.sh: the storage server of a Kubernetes cluster VNF (Cinder
-# volumes -> ext4 -> NFS exports), or the NFS client on a cluster node.
+# volumes -> ext4 -> NFS exports), the NFS client on a cluster node, or
+# only the volumes of another VM that keeps its data on them (a registry).
 #
 # Usage: setup_storage.sh server --volume ID,DEVICE,MOUNT_TO [--volume ...]
 #                                --export DIR,CLIENTS[,SQUASH] [--export ...]
 #                                [--allow-wide-export]
+#        setup_storage.sh volumes --volume ID,DEVICE,MOUNT_TO [--volume ...]
 #        setup_storage.sh client
 # A volume is formatted only when it is provably empty (no signature, no
 # backup ext superblock, a zero first MiB); one that holds a filesystem is
@@ -83,6 +85,7 @@ usage() {
 Usage: setup_storage.sh server --volume ID,DEVICE,MOUNT_TO [--volume ...]
                                --export DIR,CLIENTS[,SQUASH] [--export ...]
                                [--allow-wide-export] [-o DIR]
+       setup_storage.sh volumes --volume ID,DEVICE,MOUNT_TO [--volume ...] [-o DIR]
        setup_storage.sh client
 
 server: each volume is found as /dev/disk/by-id/virtio-<first 20 characters
@@ -92,6 +95,8 @@ a zero first MiB), mounted nosuid,nodev at MOUNT_TO with an /etc/fstab entry
 by UUID (nofail); each DIR, on one of the mounts, is exported to CLIENTS (an
 IPv4 or IPv6 address or network) through nfs-kernel-server; a DIR made here
 belongs to 65534:65534, the user a squashed root becomes.
+volumes: the volumes only, found, formatted and mounted as server does
+them; no export, no NFS server.
 client: installs nfs-common.
 
   --volume ID,DEVICE,MOUNT_TO  a Cinder volume and where to mount it
@@ -120,11 +125,11 @@ EOF
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode: server or client"
+    [[ $# -gt 0 ]] || usage_error "missing mode: server, volumes or client"
     case $1 in
-        server | client) MODE=$1 ;;
+        server | volumes | client) MODE=$1 ;;
         -h | --help) usage; exit 0 ;;
-        *) usage_error "unknown mode '$1' (server or client)" ;;
+        *) usage_error "unknown mode '$1' (server, volumes or client)" ;;
     esac
     shift
     while [[ $# -gt 0 ]]; do
@@ -154,7 +159,10 @@ parse_args() {
 
 add_option() {
     local option=$1 value=$2 id device mount dir clients squash
-    [[ $MODE == server ]] || usage_error "$option is for server mode only"
+    case $option in
+        --export) [[ $MODE == server ]] || usage_error "$option is for server mode only" ;;
+        *) [[ $MODE == server || $MODE == volumes ]] || usage_error "$option is for server and volumes modes only" ;;
+    esac
     case $option in
         --volume)
             [[ $value =~ ^[^,]*,[^,]*,[^,]*$ ]] ||
@@ -404,9 +412,9 @@ validate_args() {
         check_path "-o directory" "$ROOT_DIR"
         ROOT_DIR=$REPLY
     fi
-    [[ $MODE == server ]] || return 0
+    [[ $MODE == server || $MODE == volumes ]] || return 0
     validate_volumes
-    validate_exports
+    [[ $MODE == volumes ]] || validate_exports
 }
 
 # ---------------------------------------------------------------- helpers
@@ -924,6 +932,14 @@ server() {
     step service start_nfs_server
     CURRENT_STEP=finished
     echo "storage: ${#VOLUME_IDS[@]} volume(s) ($FORMATTED formatted, $KEPT kept), ${#EXPORT_DIRS[@]} export(s)"
+}
+
+volumes() {
+    step device find_devices
+    step filesystem check_filesystems
+    step mount mount_volumes
+    CURRENT_STEP=finished
+    echo "storage: ${#VOLUME_IDS[@]} volume(s) ($FORMATTED formatted, $KEPT kept)"
 }
 
 client() {

@@ -156,8 +156,8 @@ class StorageVM:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def run_script(self, *args):
-        return self.inside(['bash', str(SCRIPT), 'server', '-o',
+    def run_script(self, *args, mode='server'):
+        return self.inside(['bash', str(SCRIPT), mode, '-o',
                             str(self.root)] + list(args))
 
     def mounts(self):

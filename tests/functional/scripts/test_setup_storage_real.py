@@ -126,6 +126,32 @@ def test_a_volume_with_ext4_is_mounted_as_it_is(vm, tmp_path):
     assert 'export directory: made' not in result.stdout
 
 
+def test_volumes_mode_mounts_a_kept_volume_and_exports_nothing(
+        vm, tmp_path):
+    """A registry's volume: formatted only when empty, mounted, no export
+    and no NFS server; its data kept."""
+    source = tmp_path / 'content'
+    (source / 'data').mkdir(parents=True)
+    (source / 'data' / 'blob').write_text('an image layer\n')
+    vm.add_volume('vdb', volume_id='registry-volume',
+                  prepare=ext4_with_marker(source))
+    vm.add_volume('vdc', volume_id='registry-new')
+    vm.start()
+    result = vm.run_script('--volume', 'registry-volume,,/srv/registry',
+                           '--volume', 'registry-new,,/srv/spare',
+                           mode='volumes')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        'storage: 2 volume(s) (1 formatted, 1 kept)')
+    assert vm.inside(['cat', '/srv/registry/data/blob']).stdout == \
+        'an image layer\n'
+    assert set(vm.mounts()) == {'/srv/registry', '/srv/spare'}
+    # No /etc/exports written; no stand-in (apt-get, systemctl, exportfs)
+    # called at all.
+    assert not (vm.root / 'etc' / 'exports').exists()
+    assert not vm.calls.exists(), vm.calls.read_text()
+
+
 def test_a_volume_with_a_partition_table_is_refused(vm):
     vm.add_volume('vdb', volume_id='partitioned',
                   prepare=partition_table_image)

@@ -33,6 +33,22 @@ args() {
     [ "$ROOT_DIR" = /tmp/render ]
 }
 
+@test "volumes: the volumes alone, checked as for a server, no export" {
+    args volumes --volume reg-1,/dev/vdb,/srv/registry/ -o /tmp/render
+    [ "$MODE" = volumes ]
+    [ "${VOLUME_IDS[*]}" = reg-1 ]
+    [ "${VOLUME_MOUNTS[*]}" = /srv/registry ]
+    [ "${#EXPORT_DIRS[@]}" -eq 0 ]
+    # Its run: find, check, mount, and a summary; no package, no service.
+    find_devices() { DEVICES=(/dev/vdb); }
+    check_filesystems() { KEPT=1; }
+    mount_volumes() { :; }
+    install_server_package() { echo "no package in volumes mode" >&2; return 1; }
+    start_nfs_server() { echo "no NFS server in volumes mode" >&2; return 1; }
+    run -0 volumes
+    [ "${lines[-1]}" = 'storage: 1 volume(s) (0 formatted, 1 kept)' ]
+}
+
 @test "validate_args: every bad value is a usage error that names it" {
     local -a ok=(--export /srv/a,10.0.0.0/24)
     check() {
@@ -93,8 +109,12 @@ args() {
     check "option --volume needs a value" server --volume
     check "unknown option --force" server --force
     check "unexpected argument: extra" server extra
-    check "--volume is for server mode only" client --volume v,,/srv/a
-    check "-o is for server mode only" client -o /tmp/x
+    check "--volume is for server and volumes modes only" client --volume v,,/srv/a
+    check "-o is for server and volumes modes only" client -o /tmp/x
+    check "--export is for server mode only" volumes --volume v,,/srv/a --export /srv/a,10.0.0.0/24
+    check "--allow-wide-export is for server mode only" volumes --allow-wide-export
+    check "missing --volume" volumes
+    check "bad mount point of volume v '/srv/../etc'" volumes --volume v,,/srv/../etc
     check "--allow-wide-export is for server mode only" client --allow-wide-export
 }
 
