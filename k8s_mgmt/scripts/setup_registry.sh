@@ -6,12 +6,13 @@
 # same certificate.
 #
 # Usage: setup_registry.sh --listen IP:PORT --dir DIR
-#            (--self-signed NAME[,NAME...] | --certificate FILE --ca FILE
-#             --key FILE) [-w SECONDS]
-# Prints, last, a summary such as
-# "registry: https://10.0.0.9:5000 active (certificate kept), images in
-#  /srv/registry/data"; with --self-signed the certificate clients must
-# trust is DIR/tls/tls.crt.
+#            (--self-signed NAME[,NAME...] | --self-signed-ip |
+#             --certificate FILE --ca FILE (--key FILE | -s with tls_key_base64))
+#            [--require-mount] [--print-ca] [-s FILE|-] [-w SECONDS]
+# Prints a summary such as "registry: https://10.0.0.9:5000 already active
+# (certificate kept), images in /srv/registry/data"; with --print-ca then
+# the PEM certificate clients must trust.
+# k8s-mgmt-features: print-ca secrets require-mount
 set -Eeuo pipefail
 umask 022
 
@@ -26,6 +27,7 @@ readonly SERVICE=docker-registry
 # The package's system user (a test sets another).
 SERVICE_USER=docker-registry
 CONFIG=/etc/docker/registry/config.yml
+DROP_IN=/etc/systemd/system/docker-registry.service.d/k8s-mgmt.conf
 # A self-signed certificate is good for ten years; its key is P-256.
 readonly SELF_SIGNED_DAYS=3650
 readonly APT_FETCH_SECONDS=30
@@ -36,6 +38,16 @@ ADDRESS=""
 PORT=""
 DIR=""
 SELF_SIGNED=""
+# How the registry gets its certificate: self-signed (for the address and
+# SELF_SIGNED's names) or given (--certificate, --ca and a key).
+TLS_MODE=""
+REQUIRE_MOUNT=false
+PRINT_CA=false
+SECRETS_SOURCE=""
+# The operator's key from the secrets input (base64 of the PEM: one line).
+KEY_BASE64=""
+HTTP_PROXY_URL=""
+HTTPS_PROXY_URL=""
 CERTIFICATE=""
 CA_FILE=""
 KEY_FILE=""
@@ -47,8 +59,9 @@ TLS_OUTCOME=""
 usage() {
     cat <<'EOF'
 Usage: setup_registry.sh --listen IP:PORT --dir DIR
-           (--self-signed NAME[,NAME...] | --certificate FILE --ca FILE --key FILE)
-           [-w SECONDS]
+           (--self-signed NAME[,NAME...] | --self-signed-ip |
+            --certificate FILE --ca FILE (--key FILE | -s with tls_key_base64))
+           [--require-mount] [--print-ca] [-s FILE|-] [-w SECONDS]
 
 Installs Debian's docker-registry and runs it on IP:PORT over HTTPS, its
 images in DIR/data and its certificate and key in DIR/tls (DIR: the mount
@@ -61,10 +74,18 @@ point of the registry's volume; nothing there is ever deleted).
              host NAMES when DIR/tls has none; one already there is kept,
              and refused when it does not name them all (never replaced:
              clients trust it). Clients trust DIR/tls/tls.crt.
+  --self-signed-ip   the same, for the address alone
   --certificate FILE the registry's certificate (PEM, with its chain)
   --ca FILE          the CA that signed it (checked before anything changes)
   --key FILE         its private key (mode 0600 or stricter); copied into
-                     DIR/tls, readable by the registry's user only
+                     DIR/tls, readable by the registry's user only; or
+                     tls_key_base64 on the secrets input
+  --require-mount    DIR must be a mount point (the registry's volume),
+                     and the service waits for it at boot
+  --print-ca         after the summary, the PEM certificate clients trust
+  -s FILE|-          KEY=VALUE lines (FILE mode 0600 or stricter, or - for
+                     stdin): http_proxy, https_proxy (for apt),
+                     tls_key_base64; never on the command line
   -w SECONDS         how long to wait for the registry to answer (default 120)
   -h                 this help
 
@@ -77,19 +98,23 @@ EOF
 parse_args() {
     while [[ $# -gt 0 ]]; do
         case $1 in
-            --listen | --dir | --self-signed | --certificate | --ca | --key | -w)
+            --listen | --dir | --self-signed | --certificate | --ca | --key | -w | -s)
                 [[ $# -ge 2 ]] || usage_error "option $1 needs a value"
                 case $1 in
                     --listen) LISTEN=$2 ;;
                     --dir) DIR=$2 ;;
-                    --self-signed) SELF_SIGNED=$2 ;;
-                    --certificate) CERTIFICATE=$2 ;;
+                    --self-signed) SELF_SIGNED=$2 TLS_MODE+=" self-signed" ;;
+                    -s) SECRETS_SOURCE=$2 ;;
+                    --certificate) CERTIFICATE=$2 TLS_MODE+=" given" ;;
                     --ca) CA_FILE=$2 ;;
                     --key) KEY_FILE=$2 ;;
                     -w) WAIT_SECONDS=$2 ;;
                 esac
                 shift 2
                 ;;
+            --self-signed-ip) TLS_MODE+=" self-signed"; shift ;;
+            --require-mount) REQUIRE_MOUNT=true; shift ;;
+            --print-ca) PRINT_CA=true; shift ;;
             -h | --help) usage; exit 0 ;;
             -*) usage_error "unknown option $1" ;;
             *) usage_error "unexpected argument: $1" ;;
@@ -109,25 +134,53 @@ validate_args() {
     [[ $DIR =~ ^/[A-Za-z0-9/._+-]*$ && $DIR != */../* && $DIR != */.. && $DIR != / ]] ||
         usage_error "--dir needs an absolute path of A-Z a-z 0-9 / . _ + - without '..', not '$DIR'"
     [[ $WAIT_SECONDS =~ ^[0-9]+$ ]] || usage_error "bad -w seconds: '$WAIT_SECONDS'"
-    if [[ -n $SELF_SIGNED ]]; then
-        [[ -z $CERTIFICATE$CA_FILE$KEY_FILE ]] ||
-            usage_error "--self-signed or --certificate with --ca and --key, not both"
-        local name
-        local -a names
-        IFS=, read -r -a names <<<"$SELF_SIGNED"
-        ((${#names[@]})) || usage_error "--self-signed needs host names"
-        for name in "${names[@]}"; do
-            is_host_name "$name" || usage_error "--self-signed: '$name' is not a host name"
-        done
-    else
-        [[ -n $CERTIFICATE && -n $CA_FILE && -n $KEY_FILE ]] ||
-            usage_error "give --self-signed NAMES, or --certificate, --ca and --key"
-        local file
-        for file in "$CERTIFICATE" "$CA_FILE"; do
-            [[ -f $file ]] || usage_error "no such file: $file"
-        done
-        check_secret_file "$KEY_FILE"
-    fi
+    TLS_MODE=${TLS_MODE# }
+    case $TLS_MODE in
+        self-signed)
+            [[ -z $CA_FILE$KEY_FILE ]] ||
+                usage_error "--ca and --key go with --certificate, not with a self-signed one"
+            local name
+            local -a names=()
+            [[ -z $SELF_SIGNED ]] || IFS=, read -r -a names <<<"$SELF_SIGNED"
+            for name in "${names[@]}"; do
+                is_host_name "$name" || usage_error "--self-signed: '$name' is not a host name"
+            done
+            ;;
+        given)
+            [[ -n $CA_FILE ]] || usage_error "--certificate needs --ca"
+            local file
+            for file in "$CERTIFICATE" "$CA_FILE"; do
+                [[ -f $file ]] || usage_error "no such file: $file"
+            done
+            [[ -z $KEY_FILE ]] || check_secret_file "$KEY_FILE"
+            ;;
+        "") usage_error "give --self-signed NAMES, --self-signed-ip, or --certificate, --ca and the key" ;;
+        *) usage_error "one certificate: --self-signed NAMES, --self-signed-ip or --certificate, not more" ;;
+    esac
+    [[ -z $SECRETS_SOURCE || $SECRETS_SOURCE == - ]] || check_secret_file "$SECRETS_SOURCE"
+}
+
+store_secret() {
+    case $1 in
+        http_proxy) HTTP_PROXY_URL=$2 ;;
+        https_proxy) HTTPS_PROXY_URL=$2 ;;
+        tls_key_base64) KEY_BASE64=$2 ;;
+        *) usage_error "unknown secrets key '$1' (want http_proxy, https_proxy or tls_key_base64)" ;;
+    esac
+}
+
+# After the secrets input: a given certificate needs its key from one
+# place.
+check_key_source() {
+    [[ $TLS_MODE == given ]] || {
+        [[ -z $KEY_BASE64 ]] || usage_error "tls_key_base64 goes with --certificate"
+        return 0
+    }
+    [[ -n $KEY_FILE || -n $KEY_BASE64 ]] || usage_error "--certificate needs its key: --key FILE or tls_key_base64 on the secrets input"
+    [[ -z $KEY_FILE || -z $KEY_BASE64 ]] || usage_error "the key by --key or by tls_key_base64, not both"
+    local pem
+    pem=$(key_pem 2>/dev/null) || usage_error "tls_key_base64 is not base64"
+    [[ $pem == *"-----BEGIN "*"PRIVATE KEY-----"* ]] || usage_error "the key is not a PEM private key"
 }
 
 # ------------------------------------------------------------------ apt
@@ -139,6 +192,8 @@ apt_get() {
 }
 
 install_package() {
+    [[ -z $HTTP_PROXY_URL ]] || export http_proxy=$HTTP_PROXY_URL
+    [[ -z $HTTPS_PROXY_URL ]] || export https_proxy=$HTTPS_PROXY_URL
     if [[ $(dpkg-query -W -f='${Status}' "$PACKAGE" 2>/dev/null) == "install ok installed" ]]; then
         log "$PACKAGE already installed"
         return 0
@@ -154,7 +209,7 @@ install_package() {
 wanted_names() {
     local name
     local -a names=()
-    [[ -z $SELF_SIGNED ]] || IFS=, read -r -a names <<<"$SELF_SIGNED"
+    [[ $TLS_MODE != self-signed || -z $SELF_SIGNED ]] || IFS=, read -r -a names <<<"$SELF_SIGNED"
     printf 'IP:%s\n' "$ADDRESS"
     for name in "${names[@]}"; do
         printf 'DNS:%s\n' "$name"
@@ -207,7 +262,7 @@ tls_given() {
     install -d -m 0750 -o root -g "$SERVICE_USER" -- "$tls"
     write_file "$tls/tls.crt" 0644 <"$CERTIFICATE" || die "cannot write $tls/tls.crt"
     local changed=$WRITE_FILE_CHANGED
-    write_file "$tls/tls.key" 0640 <"$KEY_FILE" || die "cannot write $tls/tls.key"
+    key_pem | write_file "$tls/tls.key" 0640 || die "cannot write $tls/tls.key"
     chown "root:$SERVICE_USER" -- "$tls/tls.key"
     write_file "$tls/ca.crt" 0644 <"$CA_FILE" || die "cannot write $tls/ca.crt"
     if $changed || $WRITE_FILE_CHANGED; then
@@ -217,8 +272,38 @@ tls_given() {
     fi
 }
 
+# The operator's key: its file, or the secrets input's base64.
+key_pem() {
+    if [[ -n $KEY_FILE ]]; then
+        cat -- "$KEY_FILE"
+    else
+        base64 -d <<<"$KEY_BASE64"
+    fi
+}
+
 configure_tls() {
-    if [[ -n $SELF_SIGNED ]]; then tls_self_signed; else tls_given; fi
+    if [[ $TLS_MODE == self-signed ]]; then tls_self_signed; else tls_given; fi
+}
+
+# The PEM clients trust.
+trusted_ca() {
+    if [[ $TLS_MODE == self-signed ]]; then
+        printf '%s\n' "$DIR/tls/tls.crt"
+    else
+        printf '%s\n' "$DIR/tls/ca.crt"
+    fi
+}
+
+# DIR must be the registry's volume, mounted; at boot the service waits for
+# that mount rather than writing images to the root disk.
+check_mount() {
+    "$REQUIRE_MOUNT" || return 0
+    mountpoint -q -- "$DIR" || die "$DIR is not a mount point: the registry's volume is not mounted there"
+    printf '[Unit]\n# Written by %s: no registry without its volume.\nRequiresMountsFor=%s\n' "$PROG" "$DIR" |
+        write_file "$DROP_IN" 0644 || die "cannot write $DROP_IN"
+    if "$WRITE_FILE_CHANGED"; then
+        systemctl daemon-reload >&2 || die "systemctl daemon-reload failed"
+    fi
 }
 
 # -------------------------------------------------------------- service
@@ -253,8 +338,8 @@ configure_service() {
 
 # The registry answers /v2/ over HTTPS, verified with the CA clients use.
 answers() {
-    local ca=$DIR/tls/tls.crt
-    [[ -n $SELF_SIGNED ]] || ca=$DIR/tls/ca.crt
+    local ca
+    ca=$(trusted_ca)
     [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time "$(call_seconds 5)" \
         --cacert "$ca" "https://$ADDRESS:$PORT/v2/" 2>/dev/null) == 200 ]]
 }
@@ -291,14 +376,18 @@ main() {
     parse_args "$@"
     validate_args
     become_root "${ORIGINAL_ARGS[@]}"
+    [[ -z $SECRETS_SOURCE ]] || read_secret_lines "$SECRETS_SOURCE" store_secret
+    check_key_source
     trap 'on_error $? $LINENO' ERR
     trap cleanup EXIT
+    step volume check_mount
     step package install_package
     step TLS configure_tls
     step configuration configure_service
     step service start_service
     CURRENT_STEP=finished
     echo "registry: https://$ADDRESS:$PORT $SERVICE_OUTCOME ($TLS_OUTCOME), images in $DIR/data"
+    if "$PRINT_CA"; then cat -- "$(trusted_ca)"; fi
 }
 
 # Sourced (by the bats tests) it only defines its functions.
