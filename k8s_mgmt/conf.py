@@ -13,10 +13,15 @@ GROUP = 'k8s_mgmt'
 
 DEFAULT_K8S_VERSION = '1.35'
 
-k8s_mgmt_group = cfg.OptGroup(
-    GROUP, title='Kubernetes management driver options',
-    help='Options of the k8s-mgmt Tacker management driver '
-         '(mgmt-drivers-kubernetes).')
+
+def _group():
+    return cfg.OptGroup(
+        GROUP, title='Kubernetes management driver options',
+        help='Options of the k8s-mgmt Tacker management driver '
+             '(mgmt-drivers-kubernetes).')
+
+
+k8s_mgmt_group = _group()
 
 ssh_opts = [
     cfg.FloatOpt('connect_deadline', default=300.0, min=1.0,
@@ -169,8 +174,13 @@ ALL_OPTS = ssh_opts + api_opts + runtime_opts + lb_opts + kubespray_opts
 
 
 def register_opts(conf):
-    conf.register_group(k8s_mgmt_group)
-    conf.register_opts(ALL_OPTS, group=k8s_mgmt_group)
+    """Our options in ``conf``. A ConfigOpts keeps a group's option values
+    and overrides in the group object it was given (shallow-copied), so
+    each ConfigOpts but the global one gets a group of its own: an
+    override set on one never shows in another."""
+    group = k8s_mgmt_group if conf is cfg.CONF else _group()
+    conf.register_group(group)
+    conf.register_opts(ALL_OPTS, group=group)
 
 
 def list_opts():

@@ -39,6 +39,17 @@ def test_bad_kubernetes_version_is_refused():
         local.set_override('kubernetes_version', 'latest', group='k8s_mgmt')
 
 
+def test_an_override_in_another_configopts_stays_there():
+    """oslo.config keeps overrides in the group object a ConfigOpts was
+    given: a shared one let a test's override reach the global CONF."""
+    local = cfg.ConfigOpts()
+    conf.register_opts(local)
+    local.set_override('kubernetes_version', '1.37', group='k8s_mgmt')
+    conf.CONF.clear_override('state_dir', 'k8s_mgmt')   # clears the cache
+    assert local.k8s_mgmt.kubernetes_version == '1.37'
+    assert conf.CONF.k8s_mgmt.kubernetes_version == conf.DEFAULT_K8S_VERSION
+
+
 def test_config_generator_finds_our_entry_point(tmp_path):
     out = tmp_path / 'k8s_mgmt.conf.sample'
     subprocess.run([sys.executable, '-m', 'oslo_config.generator',
