@@ -202,6 +202,16 @@ apt_turn() {
     flock -w "$seconds" "$APT_TURN_LOCK" "$@"
 }
 
+# apt_get ARGS...: apt-get, non-interactive, keeping changed conffiles,
+# with the calling script's APT_FETCH_SECONDS per fetch and
+# DPKG_LOCK_SECONDS for the locks, on its turn (apt_turn); its output on
+# stderr. (The install and load-balancer scripts have their own.)
+apt_get() {
+    apt_turn "$DPKG_LOCK_SECONDS" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
+        -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
+        -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$DPKG_LOCK_SECONDS" "$@" >&2
+}
+
 # -------------------------------------------------------------- secrets
 
 # A secrets file must not be readable by group or others.

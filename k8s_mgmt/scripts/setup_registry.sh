@@ -185,11 +185,6 @@ check_key_source() {
 
 # ------------------------------------------------------------------ apt
 
-apt_get() {
-    apt_turn "$DPKG_LOCK_SECONDS" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Options::=--force-confold \
-        -o "Acquire::http::Timeout=$APT_FETCH_SECONDS" -o "Acquire::https::Timeout=$APT_FETCH_SECONDS" \
-        -o Acquire::Retries=3 -o "DPkg::Lock::Timeout=$DPKG_LOCK_SECONDS" "$@" >&2
-}
 
 install_package() {
     [[ -z $HTTP_PROXY_URL ]] || export http_proxy=$HTTP_PROXY_URL
