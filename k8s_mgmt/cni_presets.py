@@ -22,6 +22,7 @@ its SHA-256) installs it.
 
 import dataclasses
 import ipaddress
+from typing import Optional
 
 # Where the pinned manifests are fetched from unless ``cni.mirror``
 # names an operator's copy laid out the same way.
@@ -34,11 +35,11 @@ class Manifest:
     version: str
     path: str                     # under UPSTREAM (or the mirror)
     sha256: str
-    # The install script's edit after the checksum (see the module's doc):
-    # 'flannel-network', 'multus-image' or None.
-    edit: object = None
+    # The install script's edit of a CNI manifest after its checksum
+    # (its -N): 'flannel-network', or None. Multus's image pin is -T.
+    edit: Optional[str] = None
     # The longest pod CIDR prefix the CNI can split among nodes, or None.
-    max_pod_prefix: object = None
+    max_pod_prefix: Optional[int] = None
     why_prefix: str = ''
 
     def url(self, mirror=None):
@@ -64,8 +65,7 @@ PRESETS = {
 MULTUS = Manifest(
     'multus', '4.3.0', 'k8snetworkplumbingwg/multus-cni/v4.3.0/deployments/'
     'multus-daemonset.yml',
-    '290c502f3923864392f0bd7dd5f03e23262565853100c0ebfd7b35cc79ec565a',
-    edit='multus-image')
+    '290c502f3923864392f0bd7dd5f03e23262565853100c0ebfd7b35cc79ec565a')
 
 # Names a request may give that are no preset, and why.
 NOT_PRESETS = {

@@ -433,11 +433,10 @@ validate_args() {
 # PORT 1-65535, USERINFO of RFC 3986 characters or %XX.
 # A host name (labels of letters, digits and inner "-") or an IPv4 address.
 is_host() {
-    local name_re='^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$'
     if [[ $1 =~ ^[0-9.]+$ ]]; then
         is_ipv4 "$1"
     else
-        [[ ${#1} -le 253 && $1 =~ $name_re ]]
+        is_host_name "$1"
     fi
 }
 

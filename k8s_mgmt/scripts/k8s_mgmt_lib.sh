@@ -90,6 +90,13 @@ is_ipv4() {
     done
 }
 
+# A host name: labels of letters, digits and inner "-", 253 characters at
+# most.
+is_host_name() {
+    local name_re='^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$'
+    [[ ${#1} -le 253 && $1 =~ $name_re ]]
+}
+
 # in_range VALUE MIN MAX: VALUE is a decimal number within [MIN, MAX].
 in_range() {
     [[ $1 =~ ^[0-9]{1,5}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))

@@ -122,10 +122,6 @@ parse_args() {
     done
 }
 
-is_host_name() {
-    [[ ${#1} -le 253 && $1 =~ ^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$ ]]
-}
-
 validate_args() {
     [[ $LISTEN =~ ^([0-9.]+):([0-9]+)$ ]] || usage_error "--listen needs IP:PORT, not '$LISTEN'"
     ADDRESS=${BASH_REMATCH[1]} PORT=${BASH_REMATCH[2]}
