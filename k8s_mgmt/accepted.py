@@ -135,6 +135,21 @@ def _host(host):
     return None
 
 
+def host_name(text):
+    """None when ``text`` is a DNS host name (the scripts'
+    ``is_host_name``), else the reason."""
+    labels = text.split('.')
+    if not text or len(text) > 253 or not all(
+            _LABEL.fullmatch(x) for x in labels):
+        return 'not a host name (ASCII letters, digits, "-", ".")'
+    return None
+
+
+def is_ipv4_text(text):
+    """``text`` is written as an IPv4 address (digits and dots)."""
+    return bool(_DOTTED_DIGITS.fullmatch(text))
+
+
 # -- package repositories --------------------------------------------------
 
 _REPOSITORY_URL = re.compile(

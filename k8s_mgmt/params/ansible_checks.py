@@ -22,6 +22,10 @@ import posixpath
 import re
 
 from k8s_mgmt.params import fields
+from k8s_mgmt.params import model
+from k8s_mgmt.params.reader import child
+
+_ROOT = 'k8s_cluster_installation_param'
 
 PLACEHOLDER_ADDRESS = '0.0.0.0'
 FINGERPRINT_FORM = 'SHA256:<43 base64 characters>'
@@ -145,3 +149,54 @@ def inventory_path(report, path, value):
         report.problem(path, '%s is %s' % (fields.show(directory), reason))
         return None
     return directory
+
+
+# What kubespray does itself, so the request's value is ignored there.
+_IGNORED = (
+    ('kubernetes_apt_repository', 'kubespray downloads the Kubernetes '
+     'binaries itself (set its download URLs in its own group_vars)'),
+    ('private_registry_connection_info', 'kubespray configures containerd '
+     'itself (set containerd_registries_mirrors in its own group_vars)'),
+    ('helm', 'kubespray installs Helm itself (helm_enabled in its own '
+     'group_vars)'),
+    ('helm_installation_script_path', 'kubespray installs Helm itself '
+     '(helm_enabled in its own group_vars)'),
+    ('cni', 'kubespray installs the CNI and Multus itself '
+     '(kube_network_plugin and kube_network_plugin_multus in its own '
+     'group_vars)'),
+)
+
+
+def mode_checks(validator, params):
+    """The kubespray mode's rules over a whole request: it needs its
+    Ansible server and its external load balancer; it builds no storage
+    server; what kubespray configures itself is ignored, with a warning.
+    """
+    report = validator.report
+    if not validator.needs_nodes:
+        return
+    if params.ansible is None:
+        if validator.flavour == model.KUBESPRAY_FLAVOUR:
+            report.problem(child(_ROOT, 'ansible'),
+                           'required for the kubespray flavour')
+        return
+    if params.external_lb_param is None and \
+            validator.operation == 'instantiate':
+        report.problem(child(_ROOT, 'external_lb_param'),
+                       'required with ansible: the kubespray mode exposes '
+                       'the cluster through an external load balancer VM')
+    if params.storage_server is not None:
+        report.problem(child(_ROOT, 'storage_server'), 'not supported with '
+                       'ansible (the kubespray mode builds no storage '
+                       'server)')
+    if params.proxy is not None and (params.proxy.http_proxy or
+                                     params.proxy.https_proxy):
+        report.warn(child(_ROOT, 'proxy'), 'not passed to kubespray (its '
+                    'proxy URLs may hold credentials, and nothing secret is '
+                    'written on the Ansible server): set '
+                    'http_proxy/https_proxy in kubespray\'s own group_vars '
+                    'there')
+    for name, why in _IGNORED:
+        if getattr(params, name):
+            report.warn(child(_ROOT, name), 'ignored in the kubespray mode: '
+                        + why)

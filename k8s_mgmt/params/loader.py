@@ -8,6 +8,7 @@ from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import package_checks
+from k8s_mgmt.params import registry_vnf
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
 from k8s_mgmt.params.reader import key_for_path
@@ -23,6 +24,7 @@ _OVERRIDABLE = {
     'external_lb_param': ('ssh_username', 'ssh_password', 'ssh_private_key'),
     'proxy': ('http_proxy', 'https_proxy', 'no_proxy'),
 }
+_OVERRIDABLE_REGISTRY = ('ssh_username', 'ssh_password', 'ssh_private_key')
 _CREDENTIAL_PAIRS = (('password', 'ssh_private_key'),
                      ('ssh_password', 'ssh_private_key'))
 _MAX_KEY_DEPTH = 6
@@ -142,16 +144,22 @@ def merge_overrides(stored, request_additional, operation):
         report.problem('additionalParams', 'expected an object, got %s'
                        % fields.describe(request))
         return _finish(report, None)
-    subset = request.get(validate.ROOT)
+    root = registry_vnf.ROOT if stored.is_registry else validate.ROOT
+    subset = request.get(root)
     merged = stored.to_dict()
+    if stored.is_registry:
+        merged = merged[root]
     if isinstance(subset, dict):
-        _merge_subset(report, merged, subset)
+        if stored.is_registry:
+            _merge_registry(report, merged, subset)
+        else:
+            _merge_subset(report, merged, subset)
     elif subset is not None:
-        report.problem(validate.ROOT, 'expected an object, got %s'
+        report.problem(root, 'expected an object, got %s'
                        % fields.describe(subset))
     additional = {key: value for key, value in request.items()
-                  if key != validate.ROOT}
-    additional[validate.ROOT] = merged
+                  if key != root}
+    additional[root] = merged
     validator = validate.ClusterValidator(report, operation, stored.flavour)
     params = validator.run(additional, stored.kubernetes_version)
     if params is not None:
@@ -163,26 +171,43 @@ def merge_overrides(stored, request_additional, operation):
 def _merge_subset(report, merged, subset):
     for section, value in subset.items():
         path = '%s.%s' % (validate.ROOT, key_for_path(section))
-        allowed = _OVERRIDABLE.get(section, ())
-        if not isinstance(value, dict) or not allowed:
-            if merged.get(section) != value:
-                report.problem(path, 'cannot be changed after instantiate')
+        _merge_section(report, path, merged, section, value,
+                       _OVERRIDABLE.get(section, ()))
+
+
+def _merge_registry(report, merged, subset):
+    """The registry VNF's root: its SSH credentials and its proxy."""
+    own = {key: value for key, value in subset.items() if key != 'proxy'}
+    _merge_fields(report, registry_vnf.ROOT, merged, own,
+                  _OVERRIDABLE_REGISTRY)
+    if 'proxy' in subset:
+        _merge_section(report, registry_vnf.ROOT + '.proxy', merged,
+                       'proxy', subset['proxy'], _OVERRIDABLE['proxy'])
+
+
+def _merge_section(report, path, merged, section, value, allowed):
+    if not isinstance(value, dict) or not allowed:
+        if merged.get(section) != value:
+            report.problem(path, 'cannot be changed after instantiate')
+        return
+    target = merged.setdefault(section, {})
+    if isinstance(target, dict):
+        _merge_fields(report, path, target, value, allowed)
+
+
+def _merge_fields(report, path, target, value, allowed):
+    for key, item in value.items():
+        if key not in allowed:
+            if target.get(key) != item:
+                report.problem('%s.%s' % (path, key_for_path(key)),
+                               'cannot be changed after instantiate')
             continue
-        target = merged.setdefault(section, {})
-        if not isinstance(target, dict):
-            continue
-        for key, item in value.items():
-            if key not in allowed:
-                if target.get(key) != item:
-                    report.problem('%s.%s' % (path, key_for_path(key)),
-                                   'cannot be changed after instantiate')
-                continue
-            for pair in _CREDENTIAL_PAIRS:
-                if key in pair:
-                    for other in pair:
-                        if other != key and other not in value:
-                            target.pop(other, None)
-            target[key] = item
+        for pair in _CREDENTIAL_PAIRS:
+            if key in pair:
+                for other in pair:
+                    if other != key and other not in value:
+                        target.pop(other, None)
+        target[key] = item
 
 
 def _snake_keys(value, depth):

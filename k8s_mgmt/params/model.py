@@ -24,7 +24,10 @@ DEFAULT_SERVICE_CIDR = '10.96.0.0/12'
 HA_FLAVOURS = ('complex', 'podaffinity')
 # Built by kubespray from an Ansible server (mgmt-drivers-kubespray).
 KUBESPRAY_FLAVOUR = 'kubespray'
-KNOWN_FLAVOURS = ('simple', 'storage', KUBESPRAY_FLAVOUR) + HA_FLAVOURS
+# One VM turned into a private container registry (no cluster).
+REGISTRY_FLAVOUR = 'registry'
+KNOWN_FLAVOURS = ('simple', 'storage', KUBESPRAY_FLAVOUR,
+                  REGISTRY_FLAVOUR) + HA_FLAVOURS
 OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
 
 
@@ -194,6 +197,50 @@ class ExternalLbParams:
 
 
 @dataclasses.dataclass(frozen=True)
+class RegistryTls:
+    """The registry VM's certificate: self-signed for its address and
+    ``host_names`` (made once, kept on the volume), or the operator's
+    (certificate and CA from the package, the key a secret)."""
+
+    host_names: Tuple[str, ...] = ()
+    certificate_path: Optional[str] = None
+    ca_certificate_path: Optional[str] = None
+    private_key: Optional[Secret] = None
+
+    @property
+    def self_signed(self):
+        return self.certificate_path is None
+
+
+@dataclasses.dataclass(frozen=True)
+class RegistryInstallParams:
+    """``additionalParams.private_registry_installation_param``: the
+    registry VNF, in the shape of Tacker's private-registry sample driver
+    (``ssh_cp_name``, ``ssh_username``, ``ssh_password``, ``port_no``,
+    ``proxy``) with ours beside it: a private key instead of the password,
+    the Cinder volume that keeps images and certificate, and TLS."""
+
+    ssh_cp_name: Optional[str] = None
+    ssh_username: Optional[str] = None
+    ssh_password: Optional[Secret] = None
+    ssh_private_key: Optional[Secret] = None
+    nic_cp_name: Optional[str] = None   # listened on; ssh_cp_name if unset
+    port_no: int = 5000
+    proxy: Optional[ProxyParams] = None
+    cinder_volume_setup_params: Tuple[CinderVolumeSetup, ...] = ()
+    tls: RegistryTls = RegistryTls()
+
+    @property
+    def listen_cp_name(self):
+        return self.nic_cp_name or self.ssh_cp_name
+
+    @property
+    def volume(self):
+        return (self.cinder_volume_setup_params[0]
+                if self.cinder_volume_setup_params else None)
+
+
+@dataclasses.dataclass(frozen=True)
 class ClusterParams:
     """Every validated parameter of one cluster, plus what validation said."""
 
@@ -214,6 +261,9 @@ class ClusterParams:
     # on every master.
     helm_installation_script_path: Optional[str] = None
     cni: Optional[CniChoice] = None
+    # A registry VNF's request: set instead of the cluster's fields.
+    private_registry_installation_param: Optional[
+        RegistryInstallParams] = None
     flavour: Optional[str] = None
     operation: str = 'instantiate'
     # Per-request options of scale/heal (see merge_overrides).
@@ -231,12 +281,21 @@ class ClusterParams:
     def uses_ansible(self):
         return self.ansible is not None
 
+    @property
+    def registry(self):
+        return self.private_registry_installation_param
+
+    @property
+    def is_registry(self):
+        return self.private_registry_installation_param is not None
+
     def group(self, role):
         """The SSH credentials (``username``, ``password``,
         ``ssh_private_key``) of the nodes of ``role``, as topology names
-        roles: master, worker, storage, lb or ansible. ValueError when the
-        request has no such group."""
+        roles: master, worker, storage, lb, ansible or registry.
+        ValueError when the request has no such group."""
         lb, server = self.external_lb_param, self.ansible
+        registry = self.registry
         groups = {
             'master': self.master_node,
             'worker': self.worker_node,
@@ -247,6 +306,12 @@ class ClusterParams:
             'ansible': server and NodeGroupParams(
                 username=server.username, password=server.password,
                 ssh_private_key=server.ssh_private_key),
+            'registry': registry and NodeGroupParams(
+                ssh_cp_name=registry.ssh_cp_name,
+                nic_cp_name=registry.listen_cp_name,
+                username=registry.ssh_username,
+                password=registry.ssh_password,
+                ssh_private_key=registry.ssh_private_key),
         }
         found = groups.get(role)
         if found is None:

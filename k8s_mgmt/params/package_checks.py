@@ -46,6 +46,7 @@ _CP_FIELDS = (
     ('external_lb_param', ('ssh_cp_name',)),
 )
 _ROOT = 'k8s_cluster_installation_param'
+_REGISTRY_ROOT = 'private_registry_installation_param'
 _VOLUME_TYPE = 'OS::Cinder::Volume'
 # A flavour id is used as a directory name under BaseHOT/.
 _FLAVOUR_DIR = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
@@ -194,6 +195,12 @@ def _short(name):
 
 
 def _named_cps(params):
+    registry = params.registry
+    if registry is not None:
+        for name in ('ssh_cp_name', 'nic_cp_name'):
+            value = getattr(registry, name)
+            if value:
+                yield '%s.%s' % (_REGISTRY_ROOT, name), value
     for section, names in _CP_FIELDS:
         group = getattr(params, section)
         for name in names:
@@ -206,6 +213,11 @@ def _named_cps(params):
 
 
 def _named_volumes(params):
+    registry = params.registry
+    for index, volume in enumerate(
+            registry.cinder_volume_setup_params if registry else ()):
+        yield ('%s.cinder_volume_setup_params[%d].volume_resource_id'
+               % (_REGISTRY_ROOT, index), volume.volume_resource_id)
     storage = params.storage_server
     for index, volume in enumerate(
             storage.cinder_volume_setup_params if storage else ()):

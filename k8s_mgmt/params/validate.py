@@ -35,6 +35,7 @@ from k8s_mgmt.params import nfs_exports
 from k8s_mgmt.params import overlap
 from k8s_mgmt.params import package_checks
 from k8s_mgmt.params import pv_manifests
+from k8s_mgmt.params import registry_vnf
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params.reader import child
 from k8s_mgmt.params.reader import key_for_path
@@ -129,6 +130,8 @@ class ClusterValidator(SectionReader):
         return params
 
     def _params(self, top, default_version):
+        if 'registry' in top:
+            return self._registry(top, default_version)
         raw = top.get('root')
         if raw is None:
             return model.ClusterParams(
@@ -153,7 +156,8 @@ class ClusterValidator(SectionReader):
         options = [name for name, ops in OPERATION_OPTIONS.items()
                    if self.operation in ops]
         ignored = TACKER_KEYS | {tacker_settings.heal_block_storage().key}
-        self.warn_unknown('', params, [ROOT] + options, ignored=ignored)
+        self.warn_unknown('', params, [ROOT, registry_vnf.ROOT] + options,
+                          ignored=ignored)
         top = {'user_data': request_body.USER_DATA in params,
                'user_data_ref': request_body.user_data(
                    self.report, params, self.operation)}
@@ -165,7 +169,22 @@ class ClusterValidator(SectionReader):
         if self.operation == 'heal':
             self._block_storage_key(params)
         found, value = self.lookup('', params, ROOT)
-        if found:
+        registry_found, registry = self.lookup('', params, registry_vnf.ROOT)
+        if registry_found:
+            if found:
+                self.report.problem(registry_vnf.ROOT, 'give %s (a cluster) '
+                                    'or %s (a registry VM), not both'
+                                    % (ROOT, registry_vnf.ROOT))
+                return None
+            top['registry'] = registry
+        elif self.flavour == model.REGISTRY_FLAVOUR and (
+                found or self.operation != 'terminate'):
+            self.report.problem(registry_vnf.ROOT, 'required: flavour %s '
+                                'builds a registry VM, and its request '
+                                'carries %s' % (model.REGISTRY_FLAVOUR,
+                                                registry_vnf.ROOT))
+            return None
+        elif found:
             top['root'] = value
         elif self.operation == 'terminate':
             self.report.warn(ROOT, 'absent: no cluster parameters, nothing '
@@ -187,6 +206,29 @@ class ClusterValidator(SectionReader):
                                 'Tacker takes any non-empty value, even '
                                 '"false", as true and recreates the '
                                 'volumes' % fields.describe(params[key]))
+
+    # -- private_registry_installation_param ---------------------------------
+
+    def _registry(self, top, default_version):
+        flavour = self.flavour
+        if flavour in model.KNOWN_FLAVOURS and \
+                flavour != model.REGISTRY_FLAVOUR:
+            self.report.problem(registry_vnf.ROOT, 'flavour %s builds a '
+                                'Kubernetes cluster, not a registry: its '
+                                'request carries %s' % (flavour, ROOT))
+            return None
+        if self.operation == 'scale':
+            self.report.problem(registry_vnf.ROOT, 'the registry VNF has one '
+                                'VM and does not scale')
+            return None
+        registry = registry_vnf.check(self, top['registry'],
+                                      self.package_dir, self.needs_nodes)
+        if registry is None:
+            return None
+        return model.ClusterParams(
+            kubernetes_version=default_version,
+            private_registry_installation_param=registry,
+            flavour=flavour, operation=self.operation, **_options(top))
 
     # -- k8s_cluster_installation_param ------------------------------------
 
@@ -423,65 +465,13 @@ class ClusterValidator(SectionReader):
     def _cross_checks(self, params):
         overlap.check_networks(self.report, params)
         overlap.check_storage(self.report, params)
-        self._kubespray_checks(params)
+        ansible_checks.mode_checks(self, params)
         if self.flavour is not None and self.flavour not in (
                 model.KNOWN_FLAVOURS):
             shown = (fields.show(self.flavour) if isinstance(
                 self.flavour, str) else fields.describe(self.flavour))
             self.report.warn('flavourId', 'unknown flavour %s: treated as a '
                              'single-master cluster' % shown)
-
-    def _kubespray_checks(self, params):
-        """The kubespray mode needs its Ansible server and its external
-        load balancer; it builds no storage server."""
-        if not self.needs_nodes:
-            return
-        if params.ansible is None:
-            if self.flavour == model.KUBESPRAY_FLAVOUR:
-                self.report.problem(child(ROOT, 'ansible'),
-                                    'required for the kubespray flavour')
-            return
-        if params.external_lb_param is None and \
-                self.operation == 'instantiate':
-            self.report.problem(child(ROOT, 'external_lb_param'),
-                                'required with ansible: the kubespray mode '
-                                'exposes the cluster through an external '
-                                'load balancer VM')
-        if params.storage_server is not None:
-            self.report.problem(child(ROOT, 'storage_server'),
-                                'not supported with ansible (the kubespray '
-                                'mode builds no storage server)')
-        if params.proxy is not None and (params.proxy.http_proxy or
-                                         params.proxy.https_proxy):
-            self.report.warn(child(ROOT, 'proxy'),
-                             'not passed to kubespray (its proxy URLs may '
-                             'hold credentials, and nothing secret is '
-                             'written on the Ansible server): set '
-                             'http_proxy/https_proxy in kubespray\'s own '
-                             'group_vars there')
-        if params.kubernetes_apt_repository is not None:
-            self.report.warn(child(ROOT, 'kubernetes_apt_repository'),
-                             'ignored in the kubespray mode: kubespray '
-                             'downloads the Kubernetes binaries itself (set '
-                             'its download URLs in its own group_vars)')
-        if params.private_registry_connection_info:
-            self.report.warn(child(ROOT, 'private_registry_connection_info'),
-                             'ignored in the kubespray mode: kubespray '
-                             'configures containerd itself (set '
-                             'containerd_registries_mirrors in its own '
-                             'group_vars)')
-        for name in ('helm', 'helm_installation_script_path'):
-            if getattr(params, name):
-                self.report.warn(child(ROOT, name), 'ignored in the '
-                                 'kubespray mode: kubespray installs Helm '
-                                 'itself (helm_enabled in its own '
-                                 'group_vars)')
-        if params.cni is not None:
-            self.report.warn(child(ROOT, 'cni'), 'ignored in the kubespray '
-                             'mode: kubespray installs the CNI and Multus '
-                             'itself (kube_network_plugin and '
-                             'kube_network_plugin_multus in its own '
-                             'group_vars)')
 
 
 def log_warnings(warnings):

@@ -18,7 +18,8 @@ def cli(*args, cwd):
 
 def test_every_flavour_has_a_complete_sample_request():
     assert shipped.sample_flavours() == ['complex', 'kubespray',
-                                         'podaffinity', 'simple', 'storage']
+                                         'podaffinity', 'registry', 'simple',
+                                         'storage']
     for flavour in shipped.sample_flavours():
         body = shipped.sample_request(flavour)
         assert body['flavourId'] == flavour
@@ -29,9 +30,10 @@ def test_every_flavour_has_a_complete_sample_request():
             'KubernetesClusterUserData')
         storage = {'storage': ['storage_server_CP'],
                    'kubespray': ['externalLB_CP1']}.get(flavour, [])
+        cluster = ['masterNode_CP1', 'workerNode_CP2'] + storage
         assert [c['cpdId'] for link in body['extVirtualLinks']
-                for c in link['extCps']] == ['masterNode_CP1',
-                                             'workerNode_CP2'] + storage
+                for c in link['extCps']] == (
+                    ['registry_CP'] if flavour == 'registry' else cluster)
         [vim] = body['vimConnectionInfo']
         assert vim['vimType'] == 'openstack' and vim['vimId'] and vim['id']
 
@@ -68,7 +70,7 @@ def test_bad_arguments_are_one_line(tmp_path, args, needle):
 def test_unknown_sample_is_a_clear_error():
     with pytest.raises(KeyError) as caught:
         shipped.sample_request('huge')
-    assert 'complex, kubespray, podaffinity, simple, storage' in str(
+    assert 'complex, kubespray, podaffinity, registry, simple, storage' in str(
         caught.value)
 
 

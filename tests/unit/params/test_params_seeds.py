@@ -24,7 +24,7 @@ def test_fixtures_exist():
     assert len(LEGACY_FIXTURES) == 1
     assert {os.path.basename(p) for p in SAMPLE_FILES} == {
         'simple.json', 'complex.json', 'podaffinity.json', 'storage.json',
-        'kubespray.json'}
+        'kubespray.json', 'registry.json'}
 
 
 @pytest.mark.skipif(not os.path.isdir(h.SEEDS), reason='seeds not present')
@@ -114,6 +114,10 @@ def test_legacy_seed_000_is_rejected_saying_what_is_missing():
 def test_lab_sample_is_accepted_without_warnings(path, built_package):
     result = params.load_request(h.load_json(path), package_dir=built_package)
     assert result.warnings == ()
+    if result.is_registry:
+        assert result.registry.volume.volume_resource_id == 'registry_volume'
+        assert result.master_node is None and result.script_path is None
+        return
     assert result.proxy.k8s_node_cidr == '10.254.0.0/24'
     # HA: the masters' VIP; kubespray: the external LB's address.
     expected = ('vip_CP' if result.is_ha else 'externalLB_CP1'
