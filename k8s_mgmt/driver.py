@@ -60,9 +60,10 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
     """Builds and runs a Kubernetes cluster on the VNF's VMs over SSH."""
 
     # How this driver builds clusters: 'kubeadm' (here, over SSH) or
-    # 'kubespray' (k8s_mgmt.kubespray.driver). A request for the other
-    # mode is refused before anything runs.
-    MODE = catalog.MODE_KUBEADM
+    # 'kubespray' (k8s_mgmt.kubespray.driver); this one also builds the
+    # registry VNF. A request for another mode is refused before anything
+    # runs.
+    MODES = (catalog.MODE_KUBEADM, catalog.MODE_REGISTRY)
     TYPE = DRIVER_TYPE
 
     def __init__(self):
@@ -193,13 +194,17 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
 
     def _check_mode(self, ctx):
         mode = catalog.mode_of(ctx.params)
-        if mode != self.MODE:
+        if mode not in self.MODES:
             other = catalog.DRIVER_OF_MODE[mode]
+            where = ('private_registry_installation_param'
+                     if mode == catalog.MODE_REGISTRY else
+                     'k8s_cluster_installation_param.ansible')
             raise exceptions.ValidationError([(
-                'additionalParams.k8s_cluster_installation_param.ansible',
-                'the request asks for a %s cluster, which %s does not '
-                'build: name %s in the VNFD\'s Vnflcm interface'
-                % (mode, self.TYPE, other))])
+                'additionalParams.' + where,
+                'the request asks for a %s %s, which %s does not build: '
+                'name %s in the VNFD\'s Vnflcm interface'
+                % (mode, 'VNF' if mode == catalog.MODE_REGISTRY else
+                   'cluster', self.TYPE, other))])
 
     def _run(self, ctx):
         # What an earlier operation learnt, from Tacker's database: this

@@ -43,7 +43,10 @@ LOG = logging.getLogger(__name__)
 METADATA_KEY = 'k8sMgmtState'
 FORMAT = 'v1'
 SHARED_FILES = (state_mod.HOST_KEYS, state_mod.VRRP_PASSWORD,
-                state_mod.CLUSTER, state_mod.REQUEST_PARAMS)
+                state_mod.CLUSTER, state_mod.REQUEST_PARAMS,
+                state_mod.REGISTRY)
+# What the instance shows every reader of it, unsealed: nothing secret.
+PUBLIC_REGISTRY_KEY = 'k8sMgmtRegistry'
 
 
 class SharedStateError(exceptions.MgmtDriverError):
@@ -204,6 +207,26 @@ class SharedState(object):
     def _put(self, files):
         self.home.put(self.seal(files) if files else None)
         self._saved = files
+
+
+def publish(vnf_instance, key, value):
+    """Show ``value`` (a dict of strings, public) under ``key`` of the
+    instance's metadata, for ``openstack vnflcm show``: a v1 instance is
+    saved at once; a v2 instance (a dict) goes back to Tacker with the
+    hook's result. False when there is no instance to show it on."""
+    if InstanceMetadata.usable(vnf_instance):
+        metadata = dict(vnf_instance.vnf_metadata or {})
+        if metadata.get(key) != value:
+            metadata[key] = value
+            vnf_instance.vnf_metadata = metadata
+            vnf_instance.save()
+        return True
+    if isinstance(vnf_instance, dict):
+        metadata = dict(vnf_instance.get('metadata') or {})
+        metadata[key] = value
+        vnf_instance['metadata'] = metadata
+        return True
+    return False
 
 
 def home_of(vnf_instance):

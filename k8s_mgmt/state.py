@@ -39,6 +39,8 @@ VIM_CONFIG = 'vim_config.yaml'
 # The instantiate request's cluster parameters, where Tacker keeps none
 # (its v2 API): scale and heal requests then resend no password.
 REQUEST_PARAMS = 'request_params.json'
+# The registry VNF: its address, its CA (public) and its volume's id.
+REGISTRY = 'registry.json'
 
 # keepalived cuts PASS authentication at 8 characters (configure_lb.sh).
 VRRP_PASSWORD_LENGTH = 8

@@ -1,11 +1,13 @@
 """What the node scripts print, read back: one JSON object on stdout,
 checked field by field (:class:`JoinData` from ``print-join``,
 :class:`VimCredentials` from ``token-secret``, :class:`InitReport` from
-``init -R``); a problem names the node, the step and the field, never a
+``init -R``, :class:`RegistryReport` from ``setup_registry.sh
+--print-ca``); a problem names the node, the step and the field, never a
 value.
 """
 
 import dataclasses
+import hashlib
 import json
 import re
 import typing
@@ -133,3 +135,56 @@ class InitReport:
                                       within='join'),
                    VimCredentials.from_data(node, step, parts['vim'],
                                             within='vim'))
+
+
+_REGISTRY_SUMMARY = re.compile(
+    r'registry: (https://\S+) (.+) \((certificate \w+)\), images in (\S+)')
+_PEM_BLOCK = re.compile(r'-----BEGIN CERTIFICATE-----\n[A-Za-z0-9+/=\n]+'
+                        r'-----END CERTIFICATE-----\n?')
+
+
+@dataclasses.dataclass(frozen=True)
+class RegistryReport:
+    """What ``setup_registry.sh --print-ca`` printed: its summary line and
+    the PEM certificate clients must trust (public)."""
+
+    url: str                  # https://IP:PORT
+    service: str              # started, restarted, already active, ...
+    certificate: str          # certificate made, kept or installed
+    data_dir: str
+    ca_pem: str
+
+    @property
+    def ca_sha256(self):
+        return hashlib.sha256(self.ca_pem.encode()).hexdigest()
+
+    @property
+    def server(self):
+        """HOST:PORT, as a cluster's private_registry_connection_info
+        names it."""
+        return self.url[len('https://'):]
+
+    @classmethod
+    def from_output(cls, node, stdout):
+        step = 'read the registry\'s summary'
+        summary = None
+        for line in stdout.splitlines():
+            found = _REGISTRY_SUMMARY.fullmatch(line.strip())
+            if found:
+                summary = found
+        if summary is None:
+            raise output_error(node, step, 'no "registry: https://..." '
+                               'summary line')
+        pems = _PEM_BLOCK.findall(stdout[stdout.find(summary.group(0)):])
+        if len(pems) < 1:
+            raise output_error(node, step, 'no PEM certificate after the '
+                               'summary (--print-ca)')
+        pem = ''.join(pems)
+        return cls(url=summary.group(1), service=summary.group(2),
+                   certificate=summary.group(3), data_dir=summary.group(4),
+                   ca_pem=pem if pem.endswith('\n') else pem + '\n')
+
+    def to_dict(self):
+        return {'url': self.url, 'server': self.server,
+                'certificate': self.certificate, 'ca_sha256': self.ca_sha256,
+                'ca_pem': self.ca_pem}

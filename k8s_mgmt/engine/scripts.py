@@ -7,6 +7,7 @@ proxy URLs, VRRP password) are never in ``argv``: they travel as
 ``KEY=VALUE`` lines on the script's stdin (``-s -``, doc/source/scripts.rst).
 """
 
+import base64
 import dataclasses
 import ipaddress
 import posixpath
@@ -27,6 +28,7 @@ INSTALL = uploads.INSTALL
 CONFIGURE_LB = uploads.CONFIGURE_LB
 STORAGE = uploads.STORAGE
 EXTERNAL_LB = uploads.EXTERNAL_LB
+REGISTRY = uploads.REGISTRY
 REMOTE_DIR = uploads.REMOTE_DIR
 HAPROXY_PORT = 16443
 APISERVER_PORT = 6443
@@ -70,6 +72,8 @@ class ScriptCall:
             return 'storage-%s' % self.argv[0]
         if self.script == EXTERNAL_LB:
             return 'external-lb'
+        if self.script == REGISTRY:
+            return 'registry'
         return 'configure-lb'
 
     def command(self, remote_dir=REMOTE_DIR):
@@ -370,6 +374,43 @@ def storage_server_call(node, params, volumes):
         argv.append('--allow-wide-export')
     return ScriptCall(node.name, STORAGE, tuple(argv),
                       tuple(_proxy_secrets(params)))
+
+
+def registry_volume_call(node, params, volume):
+    """setup_storage.sh volumes on the registry VM: its one Cinder volume
+    found by id (or the device Cinder reports), formatted only when it
+    holds no filesystem, mounted where the registry keeps its data; no
+    NFS. ``volume``: the topology Volume."""
+    setup = params.registry.volume
+    return ScriptCall(node.name, STORAGE, (
+        'volumes', '--volume', '%s,%s,%s' % (
+            volume.volume_id, volume.device or '', setup.mount_to)),
+        tuple(_proxy_secrets(params.registry)))
+
+
+def registry_call(node, params):
+    """setup_registry.sh on the registry VM: docker-registry on its NIC
+    address and port, images and TLS on the volume (which must be
+    mounted), the certificate self-signed or the operator's (its key on
+    stdin, base64: one line); the CA clients trust printed last."""
+    registry = params.registry
+    tls = registry.tls
+    argv = ['--listen', '%s:%d' % (node.nic_ip, registry.port_no),
+            '--dir', registry.volume.mount_to]
+    found = _proxy_secrets(registry)
+    if not tls.self_signed:
+        argv += ['--certificate', posixpath.join(uploads.REMOTE_DIR,
+                                                 uploads.REGISTRY_TLS_CERT),
+                 '--ca', posixpath.join(uploads.REMOTE_DIR,
+                                        uploads.REGISTRY_TLS_CA)]
+        found.append(('tls_key_base64', secrets.Secret(base64.b64encode(
+            secrets.reveal(tls.private_key).encode()).decode())))
+    elif tls.host_names:
+        argv += ['--self-signed', ','.join(tls.host_names)]
+    else:
+        argv.append('--self-signed-ip')
+    argv += ['--require-mount', '--print-ca']
+    return ScriptCall(node.name, REGISTRY, tuple(argv), tuple(found))
 
 
 def nfs_client_call(node, params):

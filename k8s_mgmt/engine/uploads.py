@@ -25,6 +25,11 @@ CONFIGURE_LB = shipped.LB_SCRIPT
 LIBRARY = shipped.SCRIPT_LIBRARY
 STORAGE = shipped.STORAGE_SCRIPT
 EXTERNAL_LB = shipped.EXTERNAL_LB_SCRIPT
+REGISTRY = shipped.REGISTRY_SCRIPT
+# The registry VNF's certificate and its CA, when the request gives the
+# operator's (tls.certificate_path, tls.ca_certificate_path).
+REGISTRY_TLS_CERT = 'registry-tls.crt'
+REGISTRY_TLS_CA = 'registry-tls-ca.crt'
 # The Kubernetes apt repository's signing key, when the request names a
 # file of the VNF package (kubernetes_apt_repository.key_path).
 REPO_KEY = 'kubernetes-apt-repository.key'
@@ -125,6 +130,11 @@ def package_path(params, name):
     for registry in params.private_registry_connection_info:
         if registry.certificate_path and name == registry_ca_name(registry):
             return registry.certificate_path
+    registry_vnf = params.registry
+    if name == REGISTRY_TLS_CERT:
+        return registry_vnf.tls.certificate_path
+    if name == REGISTRY_TLS_CA:
+        return registry_vnf.tls.ca_certificate_path
     if name == HELM_ARCHIVE:
         return params.helm.archive_path
     if name == HELM_SCRIPT:
@@ -141,7 +151,13 @@ def names_for(node, params):
     """The scripts ``node`` needs, in upload order: first the library
     the scripts source from their own directory. The storage server
     gets only the storage script; with a storage server, masters and
-    workers get it too (its ``client`` mode installs the NFS client)."""
+    workers get it too (its ``client`` mode installs the NFS client).
+    The registry VM gets the storage script (its ``volumes`` mode), the
+    registry script and the operator's certificate files."""
+    if node.role == 'registry':
+        tls = params.registry.tls
+        return [LIBRARY, STORAGE, REGISTRY] + (
+            [] if tls.self_signed else [REGISTRY_TLS_CERT, REGISTRY_TLS_CA])
     if node.role == 'storage':
         return [LIBRARY, STORAGE]
     if node.role == 'lb':

@@ -18,7 +18,7 @@ class KubesprayMgmtDriver(driver.KubernetesMgmtDriver):
     """Builds and runs a Kubernetes cluster with kubespray, from an Ansible
     server, behind an external load balancer."""
 
-    MODE = catalog.MODE_KUBESPRAY
+    MODES = (catalog.MODE_KUBESPRAY,)
     TYPE = catalog.KUBESPRAY_DRIVER_TYPE
 
     def get_description(self):

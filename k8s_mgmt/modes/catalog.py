@@ -19,13 +19,19 @@ from k8s_mgmt.modes.kubespray import heal as kubespray_heal
 from k8s_mgmt.modes.kubespray import instantiate as kubespray_instantiate
 from k8s_mgmt.modes.kubespray import scale as kubespray_scale
 from k8s_mgmt.modes.kubespray import terminate as kubespray_terminate
+from k8s_mgmt.modes.registry import heal as registry_heal
+from k8s_mgmt.modes.registry import instantiate as registry_instantiate
+from k8s_mgmt.modes.registry import terminate as registry_terminate
 
 MODE_KUBEADM = 'kubeadm'
 MODE_KUBESPRAY = 'kubespray'
+# The registry VNF (no cluster): the kubeadm driver builds it too.
+MODE_REGISTRY = 'registry'
 KUBESPRAY_DRIVER_TYPE = 'mgmt-drivers-kubespray'
 # Which driver (Tacker's name for it) builds clusters of each mode.
 DRIVER_OF_MODE = {MODE_KUBEADM: DRIVER_TYPE,
-                  MODE_KUBESPRAY: KUBESPRAY_DRIVER_TYPE}
+                  MODE_KUBESPRAY: KUBESPRAY_DRIVER_TYPE,
+                  MODE_REGISTRY: DRIVER_TYPE}
 
 
 def _builders(instantiate, scale, heal, terminate):
@@ -50,6 +56,15 @@ BUILDERS = {
                             kubeadm_heal, kubeadm_terminate),
     MODE_KUBESPRAY: _builders(kubespray_instantiate, kubespray_scale,
                               kubespray_heal, kubespray_terminate),
+    # One VM: nothing to scale.
+    MODE_REGISTRY: {
+        ('instantiate', 'instantiate_end'): registry_instantiate.build,
+        ('heal_vnfc', 'heal_start'): registry_heal.build_vnfcs_start,
+        ('heal_vnfc', 'heal_end'): registry_heal.build_vnfcs_end,
+        ('heal_vnf', 'heal_start'): registry_heal.build_vnf_start,
+        ('heal_vnf', 'heal_end'): registry_heal.build_vnf_end,
+        ('terminate', 'terminate_end'): registry_terminate.build,
+    },
 }
 
 
@@ -61,8 +76,10 @@ def label(ctx):
 
 
 def mode_of(params):
-    """'kubespray' when the request names an Ansible server, else
-    'kubeadm'."""
+    """'registry' for the registry VNF, 'kubespray' when the request
+    names an Ansible server, else 'kubeadm'."""
+    if params.is_registry:
+        return MODE_REGISTRY
     return MODE_KUBESPRAY if params.uses_ansible else MODE_KUBEADM
 
 

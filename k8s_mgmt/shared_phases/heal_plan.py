@@ -33,14 +33,16 @@ def requested_vnfc_ids(request):
     return seen
 
 
-def resolve_targets(topology, vnfc_ids, storage=False, lb=False):
+def resolve_targets(topology, vnfc_ids, storage=False, lb=False,
+                    roles=('master', 'worker')):
     """The nodes of ``vnfc_ids``; HealRefused naming every unknown id.
     ``storage``: the storage server VNFC may be healed too (the request
     has storage_server); ``lb``: the external load balancer's (the
-    kubespray mode)."""
-    healable = (('master', 'worker') + (('storage',) if storage else ()) +
+    kubespray mode); ``roles``: the others that may be healed."""
+    healable = (tuple(roles) + (('storage',) if storage else ()) +
                 (('lb',) if lb else ()))
-    words = ', '.join(healable[:-1]) + ' and ' + healable[-1]
+    words = (', '.join(healable[:-1]) + ' and ' + healable[-1]
+             if len(healable) > 1 else healable[0])
     found, unknown = [], []
     for vnfc_id in vnfc_ids:
         node = topology.by_vnfc_id(vnfc_id)
@@ -54,9 +56,7 @@ def resolve_targets(topology, vnfc_ids, storage=False, lb=False):
         else:
             found.append(node)
     if unknown:
-        pool = topology.masters + topology.workers + (
-            topology.storage if storage else ()) + (
-            topology.lbs if lb else ())
+        pool = [n for n in topology.all_nodes() if n.role in healable]
         known = sorted(n.vnfc_id for n in pool if n.vnfc_id)
         raise HealRefused(
             reason='unknown VNFC id(s) %s in stack %s; the %s VNFCs are: '

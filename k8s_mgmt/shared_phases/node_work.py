@@ -63,6 +63,13 @@ def read_topology(ctx):
 
 
 def check_topology(ctx, topology):
+    if ctx.params.is_registry:
+        if len(topology.registries) != 1:
+            raise exceptions.TopologyError(
+                reason='stack %s has %d registry VM(s); the registry VNF '
+                       'needs exactly one' % (ctx.stack_id,
+                                              len(topology.registries)))
+        return
     if not topology.masters:
         raise exceptions.TopologyError(
             reason='stack %s has no master node' % ctx.stack_id)

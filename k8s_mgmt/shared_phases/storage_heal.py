@@ -65,6 +65,18 @@ def _pv_names(op):
     return ', '.join(names) if names else 'none registered'
 
 
+def _subject(op, node):
+    """(the VM as the refusal names it, what would be lost)."""
+    if op.params.is_registry:
+        return ('the registry VM %s' % node.name,
+                'every image in the registry https://%s:%d and the '
+                'certificate its clients trust' % (
+                    node.nic_ip, op.params.registry.port_no))
+    return ('the storage server %s' % node.name,
+            'every file on the NFS exports behind the PersistentVolumes '
+            '(%s)' % _pv_names(op))
+
+
 def _vnfc_reason(op, node, setting):
     additional = field(op.ctx.request, 'additional_params') or {}
     if setting.key in additional:
@@ -72,40 +84,38 @@ def _vnfc_reason(op, node, setting):
     else:
         why = 'the request does not set %s, and %s' % (setting.key,
                                                        setting.origin())
+    subject, lost = _subject(op, node)
     return (
-        'healing the storage server %s (server %s) would give it a new, '
-        'empty Cinder volume: %s, so Tacker marks its volumes for '
-        'replacement too, and every file on the NFS exports behind the '
-        'PersistentVolumes (%s) would be lost. To keep the data '
-        '(recommended), send the heal again with additionalParams '
-        '{"%s": false}: the new server mounts the same volume. To accept '
-        'losing the data, send it with additionalParams {"%s": true}'
-        % (node.name, node.server_id, why, _pv_names(op), setting.key,
-           ACKNOWLEDGE))
+        'healing %s (server %s) would give it a new, empty Cinder volume: '
+        '%s, so Tacker marks its volumes for replacement too, and %s would '
+        'be lost. To keep the data (recommended), send the heal again with '
+        'additionalParams {"%s": false}: the new server mounts the same '
+        'volume. To accept losing the data, send it with additionalParams '
+        '{"%s": true}'
+        % (subject, node.server_id, why, lost, setting.key, ACKNOWLEDGE))
 
 
 def _v2_reason(op, node):
+    subject, lost = _subject(op, node)
     return (
-        'healing the storage server %s with additionalParams {"%s": true} '
-        'makes Tacker recreate its Cinder volume, empty, and every file on '
-        'the NFS exports behind the PersistentVolumes (%s) would be lost. '
-        'To keep the data (recommended), send the heal without "%s": the '
-        'new server mounts the same volume. To accept losing the data, add '
-        '"%s": true' % (node.name, V2_ALL, _pv_names(op), V2_ALL,
-                        ACKNOWLEDGE))
+        'healing %s with additionalParams {"%s": true} makes Tacker '
+        'recreate its Cinder volume, empty, and %s would be lost. To keep '
+        'the data (recommended), send the heal without "%s": the new server '
+        'mounts the same volume. To accept losing the data, add "%s": true'
+        % (subject, V2_ALL, lost, V2_ALL, ACKNOWLEDGE))
 
 
 def _whole_reason(op, node):
+    subject, lost = _subject(op, node)
     return (
-        'a whole-VNF heal deletes the stack and creates it again, so the '
-        'storage server %s gets a new, empty Cinder volume and every file '
-        'on the NFS exports behind the PersistentVolumes (%s) would be '
-        'lost. To keep the data (recommended), heal only the VNFCs that '
-        'need it (vnfcInstanceId) with additionalParams {"%s": false}. '
-        'To accept losing the data, send the whole-VNF heal with '
-        'additionalParams {"%s": true}'
-        % (node.name, _pv_names(op),
-           tacker_settings.heal_block_storage().key, ACKNOWLEDGE))
+        'a whole-VNF heal deletes the stack and creates it again, so %s '
+        'gets a new, empty Cinder volume and %s would be lost. To keep the '
+        'data (recommended), heal only the VNFCs that need it '
+        '(vnfcInstanceId) with additionalParams {"%s": false}. To accept '
+        'losing the data, send the whole-VNF heal with additionalParams '
+        '{"%s": true}'
+        % (subject, lost, tacker_settings.heal_block_storage().key,
+           ACKNOWLEDGE))
 
 
 def check_phase(op, node, whole=False):

@@ -1,4 +1,5 @@
-"""heal_start of a storage server that keeps its volume: free the volume.
+"""heal_start of a storage server (or the registry VM) that keeps its
+volume: free the volume.
 
 Heat replaces the server by creating the new one (its block device
 mapping naming the same volume) before it deletes the old one, and Nova
@@ -11,9 +12,14 @@ refuses a volume that is still in use. So, once the PVs are gone::
     Detach the volume from <storage> and wait until it is available
                                           (Nova, then Cinder: volume_detach)
 
+The registry VM's heal is the same with docker-registry in place of the
+NFS server (:data:`REGISTRY`).
+
 A heal that recreates the volume needs none of it: Heat gives the new
 server a new volume and deletes the old one with the old server.
 """
+
+import dataclasses
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import ssh
@@ -25,18 +31,50 @@ from k8s_mgmt.topology import heat
 
 Phase = phases.Phase
 
-TITLE_PROBE = 'Probe the storage server to heal'
-STOP_NFS = ssh.Command('systemctl', 'stop', 'nfs-kernel-server').sudo()
+
+@dataclasses.dataclass(frozen=True)
+class VolumeServer:
+    """A VM whose service keeps its data on Cinder volumes."""
+
+    what: str          # the VM, as a message names it
+    service: str       # its service, likewise
+    unit: str          # the systemd unit to stop
+
+    @property
+    def stop(self):
+        return ssh.Command('systemctl', 'stop', self.unit).sudo()
+
+    @property
+    def step_stop(self):
+        return 'stop the %s' % self.service
+
+
+NFS = VolumeServer('storage server', 'NFS server', 'nfs-kernel-server')
+REGISTRY = VolumeServer('registry VM', 'registry', 'docker-registry')
+
+
+def server_of(params):
+    """(VolumeServer, its CinderVolumeSetup list) of a request."""
+    if params.is_registry:
+        return REGISTRY, params.registry.cinder_volume_setup_params
+    return NFS, params.storage_server.cinder_volume_setup_params
+
+
+STOP_NFS = NFS.stop
 # systemctl's exit status for a unit it does not know: the set-up never
 # installed the server, so there is nothing to stop.
 UNIT_NOT_FOUND = 5
-STEP_STOP = 'stop the NFS server'
 RECREATED = ('the volume is recreated: Heat deletes the old one with the '
              'old server')
 
 
-def title_release(node):
-    return 'Stop the NFS server and unmount the volume on %s' % node.name
+def title_probe(server):
+    return 'Probe the %s to heal' % server.what
+
+
+def title_release(node, server=NFS):
+    return 'Stop the %s and unmount the volume on %s' % (server.service,
+                                                         node.name)
 
 
 def title_detach(node):
@@ -53,22 +91,24 @@ def unmount_command(path):
 
 
 def kept_volumes(params, topology, node):
-    """The request's volumes of the storage server ``node``, from Heat:
-    each attached to it, or to nothing (a re-run after the detach).
-    TopologyError, before anything changes, for one missing or held by
-    another server."""
+    """The request's volumes of the storage server (or registry VM)
+    ``node``, from Heat: each attached to it, or to nothing (a re-run
+    after the detach). TopologyError, before anything changes, for one
+    missing or held by another server."""
     by_name = {v.resource_name: v for v in topology.volumes}
     found, problems = [], []
-    for setup in params.storage_server.cinder_volume_setup_params:
+    server, setups = server_of(params)
+    for setup in setups:
         volume = by_name.get(setup.volume_resource_id)
         if volume is None or not volume.volume_id:
             problems.append('no volume resource %s'
                             % setup.volume_resource_id)
         elif volume.server_id not in (None, node.server_id):
             problems.append('volume %s (%s) is attached to server %s, not '
-                            'to the storage server %s (%s)' % (
+                            'to the %s %s (%s)' % (
                                 setup.volume_resource_id, volume.volume_id,
-                                volume.server_id, node.name, node.server_id))
+                                volume.server_id, server.what, node.name,
+                                node.server_id))
         else:
             found.append((setup.mount_to, volume))
     if problems:
@@ -77,14 +117,15 @@ def kept_volumes(params, topology, node):
     return tuple(found)
 
 
-def release(op, node, mounts):
-    """Stop the NFS server, then unmount each of ``mounts`` still mounted;
-    a line saying what was done."""
+def release(op, node, mounts, server=NFS):
+    """Stop the server's service, then unmount each of ``mounts`` still
+    mounted; a line saying what was done."""
     session = op.session(node.name)
-    stop = session.run(STOP_NFS, step=STEP_STOP, check=False, timeout=120)
+    stop = session.run(server.stop, step=server.step_stop, check=False,
+                       timeout=120)
     if not stop.ok and stop.status != UNIT_NOT_FOUND:
         raise exceptions.RemoteCommandError(
-            node=node.name, step=STEP_STOP, status=stop.status,
+            node=node.name, step=server.step_stop, status=stop.status,
             stderr=ssh_client.stderr_tail(stop.stderr))
     unmounted = []
     for path in mounts:
@@ -94,7 +135,8 @@ def release(op, node, mounts):
             session.run(unmount_command(path), step='unmount %s' % path,
                         timeout=120)
             unmounted.append(path)
-    return 'NFS server %s; unmounted: %s' % (
+    return '%s %s; unmounted: %s' % (
+        server.service[0].upper() + server.service[1:],
         'not installed' if stop.status == UNIT_NOT_FOUND else 'stopped',
         ', '.join(unmounted) or 'nothing (none was mounted)')
 
@@ -122,8 +164,8 @@ def detach(op, node, volumes):
             for volume in volumes]
 
 
-def release_work(node, mounts):
-    work = [phases.command_work(node.name, STOP_NFS)]
+def release_work(node, mounts, server=NFS):
+    work = [phases.command_work(node.name, server.stop)]
     for path in mounts:
         work.append(phases.Work(node.name, 'ssh', '%s  (when %s)' % (
             unmount_command(path).display(),
@@ -146,22 +188,23 @@ def detach_work(node, volumes):
 def free_volume_phases(op, node, volumes):
     """The phases that free the kept ``volumes`` (from
     :func:`kept_volumes`; None when the heal recreates them)."""
+    server, _setups = server_of(op.params)
     if volumes is None:
-        yield phases.skipped(title_release(node), RECREATED)
+        yield phases.skipped(title_release(node, server), RECREATED)
         yield phases.skipped(title_detach(node), RECREATED)
         return
     mounts = tuple(mount for mount, _volume in volumes)
     attached = tuple(volume for _mount, volume in volumes)
-    reachable = yield node_work.probe_phase(op, TITLE_PROBE, [node])
+    reachable = yield node_work.probe_phase(op, title_probe(server), [node])
     if node.name in reachable:
-        yield Phase(title_release(node), nodes=(node.name,),
-                    work=release_work(node, mounts),
-                    action=lambda: release(op, node, mounts),
-                    assume='NFS server stopped; unmounted: %s'
-                    % ', '.join(mounts))
+        yield Phase(title_release(node, server), nodes=(node.name,),
+                    work=release_work(node, mounts, server),
+                    action=lambda: release(op, node, mounts, server),
+                    assume='%s stopped; unmounted: %s'
+                    % (server.service, ', '.join(mounts)))
     else:
-        yield phases.skipped(title_release(node), '%s does not answer SSH'
-                             % node.name)
+        yield phases.skipped(title_release(node, server),
+                             '%s does not answer SSH' % node.name)
     yield Phase(title_detach(node), nodes=(node.name,),
                 work=detach_work(node, attached),
                 action=lambda: detach(op, node, attached),

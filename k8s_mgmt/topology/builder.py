@@ -22,7 +22,7 @@ from k8s_mgmt.topology import model
 from k8s_mgmt.topology import naming
 
 _ROLE_FIELD = {'master': 'masters', 'worker': 'workers', 'storage': 'storage',
-               'lb': 'lbs', 'ansible': 'ansible'}
+               'lb': 'lbs', 'ansible': 'ansible', 'registry': 'registries'}
 
 
 def _fail(reason):

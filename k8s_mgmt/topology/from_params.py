@@ -14,6 +14,15 @@ def _group(role, params):
 
 def spec_from_params(params):
     """The TopologySpec that a validated ClusterParams describes."""
+    registry = params.registry
+    if registry is not None:
+        return TopologySpec(
+            groups=(GroupSpec(role='registry',
+                              ssh_cp_name=registry.ssh_cp_name,
+                              nic_cp_name=registry.nic_cp_name),),
+            volume_resource_ids=tuple(
+                v.volume_resource_id
+                for v in registry.cinder_volume_setup_params))
     master = params.master_node
     groups = [_group('master', master), _group('worker', params.worker_node)]
     storage = params.storage_server

@@ -7,7 +7,7 @@ Everything here is a frozen dataclass without I/O. :mod:`.builder` makes a
 import dataclasses
 from dataclasses import dataclass
 
-ROLES = ('master', 'worker', 'storage', 'lb', 'ansible')
+ROLES = ('master', 'worker', 'storage', 'lb', 'ansible', 'registry')
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ class Topology:
     storage: tuple = ()
     lbs: tuple = ()
     ansible: tuple = ()
+    registries: tuple = ()      # the registry VNF's one VM
     vip: str = None
     vip_fip: str = None
     volumes: tuple = ()
@@ -85,7 +86,7 @@ class Topology:
 
     def all_nodes(self):
         return (self.masters + self.workers + self.storage + self.lbs +
-                self.ansible)
+                self.ansible + self.registries)
 
     def by_server_id(self, sid):
         return _first(n for n in self.all_nodes() if n.server_id == sid)

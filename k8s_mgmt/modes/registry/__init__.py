@@ -1,0 +1,1 @@
+"""The registry VNF: one VM turned into a private container registry."""
