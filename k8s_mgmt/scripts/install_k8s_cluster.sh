@@ -1229,7 +1229,10 @@ validate_multus() {
 }
 
 # fetch_manifest WHAT SOURCE SHA256 DEST: the manifest at SOURCE (a URL or
-# a file) in DEST, checked against SHA256 when one is given.
+# a file) in DEST, checked against SHA256 when one is given. A mismatch
+# names both checksums as sha256:HEX: the driver masks a bare 64-digit hex
+# run in what it reports (a certificate key has that shape), a digest
+# after "sha256:" it keeps.
 fetch_manifest() {
     local what=$1 source=$2 sum=$3 dest=$4 found
     if ! is_http "$source"; then
@@ -1240,7 +1243,7 @@ fetch_manifest() {
     [[ -n $sum ]] || return 0
     found=$(sha256sum "$dest" | cut -d' ' -f1)
     [[ $found == "$sum" ]] ||
-        die "the $what manifest $source has SHA-256 $found, not the pinned $sum: refused"
+        die "the $what manifest $source has sha256:$found, not the pinned sha256:$sum: refused"
 }
 
 # edit_once FILE WHAT OLD NEW: replace the text OLD by NEW in FILE, which

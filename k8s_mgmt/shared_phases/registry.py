@@ -116,6 +116,12 @@ def setup_phases(op, topology, node, kept_volume):
     return (yield publish_phase(op, report, volume))
 
 
+def public(record):
+    """What every reader of the instance sees of registry.json."""
+    return {'server': record['server'], 'connectionType': '1',
+            'caSha256': record['ca_sha256'], 'caPem': record['ca_pem']}
+
+
 def publish(op, report, volume):
     """registry.json and the instance's public metadata; the CA's
     fingerprint and PEM logged (public)."""
@@ -129,10 +135,9 @@ def publish(op, report, volume):
                     {'prefix': op.prefix, 'url': report.url,
                      'new': report.ca_sha256, 'old': before['ca_sha256']})
     op.state.write_json(state_mod.REGISTRY, record)
-    shown = shared_state.publish(
-        op.ctx.vnf_instance, shared_state.PUBLIC_REGISTRY_KEY, {
-            'server': report.server, 'connectionType': '1',
-            'caSha256': report.ca_sha256, 'caPem': report.ca_pem})
+    shown = shared_state.publish(op.ctx.vnf_instance,
+                                 shared_state.PUBLIC_REGISTRY_KEY,
+                                 public(record))
     LOG.info('%(prefix)sRegistry %(url)s (%(certificate)s), CA SHA-256 '
              '%(sha)s; clients trust this CA:\n%(pem)s',
              {'prefix': op.prefix, 'url': report.url,

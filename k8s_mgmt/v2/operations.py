@@ -38,12 +38,15 @@ from k8s_mgmt import state_watch
 from k8s_mgmt import vim_rest
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.shared_phases import node_work
+from k8s_mgmt.shared_phases import registry as registry_phases
 from k8s_mgmt.topology import heat
 from k8s_mgmt.v2 import instance as v2_instance
 
 LOG = logging.getLogger(__name__)
 
 ROOT = 'k8s_cluster_installation_param'
+# The registry VNF's request (params.registry_vnf).
+REGISTRY_ROOT = 'private_registry_installation_param'
 WORKER_VDU = 'workerNode'
 # v2 request keys -> the v1 names the context reads.
 _REQUEST_KEYS = {
@@ -102,6 +105,11 @@ def scale_out_stacks(script_dict):
     return [_member_stack_id(vnfc['stack']) for vnfc in workers[:added]]
 
 
+def root_of(params):
+    """Which root a request's (or the stored) parameters have."""
+    return REGISTRY_ROOT if REGISTRY_ROOT in (params or {}) else ROOT
+
+
 class V2Hook(object):
     """One hook call: its state pulled from the instance's metadata, the
     context built, the operation run, the metadata returned."""
@@ -121,10 +129,12 @@ class V2Hook(object):
         text = self.local.read(state_mod.REQUEST_PARAMS)
         if text is None:
             # Sent again, as the refusal below asks: kept from now on.
-            given = _additional(self.script_dict).get(ROOT)
+            additional = _additional(self.script_dict)
+            root = root_of(additional)
+            given = additional.get(root)
             if given is not None:
-                self.keep_params({ROOT: given})
-                return {ROOT: given}
+                self.keep_params({root: given})
+                return {root: given}
             raise exceptions.ValidationError([(
                 'vnf_instance.metadata.%s' % shared_state.METADATA_KEY,
                 'holds no cluster parameters for this instance (it was not '
@@ -135,11 +145,22 @@ class V2Hook(object):
         return json.loads(text)
 
     def keep_params(self, additional_params):
-        """Keep the request's cluster parameters for later operations."""
-        root = (additional_params or {}).get(ROOT)
+        """Keep the request's cluster (or registry) parameters for later
+        operations."""
+        name = root_of(additional_params)
+        root = (additional_params or {}).get(name)
         if root is not None:
             self.local.write(state_mod.REQUEST_PARAMS,
-                             json.dumps({ROOT: root}, sort_keys=True))
+                             json.dumps({name: root}, sort_keys=True))
+
+    def show_registry(self):
+        """The registry VNF's address and CA, shown in the instance's
+        metadata (Tacker saves the instance the hook returns)."""
+        record = self.local.read_json(state_mod.REGISTRY)
+        if record:
+            shared_state.publish(self.instance,
+                                 shared_state.PUBLIC_REGISTRY_KEY,
+                                 registry_phases.public(record))
 
     def registrar(self, vim_info):
         """The cluster's VIM goes to Tacker's VIM API, with the VNF's
@@ -163,9 +184,10 @@ class V2Hook(object):
                                  api='v2')
         stored = self.stored_params()
         overrides = dict(request.get('additional_params') or {})
-        if overrides.get(ROOT) == stored[ROOT]:
+        root = root_of(stored)
+        if overrides.get(root) == stored[root]:
             # The parameters sent again: what is stored, not a change.
-            del overrides[ROOT]
+            del overrides[root]
         return ctx_mod.build(
             operation, hook, None, v1_instance(self.instance, stored),
             request, None, kwargs, overrides=overrides, api='v2')
@@ -186,6 +208,7 @@ class V2Hook(object):
                 if refine is not None:
                     ctx = refine(ctx)
                 catalog.run(ctx)
+                self.show_registry()
         finally:
             # The whole VNF's heal forgets the old cluster's state in its
             # heal_start; its heal_end builds the new one with the same
