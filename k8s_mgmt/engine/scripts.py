@@ -270,6 +270,21 @@ def _proxy_secrets(params):
     return found
 
 
+def _install_secrets(params):
+    """What an install mode that prepares a node reads on stdin: the
+    proxy URLs and each private registry's login (``registry_auth_N``
+    for the N-th ``-g``: base64 of USER:PASSWORD, containerd's form)."""
+    found = _proxy_secrets(params)
+    for index, registry in enumerate(
+            params.private_registry_connection_info, 1):
+        if registry.username:
+            login = '%s:%s' % (registry.username,
+                               secrets.reveal(registry.password))
+            found.append(('registry_auth_%d' % index, secrets.Secret(
+                base64.b64encode(login.encode()).decode())))
+    return found
+
+
 def _ha_flag(params):
     return ['-A'] if params.is_ha else []
 
@@ -290,7 +305,7 @@ def init_call(node, params, ends, report=False, prepared=False,
     if ends.extra_sans:
         argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),
-                      tuple(_proxy_secrets(params)))
+                      tuple(_install_secrets(params)))
 
 
 def helm_call(node, params):
@@ -320,7 +335,7 @@ def prepare_call(node, params, ends, apt_repo=False):
     return ScriptCall(node.name, INSTALL,
                       tuple(['prepare', '-e', ends.join] +
                             _install_options(params, apt_repo)),
-                      tuple(_proxy_secrets(params)))
+                      tuple(_install_secrets(params)))
 
 
 def print_join_call(node, params, certificate_key=True):
@@ -351,7 +366,7 @@ def join_call(node, params, ends, join, prepared=False, apt_repo=False):
         if ends.extra_sans:
             argv += ['-F', ','.join(ends.extra_sans)]
     return ScriptCall(node.name, INSTALL, tuple(argv),
-                      tuple(stdin + _proxy_secrets(params)))
+                      tuple(stdin + _install_secrets(params)))
 
 
 def storage_server_call(node, params, volumes):

@@ -7,11 +7,14 @@ the private container registries every node pulls from (Tacker's
 Each function takes the validator (its report and section helpers).
 """
 
+import re
+
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params.reader import child
 
 ROOT = 'k8s_cluster_installation_param'
+_REGISTRY_USER = re.compile(r'[!-9;-~]{1,255}')
 # Private registries one cluster may name (each is a file on every node).
 MAX_REGISTRIES = 16
 
@@ -51,14 +54,28 @@ def helm(reader, found_helm, found_script, package_path):
     return model.HelmInstall(**section.values), None
 
 
+def registry_username(report, path, value):
+    """A registry login: printable ASCII without blanks or a colon (the
+    basic-auth separator); ``robot$project+name`` passes."""
+    value = fields.string(report, path, value, what='a user name',
+                          limit=255)
+    if value is not None and not _REGISTRY_USER.fullmatch(value):
+        report.problem(path, 'not a registry user name (printable ASCII, '
+                       'no blank or colon): %s' % fields.show(value))
+        return None
+    return value
+
+
 def registries(reader, raw, package_path):
     """Tacker's ``private_registry_connection_info``: each server once,
-    its CA only for https (and then from the package)."""
+    its CA only for https (and then from the package); a login (ours)
+    for https only."""
     path = child(ROOT, 'private_registry_connection_info')
     spec = {'connection_type': fields.connection_type,
             'server': fields.registry_server,
             'certificate_path': package_path,
-            'hosts_string': fields.hosts_entry}
+            'hosts_string': fields.hosts_entry,
+            'username': registry_username, 'password': fields.secret}
     items = reader.section_list(path, raw, spec)
     if len(items) > MAX_REGISTRIES:
         reader.report.problem(path, 'at most %d registries'
@@ -68,8 +85,9 @@ def registries(reader, raw, package_path):
     for item in items:
         entry = reader.complete(item, spec, model.RegistryConnection,
                                 optional=('certificate_path',
-                                          'hosts_string'))
-        if entry is None:
+                                          'hosts_string', 'username',
+                                          'password'))
+        if entry is None or not _login_ok(reader, item, entry):
             continue
         if entry.certificate_path and entry.connection_type == 'http':
             reader.report.problem(
@@ -84,3 +102,20 @@ def registries(reader, raw, package_path):
         seen.add(entry.server)
         found.append(entry)
     return tuple(found)
+
+
+def _login_ok(reader, item, entry):
+    """A username goes with a password, over https only."""
+    if (entry.username is None) != (entry.password is None):
+        missing = 'password' if entry.password is None else 'username'
+        reader.report.problem(child(item.path, missing), 'required with %s'
+                              % ('username' if missing == 'password'
+                                 else 'password'))
+        return False
+    if entry.username is not None and entry.connection_type == 'http':
+        reader.report.problem(child(item.path, 'username'), 'a login goes '
+                              'to an https registry only (it would cross '
+                              'the network in clear): give connection_type '
+                              '1 (https)')
+        return False
+    return True

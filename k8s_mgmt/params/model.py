@@ -89,6 +89,9 @@ class RegistryConnection:
     server: str                       # HOST[:PORT]
     certificate_path: Optional[str] = None   # the CA, in the package
     hosts_string: Optional[str] = None       # one /etc/hosts line
+    # Ours: a login every node's containerd sends when the registry asks.
+    username: Optional[str] = None
+    password: Optional[Secret] = None
 
     @property
     def url(self):

@@ -97,6 +97,8 @@ def _check_script_features(report, package_dir, params):
     take is refused here, not on the VMs."""
     asked = [(option, feature) for option, feature in _OPTION_FEATURES
              if getattr(params, option)]
+    if any(r.username for r in params.private_registry_connection_info):
+        asked.append(('private_registry_connection_info', 'registry-auth'))
     if not asked or params.uses_ansible or not params.script_path:
         return
     path = os.path.join(package_dir, params.script_path)

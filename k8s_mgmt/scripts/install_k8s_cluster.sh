@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth
 set -Eeuo pipefail
 umask 077
 
@@ -39,6 +39,9 @@ CA_DIR=/usr/local/share/ca-certificates
 HOSTS_FILE=/etc/hosts
 CONTAINERD_CONFIG=/etc/containerd/config.toml
 readonly HOSTS_MARK="# k8s-mgmt: private registry"
+# Around the registries' credentials in containerd's configuration.
+readonly AUTH_BEGIN="# k8s-mgmt: registry credentials begin"
+readonly AUTH_END="# k8s-mgmt: registry credentials end"
 # Not readonly: the tests point it, the container file and the sysctl tree
 # at their own files.
 APT_KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
@@ -154,7 +157,9 @@ Options:
   -M SHA256   helm: the archive's expected SHA-256 (required for a URL)
   -t HASH     CA certificate hash for joins (sha256:<64 hex>)
   -s FILE|-   secrets as KEY=VALUE lines: token, certificate_key,
-              http_proxy, https_proxy (FILE must be mode 0600 or stricter)
+              http_proxy, https_proxy, registry_auth_N (the N-th -g
+              registry's base64 of USER:PASSWORD; https only) (FILE must be
+              mode 0600 or stricter)
   -u NAME     ServiceAccount name for token-secret (default k8s-mgmt-vim)
   -w SECONDS  deadline for waits (default 300)
   -o DIR      write the generated files into DIR and stop (no root needed)
@@ -470,6 +475,9 @@ store_secret() {
         https_proxy)
             is_proxy_url "$value" || usage_error "secret 'https_proxy' is not an http(s) URL"
             HTTPS_PROXY_URL=$value ;;
+        registry_auth_[1-9] | registry_auth_[1-9][0-9])
+            [[ $value =~ ^[A-Za-z0-9+/]+={0,2}$ ]] || usage_error "secret '$key' is not base64"
+            REGISTRY_AUTHS[${key#registry_auth_}]=$value ;;
         *) usage_error "unknown key in secrets input: '$key'" ;;
     esac
 }
@@ -486,6 +494,13 @@ validate_secrets() {
     if [[ $MODE == join-master && -z $CERTIFICATE_KEY ]]; then
         usage_error "join-master needs 'certificate_key' in the secrets input (-s)"
     fi
+    local index
+    for index in "${!REGISTRY_AUTHS[@]}"; do
+        ((index <= ${#REGISTRIES[@]})) ||
+            usage_error "secret 'registry_auth_$index' names no -g registry (there are ${#REGISTRIES[@]})"
+        [[ ${REGISTRIES[index - 1]} == https://* ]] ||
+            usage_error "secret 'registry_auth_$index' is for an http registry: credentials go over https only"
+    done
 }
 
 # -------------------------------------------------------- rendered files
@@ -954,7 +969,7 @@ install_containerd() {
     elif ! grep -qs 'SystemdCgroup = true' "$config"; then
         rendered=$(containerd config default) || die "containerd config default failed"
         printf '%s\n' "$rendered" | sed 's/SystemdCgroup = false/SystemdCgroup = true/' |
-            write_or_show "$config" 0644
+            write_or_show "$config" "$(containerd_config_mode)"
         if "$WRITE_FILE_CHANGED"; then CONTAINERD_RESTART=true; fi
         grep -qs 'SystemdCgroup = true' "$config" || "$DRY_RUN" ||
             die "$config has no SystemdCgroup setting to turn on"
@@ -999,7 +1014,7 @@ configure_registries() {
     fi
     local config=$CONTAINERD_CONFIG spec url ca hostport dir trusted=false
     if [[ ${#REGISTRIES[@]} -gt 0 ]] && ! grep -qs "config_path = \"$CERTS_D\"" "$config"; then
-        sed "s#config_path = \"\"#config_path = \"$CERTS_D\"#" "$config" | write_or_show "$config" 0644
+        sed "s#config_path = \"\"#config_path = \"$CERTS_D\"#" "$config" | write_or_show "$config" "$(containerd_config_mode)"
         if "$WRITE_FILE_CHANGED"; then CONTAINERD_RESTART=true; fi
         grep -qs "config_path = \"$CERTS_D\"" "$config" || "$DRY_RUN" ||
             die "$config has no registry config_path to point at $CERTS_D"
@@ -1021,7 +1036,54 @@ configure_registries() {
         log "registry $url: $dir/hosts.toml${ca:+ with its CA}"
     done
     if "$trusted"; then run update-ca-certificates >&2; fi
+    configure_registry_auth
     write_hosts_file
+}
+
+# containerd's configuration without the credentials block this script
+# wrote before, then the registries' credentials (CRI's registry.configs
+# auth: containerd sends them when the registry asks). The file is then
+# readable by root only.
+render_containerd_auth() {
+    local config=$1 plugin='io.containerd.grpc.v1.cri' index hostport
+    # containerd 2's configuration (version 3) moved the image service.
+    grep -qs '^version = 3' "$config" && plugin='io.containerd.cri.v1.images'
+    sed "/^$AUTH_BEGIN\$/,/^$AUTH_END\$/d" "$config"
+    [[ ${#REGISTRY_AUTHS[@]} -gt 0 ]] || return 0
+    printf '%s\n' "$AUTH_BEGIN"
+    for index in $(printf '%s\n' "${!REGISTRY_AUTHS[@]}" | sort -n); do
+        hostport=${REGISTRIES[index - 1]%%,*}
+        hostport=${hostport#*://}
+        printf '[plugins."%s".registry.configs."%s".auth]\n  auth = "%s"\n' \
+            "$plugin" "$hostport" "${REGISTRY_AUTHS[$index]}"
+    done
+    printf '%s\n' "$AUTH_END"
+}
+
+# containerd's configuration is readable by root only while it holds
+# credentials (also while a run without them removes them).
+containerd_config_mode() {
+    if [[ ${#REGISTRY_AUTHS[@]} -gt 0 ]] || grep -qsx -- "$AUTH_BEGIN" "$CONTAINERD_CONFIG"; then
+        echo 0600
+    else
+        echo 0644
+    fi
+}
+
+configure_registry_auth() {
+    local config=$CONTAINERD_CONFIG mode=0644
+    [[ ${#REGISTRY_AUTHS[@]} -gt 0 ]] && mode=0600
+    if [[ ${#REGISTRY_AUTHS[@]} -eq 0 ]] && ! grep -qsx -- "$AUTH_BEGIN" "$config"; then
+        return 0
+    fi
+    if "$DRY_RUN"; then
+        printf '# would write the credentials of %d registr(y/ies) into %s (mode %s)\n' \
+            "${#REGISTRY_AUTHS[@]}" "$config" "$mode" >&4
+        return 0
+    fi
+    render_containerd_auth "$config" | write_or_show "$config" "$mode"
+    if "$WRITE_FILE_CHANGED"; then CONTAINERD_RESTART=true; fi
+    log "registry credentials: ${#REGISTRY_AUTHS[@]} registr(y/ies) in $config (mode $mode)"
 }
 
 # The release a helm binary reports, e.g. v3.16.2 ("" when it cannot say).
@@ -1477,6 +1539,8 @@ HELM_SHA256=""
 HELM_BIN=/usr/local/bin/helm
 REGISTRIES=()
 HOSTS_LINES=()
+# -s's registry_auth_N, by N (the N-th -g registry).
+declare -A REGISTRY_AUTHS=()
 
 # -p: the prepare mode ran on this node moments ago with these options (in
 # the driver's same operation), so its checks are not run again; only what

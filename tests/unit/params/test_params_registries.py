@@ -143,3 +143,56 @@ def test_the_kubespray_mode_warns_it_ignores_registries_and_helm():
     warned = dict(found.warnings)
     assert 'ignored in the kubespray mode' in warned[PATH]
     assert 'helm_enabled' in warned[h.ROOT + '.helm']
+
+
+LOGIN = {'connection_type': 1, 'server': 'reg.example:5000',
+         'username': 'robot$lab+ci', 'password': 'S3cret-pw'}
+
+
+def test_a_login_reaches_every_node_on_stdin_only():
+    cluster = params.load_request(with_registries([
+        {'connection_type': 0, 'server': '10.0.0.9:5000'}, LOGIN]))
+    [_, entry] = cluster.private_registry_connection_info
+    assert entry.username == 'robot$lab+ci'
+    assert entry.password.reveal() == 'S3cret-pw'
+    ends = scripts.Endpoints('10.0.0.100:16443', '10.0.0.100', 16443)
+    node = type('Node', (), {'name': 'worker-1', 'role': 'worker',
+                             'nic_ip': '10.0.0.21'})()
+    join = type('Join', (), {'token': 'abcdef.0123456789abcdef',
+                             'ca_cert_hash': 'sha256:' + 'ab' * 32,
+                             'certificate_key': None})()
+    for call in (scripts.prepare_call(node, cluster, ends),
+                 scripts.join_call(node, cluster, ends, join)):
+        # The second -g registry's login, as containerd keeps it.
+        keys = dict(call.stdin_secrets)
+        assert keys['registry_auth_2'].reveal() == (
+            'cm9ib3QkbGFiK2NpOlMzY3JldC1wdw==')
+        assert 'registry_auth_1' not in keys
+        shown = repr(call.argv) + call.command().display()
+        assert 'S3cret' not in shown and 'cm9ib3Q' not in shown
+
+
+@pytest.mark.parametrize('change, where, words', [
+    ({'password': None}, 'password', 'required with username'),
+    ({'username': None}, 'username', 'required with password'),
+    ({'connection_type': 0}, 'username', 'a login goes to an https '
+     'registry only'),
+    ({'username': 'robot:lab'}, 'username', 'not a registry user name'),
+    ({'username': 'robot lab'}, 'username', 'not a registry user name'),
+])
+def test_a_bad_login_is_one_problem_naming_its_field(change, where, words):
+    entry = {k: v for k, v in dict(LOGIN, **change).items()
+             if v is not None}
+    found = h.lines(with_registries([entry]))
+    assert len(found) == 1, found
+    assert found[0].startswith(PATH + '[0].' + where + ': '), found
+    assert words in found[0] and 'S3cret' not in found[0]
+
+
+def test_a_package_script_without_logins_is_refused_for_one(package_copy):
+    package = h.package_with_file(package_copy, 'Files/x.txt', 'x',
+                                  without_feature='registry-auth')
+    params.load_request(with_registries(
+        [{'connection_type': 1, 'server': 'r:5000'}]), package_dir=package)
+    found = h.lines(with_registries([LOGIN]), package_dir=package)
+    assert len(found) == 1 and '"registry-auth"' in found[0], found
