@@ -9,6 +9,7 @@ Every value returned here is a ``Traversable`` (a ``pathlib.Path`` for any
 installation on a filesystem), read with ``read_bytes``/``iterdir``.
 """
 
+import copy
 import importlib.resources
 import json
 import re
@@ -64,9 +65,61 @@ def sample_request_text(flavour):
     return entry.read_text(encoding='utf-8')
 
 
-def sample_request(flavour):
-    """The sample InstantiateVnfRequest body of ``flavour`` as a dict."""
-    return json.loads(sample_request_text(flavour))
+def sample_request(flavour, addons=False):
+    """The sample InstantiateVnfRequest body of ``flavour`` as a dict.
+
+    ``addons``: its add-on variant instead, the base sample with the
+    flavour's overlay (:func:`sample_overlay`) laid over it.
+    """
+    body = json.loads(sample_request_text(flavour))
+    if addons:
+        body = overlaid(body, sample_overlay(flavour))
+    return body
+
+
+# -- the add-on variants of the sample requests ----------------------------
+#
+# ``samples/requests/addons/<flavour>.json`` holds only what the variant
+# adds to ``samples/requests/<flavour>.json`` (Helm, a private registry
+# connection, a CNI preset with Multus), so the base sample exists once
+# and a variant follows every change made to it.
+
+def _addons_dir():
+    return _requests_dir() / 'addons'
+
+
+def addon_flavours():
+    """Flavours whose sample request has an add-on variant, sorted."""
+    return sorted(entry.name[:-len('.json')]
+                  for entry in _addons_dir().iterdir()
+                  if entry.name.endswith('.json'))
+
+
+def sample_overlay(flavour):
+    """What the add-on variant of ``flavour``'s sample adds to it."""
+    entry = _addons_dir() / ('%s.json' % flavour)
+    if not entry.is_file():
+        raise KeyError('no add-on variant of the sample request for flavour '
+                       '%r (there are: %s)'
+                       % (flavour, ', '.join(addon_flavours())))
+    return json.loads(entry.read_text(encoding='utf-8'))
+
+
+def overlaid(base, overlay, where=''):
+    """A copy of the JSON object ``base`` with ``overlay``'s keys added,
+    objects merged key by key. An overlay only adds: a key that ``base``
+    already has with a value other than an object raises ValueError."""
+    result = copy.deepcopy(base)
+    for key, value in overlay.items():
+        path = '%s.%s' % (where, key) if where else key
+        if key not in result:
+            result[key] = copy.deepcopy(value)
+        elif isinstance(result[key], dict) and isinstance(value, dict):
+            result[key] = overlaid(result[key], value, path)
+        else:
+            raise ValueError('the overlay would replace %s of the base '
+                             'sample; it may only add' % path)
+    return result
 
 
 # -- the Kubernetes versions the shipped install script installs -----------

@@ -80,6 +80,14 @@ def register(subparsers):
                               'one entry "%s", each extCps[].cpConfig an '
                               'object, and no lcm-operation-user-data keys '
                               '(v2 uses its DefaultUserData)' % V2_VIM_KEY)
+    request.add_argument('--addons', action='store_true',
+                         help='print the flavour\'s add-on variant (%s): '
+                              'the sample plus Helm, a private registry '
+                              'connection or a CNI preset with Multus; the '
+                              'files it names under Files/ must be added to '
+                              'the VNF package (see the Add-ons page of the '
+                              'documentation)'
+                              % ', '.join(shipped.addon_flavours()))
     request.add_argument('--output', metavar='FILE',
                          help='write to FILE instead of standard output')
     request.set_defaults(func=cmd_request)
@@ -106,14 +114,16 @@ def cmd_build(args):
     return 0
 
 
-def filled_request(flavour, vim_id=None, network=None, api='v1'):
-    """The sample request of ``flavour`` with the operator's VIM and
-    network in place of the placeholders; ``api`` 'v2' reshapes it for
-    Tacker's v2 API (:func:`v2_request`)."""
+def filled_request(flavour, vim_id=None, network=None, api='v1',
+                   addons=False):
+    """The sample request of ``flavour`` (its add-on variant with
+    ``addons``) with the operator's VIM and network in place of the
+    placeholders; ``api`` 'v2' reshapes it for Tacker's v2 API
+    (:func:`v2_request`)."""
     if api not in APIS:
         raise ValueError('api must be one of %s, not %r'
                          % (', '.join(APIS), api))
-    body = shipped.sample_request(flavour)
+    body = shipped.sample_request(flavour, addons=addons)
     if vim_id:
         for entry in body.get('vimConnectionInfo', []):
             entry['vimId'] = vim_id
@@ -198,8 +208,13 @@ def cmd_request(args):
         if value is not None and (not value.strip() or
                                   not value.isprintable()):
             raise UserError('%s: must be a non-empty id' % option)
+    if args.addons and args.flavour not in shipped.addon_flavours():
+        raise UserError('--addons: flavour %s has no add-on variant; these '
+                        'have one: %s' % (args.flavour, ', '.join(
+                            shipped.addon_flavours())))
     text = json.dumps(filled_request(args.flavour, args.vim_id,
-                                     args.network, api=args.api),
+                                     args.network, api=args.api,
+                                     addons=args.addons),
                       indent=2) + '\n'
     if not args.output:
         sys.stdout.write(text)

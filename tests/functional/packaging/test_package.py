@@ -231,7 +231,7 @@ def test_tackers_own_checks_accept_the_package(tmp_path):
     (tmp_path / 't.zip').write_bytes(package.zip_bytes(tampered))
     report = tacker_csar_check.run(tmp_path / 'p.zip', tmp_path / 't.zip',
                                    pkg_dir=tmp_path / 'p')
-    assert report['flavours'] == sorted(FLAVOURS + ('kubespray',))
+    assert report['flavours'] == sorted(FLAVOURS + ('kubespray', 'registry'))
     assert report['artifacts'] == sorted(set(files) - {package.TOSCA_META})
     assert 'Scripts/configure_lb.sh' in report['tampered']
     assert report['chosen'] == 'mgmt-drivers-kubernetes'
