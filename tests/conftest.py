@@ -10,9 +10,16 @@ modules after each test keeps one test's imports from breaking another.
 """
 
 import http
+import os
 import sys
 
 import pytest
+
+# Where this machine keeps clones of the CNI projects' repositories, whose
+# release manifests the lab serves as its mirror of GitHub's raw host
+# (k8s_mgmt_lab.machines.cni_mirror); tests that need them are skipped,
+# saying which is missing, where they are not.
+os.environ.setdefault('K8S_MGMT_LAB_CNI_CLONES', '/work/.mirror')
 
 
 @pytest.fixture(autouse=True)

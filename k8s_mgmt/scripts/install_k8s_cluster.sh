@@ -1117,7 +1117,7 @@ install_helm() {
     if [[ -n $HELM_SHA256 ]]; then
         found=$(sha256sum <"$archive" | cut -d' ' -f1)
         [[ $found == "$HELM_SHA256" ]] ||
-            die "the Helm archive from $HELM_SOURCE has SHA-256 $found, not the expected $HELM_SHA256"
+            die "the Helm archive from $HELM_SOURCE has sha256:$found, not the expected sha256:$HELM_SHA256"
     fi
     tar -xzf "$archive" -C "$work" --wildcards '*/helm' 2>"$work/err" ||
         die "the Helm archive from $HELM_SOURCE holds no helm binary: $(last_line "$work/err")"
@@ -1539,8 +1539,8 @@ HELM_SHA256=""
 HELM_BIN=/usr/local/bin/helm
 REGISTRIES=()
 HOSTS_LINES=()
-# -s's registry_auth_N, by N (the N-th -g registry).
-declare -A REGISTRY_AUTHS=()
+# -s's registry_auth_N, at index N (the N-th -g registry).
+REGISTRY_AUTHS=()
 
 # -p: the prepare mode ran on this node moments ago with these options (in
 # the driver's same operation), so its checks are not run again; only what

@@ -26,6 +26,7 @@ from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.kube import layer as standins_layer
 from k8s_mgmt_lab.machines import ansible_server
 from k8s_mgmt_lab.machines import cleanup
+from k8s_mgmt_lab.machines import cni_mirror
 from k8s_mgmt_lab.machines import k8s_repo
 from k8s_mgmt_lab.machines import prereq
 from k8s_mgmt_lab.machines import repo_server
@@ -40,7 +41,8 @@ from k8s_mgmt_lab.machines import registry as registry_mod
 LOG = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
-FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray',
+            'registry')
 # Flavours whose cluster kubespray builds from the lab's Ansible server.
 ANSIBLE_FLAVOURS = ('kubespray',)
 # The port of the lab's Kubernetes apt repository on the bridge's gateway
@@ -49,12 +51,16 @@ REPOSITORY_PORT = 8088
 REPOSITORY_DIR = 'k8s-apt'
 REPOSITORY_GNUPG = 'k8s-apt-gnupg'
 REPOSITORY_CACHE = os.path.join(prereq.PACKAGE_CACHE, 'k8s-debs')
+# Under the served repository tree: the mirror of the CNI presets'
+# manifests (cni_mirror), served beside the apt repository.
+CNI_MIRROR_DIR = 'github-raw'
 LAB_FILE = 'lab.json'
 # Under the state dir: console texts that replace a server's own.
 CONSOLE_FAULTS = 'console'
 PACKAGE_SUBDIR = 'vnf_package'
 ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker',
-                    'storage_server': 'storage', 'externalLB': 'external_lb'}
+                    'storage_server': 'storage', 'externalLB': 'external_lb',
+                    'registry': 'registry'}
 
 
 # Tacker's VNF LCM APIs a lab with Tacker can drive.
@@ -155,7 +161,10 @@ def sample_on_subnet(body, subnet, password='ubuntu'):
     range, k8s_node_cidr), becomes the lab's subnet; and a sample with an
     ``ansible`` section (the kubespray flavour) names the lab's Ansible
     server (:func:`sample_on_ansible_server`). Nothing else changes; a
-    request an operator gives is used as given."""
+    request an operator gives is used as given. The registry flavour's
+    sample names nothing of the network but the network itself."""
+    if 'k8s_cluster_installation_param' not in body['additionalParams']:
+        return body
     root = body['additionalParams']['k8s_cluster_installation_param']
     if 'ansible' in root:
         sample_on_ansible_server(body, subnet, password)
@@ -181,6 +190,25 @@ def repository_url(subnet):
     """The base URL of the lab's Kubernetes apt repository on ``subnet``
     (its gateway address), as a request names it."""
     return k8s_repo.base_url(net.gateway_of(subnet), REPOSITORY_PORT)
+
+
+def cni_mirror_url(subnet):
+    """The URL of the lab's mirror of the CNI presets' manifests on
+    ``subnet``, as a request's ``cni.mirror`` names it (served once
+    :func:`build_cni_mirror` has laid it out)."""
+    return cni_mirror.url(net.gateway_of(subnet), REPOSITORY_PORT,
+                          CNI_MIRROR_DIR)
+
+
+def build_cni_mirror(settings, source_root=None):
+    """Lay the CNI presets' upstream manifests (read from the clones under
+    ``source_root``, by default :func:`cni_mirror.default_source`, each
+    checked against its pin) out in the lab's
+    served repository tree, where the lab's server (up from ``lab up``,
+    in whichever process) serves them; their URL for ``cni.mirror``."""
+    cni_mirror.build(os.path.join(settings.state_dir, REPOSITORY_DIR,
+                                  CNI_MIRROR_DIR), source_root)
+    return cni_mirror_url(settings.subnet)
 
 
 def sample_on_ansible_server(body, subnet, password='ubuntu'):

@@ -45,11 +45,25 @@ def read_request(path):
 
 def run_instantiate(settings, request_body=None, driver=None,
                     log_path=None):
-    """lcm.instantiate + the cluster report; every failure a UserError."""
+    """lcm.instantiate + the cluster's (or the registry's) report; every
+    failure a UserError."""
     with reporting.reported('instantiate', settings, log_path):
         result = lcm.instantiate(settings, driver=driver,
                                  request_body=request_body)
+        if result.flavour == 'registry':
+            return lcm.registry_report(result)
         return lcm.cluster_report(result)
+
+
+def print_registry(report):
+    print('registry of VNF instance %s: %s (%s)'
+          % (report['vnf_instance_id'], report['url'],
+             report['certificate']))
+    print('CA SHA-256 %s; clients trust the CA in %s'
+          % (report['ca_sha256'], report['record']))
+    seconds = report['seconds']
+    print('instantiate_start %.2f s, instantiate_end %.2f s'
+          % (seconds['instantiate_start'], seconds['instantiate_end']))
 
 
 def print_cluster(report, vip=None):
@@ -83,6 +97,8 @@ def cmd_instantiate(args):
     report = run_instantiate(settings, request_body=body)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
+    elif 'url' in report:
+        print_registry(report)
     else:
         print_cluster(report)
     return 0

@@ -268,5 +268,25 @@ def cluster_report(result):
     }
 
 
+def registry_report(result):
+    """The registry VNF's address and CA, as the driver published them."""
+    from k8s_mgmt import state as state_mod
+    path = os.path.join(result.driver_state, state_mod.REGISTRY)
+    try:
+        with open(path) as handle:
+            record = json.load(handle)
+    except (OSError, ValueError) as err:
+        raise LabError('instantiate_end finished but published no '
+                       'registry (%s): %s' % (path, err))
+    return {
+        'vnf_instance_id': result.vnf_instance_id,
+        'flavour': result.flavour, 'url': record['url'],
+        'server': record['server'], 'certificate': record['certificate'],
+        'ca_sha256': record['ca_sha256'], 'record': path,
+        'seconds': {'instantiate_start': round(result.seconds_start, 2),
+                    'instantiate_end': round(result.seconds_end, 2)},
+    }
+
+
 def dump(report):
     return json.dumps(report, indent=2, sort_keys=True)

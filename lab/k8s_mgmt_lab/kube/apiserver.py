@@ -20,6 +20,7 @@ import urllib.parse
 
 from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import controllers
+from k8s_mgmt_lab.kube import crds
 from k8s_mgmt_lab.kube import objects
 from k8s_mgmt_lab.kube import pki
 from k8s_mgmt_lab.kube import resources
@@ -180,7 +181,7 @@ class API(object):
             return self.health(path)
         self.authorize(method, path, self.identity(headers))
         if path in ('/api', '/apis', '/api/v1') or (
-                path.startswith('/apis/') and path.count('/') == 3):
+                path.startswith('/apis/') and path.count('/') in (2, 3)):
             return 200, self.discovery(path)
         if path.startswith('/apis/%s/' % STANDIN_GROUP):
             return self.standin(method, path, body)
@@ -203,37 +204,69 @@ class API(object):
             return 500, '[-]etcd failed: etcd not healthy\n%s failed' % path
         return 200, 'ok'
 
-    def discovery(self, path):
-        if path == '/api':
-            return {'kind': 'APIVersions', 'versions': ['v1'],
-                    'serverAddressByClientCIDRs': []}
-        groups = {}
+    def _served(self):
+        """{(group, version): [APIResource]}: the built-in resources and
+        those the CustomResourceDefinitions define."""
+        served = {}
         for plural, (group, version, kind, namespaced) in \
                 objects.RESOURCES.items():
-            groups.setdefault((group, version), []).append({
+            served.setdefault((group, version), []).append({
                 'name': plural, 'singularName': kind.lower(),
                 'namespaced': namespaced, 'kind': kind,
                 'verbs': ['create', 'delete', 'get', 'list', 'patch',
                           'update']})
+        for crd in self.resources.definitions():
+            for version in crds.served_versions(crd):
+                served.setdefault((crd['spec']['group'], version), []).extend(
+                    crds.discovery(crd, version))
+        return served
+
+    def discovery(self, path):
+        if path == '/api':
+            return {'kind': 'APIVersions', 'versions': ['v1'],
+                    'serverAddressByClientCIDRs': []}
+        served = self._served()
+        groups = {}
+        for group, version in served:
+            if group:
+                groups.setdefault(group, []).append(version)
+
+        def group_entry(name):
+            versions = [{'groupVersion': '%s/%s' % (name, v), 'version': v}
+                        for v in sorted(groups[name],
+                                        key=crds.version_priority)]
+            return {'name': name, 'versions': versions,
+                    'preferredVersion': versions[0]}
         if path == '/apis':
-            names = sorted({g for g, _ in groups if g})
-            return {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': [
-                {'name': g, 'versions': [{'groupVersion': g + '/v1',
-                                          'version': 'v1'}],
-                 'preferredVersion': {'groupVersion': g + '/v1',
-                                      'version': 'v1'}} for g in names]}
-        _, _, group, version = path.split('/') if path.startswith('/apis/') \
-            else ('', '', '', 'v1')
-        if (group, version) not in groups:
-            raise objects.APIError(
-                404, 'no API group %s/%s' % (group, version))
+            return {'kind': 'APIGroupList', 'apiVersion': 'v1',
+                    'groups': [group_entry(g) for g in sorted(groups)]}
+        parts = path.split('/')[2:] if path.startswith('/apis/') \
+            else ['', 'v1']
+        if len(parts) == 1:
+            if parts[0] not in groups:
+                raise objects.no_resource()
+            return dict(group_entry(parts[0]), kind='APIGroup',
+                        apiVersion='v1')
+        group, version = parts
+        if (group, version) not in served:
+            raise objects.no_resource()
         return {'kind': 'APIResourceList', 'apiVersion': 'v1',
                 'groupVersion': objects.api_version(group, version),
-                'resources': groups[(group, version)]}
+                'resources': served[(group, version)]}
 
     def resource(self, method, route, query, body, headers):
         group, version, namespace, plural, name, sub = route
         res = self.resources
+        info = res.resolve(group, version, plural)
+        if namespace is not None and not info.namespaced:
+            raise objects.no_resource()
+        if namespace is None and info.namespaced and (
+                name is not None or method != 'GET'):
+            # Across namespaces a namespaced resource is only listed.
+            if name is not None:
+                raise objects.no_resource()
+            raise objects.APIError(405, 'method %s not allowed on %s '
+                                   'across namespaces' % (method, plural))
         if name is None:
             if method == 'GET':
                 return 200, res.list(group, version, plural, namespace, query)

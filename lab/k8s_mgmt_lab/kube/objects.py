@@ -1,15 +1,17 @@
 """Kubernetes object shapes: the resource table, Status errors, patches and
 label/field selectors, as the API server stand-in serves them."""
 
+import collections
 import copy
 import json
 import uuid
 
 from k8s_mgmt_lab import kube
 
-# plural -> (group, version, kind, namespaced) for what discovery lists; any
-# other plural under /apis/<group>/<version>/ is stored too (e.g. a CNI
-# manifest's objects) but not advertised.
+# plural -> (group, version, kind, namespaced): the built-in resources the
+# stand-in serves, each at its one group and version (as discovery lists
+# them). Custom resources are served once a CustomResourceDefinition
+# defines them (``crds``); any other path is 404, as on a real API server.
 RESOURCES = {
     'namespaces': ('', 'v1', 'Namespace', False),
     'nodes': ('', 'v1', 'Node', False),
@@ -36,28 +38,43 @@ RESOURCES = {
     'customresourcedefinitions': ('apiextensions.k8s.io', 'v1',
                                   'CustomResourceDefinition', False),
 }
-CLUSTER_KINDS = {k for _, _, k, ns in RESOURCES.values() if not ns} | {
-    'PriorityClass', 'APIService', 'ValidatingWebhookConfiguration',
-    'MutatingWebhookConfiguration', 'IngressClass', 'CSIDriver',
-    'RuntimeClass', 'ValidatingAdmissionPolicy'}
 KIND_PLURAL = {v[2]: k for k, v in RESOURCES.items()}
 
+# A resource the API server serves: built in, or defined by ``crd`` (the
+# CustomResourceDefinition, None for a built-in) at ``version``.
+Resource = collections.namedtuple(
+    'Resource', 'group version plural kind namespaced crd')
 
-def plural_of(kind):
-    if kind in KIND_PLURAL:
-        return KIND_PLURAL[kind]
-    lower = kind.lower()
-    if lower.endswith('y'):
-        return lower[:-1] + 'ies'
-    if lower.endswith(('s', 'x', 'ch', 'sh')):
-        return lower + 'es'
-    return lower + 's'
+
+def builtin(group, version, plural):
+    """The built-in Resource at ``group``/``version``/``plural``, or None
+    (another group or version of a built-in plural is none either)."""
+    entry = RESOURCES.get(plural)
+    if entry is None or entry[:2] != (group, version):
+        return None
+    return Resource(group, version, plural, entry[2], entry[3], None)
+
+
+def builtin_kind(group_version, kind):
+    """The built-in Resource of ``kind`` in ``group_version`` (an
+    apiVersion), or None."""
+    plural = KIND_PLURAL.get(kind)
+    if plural is None:
+        return None
+    group, _, version = group_version.rpartition('/')
+    return builtin(group, version, plural)
 
 
 def kind_of(plural):
-    if plural in RESOURCES:
-        return RESOURCES[plural][2]
-    return plural[:-1].capitalize()
+    """The kind of a built-in plural."""
+    return RESOURCES[plural][2]
+
+
+def no_resource():
+    """What a real API server answers for a path it serves no resource
+    at."""
+    return APIError(404, 'the server could not find the requested '
+                    'resource', details={})
 
 
 def api_version(group, version):

@@ -132,3 +132,23 @@ def _expect(response, status, what):
     if response.status_code != status:
         raise LabError('%s: HTTP %d: %s' % (
             what, response.status_code, response.text[:300]))
+
+
+def manifest_digest(base, ca_pem, repository, tag):
+    """The digest the registry serves for ``repository:tag`` (its
+    ``Docker-Content-Digest``, checked against the manifest's bytes)."""
+    with _trusting(ca_pem) as verify:
+        session = requests.Session()
+        session.trust_env = False
+        response = session.get(
+            '%s/v2/%s/manifests/%s' % (base, repository, tag),
+            headers={'Accept': OCI_MANIFEST}, verify=verify,
+            timeout=REQUEST_TIMEOUT)
+        _expect(response, 200, 'get the manifest of %s:%s'
+                % (repository, tag))
+    digest = 'sha256:' + hashlib.sha256(response.content).hexdigest()
+    served = response.headers.get('Docker-Content-Digest')
+    if served not in (None, digest):
+        raise LabError('the registry names manifest %s:%s %s, its bytes '
+                       'are %s' % (repository, tag, served, digest))
+    return digest

@@ -651,7 +651,7 @@ fake_helm_archive() {
     HELM_SHA256=$(printf '0%.0s' {1..64})
     bats_run --separate-stderr install_helm
     [ "$status" -ne 0 ]
-    [[ $stderr == *"has SHA-256 $sha, not the expected 000"* ]]
+    [[ $stderr == *"has sha256:$sha, not the expected sha256:000"* ]]
     HELM_SHA256=$sha
     bats_run --separate-stderr install_helm
     [ "$status" -ne 0 ]
@@ -731,7 +731,8 @@ applied_by_kubectl() {
     CNI_SHA256=$(printf '0%.0s' {1..64})
     bats_run --separate-stderr install_cni
     [ "$status" -ne 0 ]
-    [[ $stderr == *"not the pinned 000"*"refused"* ]]
+    # Both checksums as sha256:HEX, which the driver's redaction keeps.
+    [[ $stderr == *"has sha256:$(sha256sum "$CNI_MANIFEST" | cut -d' ' -f1), not the pinned sha256:000"*"refused"* ]]
     [ ! -e "$BATS_TEST_TMPDIR/applied-cni" ]
     # A checked flannel manifest without the line to change stops too.
     CNI_SHA256=$(sha256sum "$CNI_MANIFEST" | cut -d' ' -f1)
