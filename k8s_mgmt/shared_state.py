@@ -46,7 +46,8 @@ SHARED_FILES = (state_mod.HOST_KEYS, state_mod.VRRP_PASSWORD,
                 state_mod.CLUSTER, state_mod.REQUEST_PARAMS,
                 state_mod.REGISTRY)
 # What the instance shows every reader of it, unsealed: nothing secret.
-PUBLIC_REGISTRY_KEY = 'k8sMgmtRegistry'
+# Tacker keeps metadata as a dict of strings: one key per value.
+PUBLIC_REGISTRY_PREFIX = 'k8sMgmtRegistry'
 
 
 class SharedStateError(exceptions.MgmtDriverError):
@@ -209,21 +210,21 @@ class SharedState(object):
         self._saved = files
 
 
-def publish(vnf_instance, key, value):
-    """Show ``value`` (a dict of strings, public) under ``key`` of the
-    instance's metadata, for ``openstack vnflcm show``: a v1 instance is
-    saved at once; a v2 instance (a dict) goes back to Tacker with the
-    hook's result. False when there is no instance to show it on."""
+def publish(vnf_instance, values):
+    """Show ``values`` (strings, public) in the instance's metadata, for
+    ``openstack vnflcm show``: a v1 instance is saved at once; a v2
+    instance (a dict) goes back to Tacker with the hook's result. False
+    when there is no instance to show them on."""
     if InstanceMetadata.usable(vnf_instance):
         metadata = dict(vnf_instance.vnf_metadata or {})
-        if metadata.get(key) != value:
-            metadata[key] = value
+        if any(metadata.get(key) != value for key, value in values.items()):
+            metadata.update(values)
             vnf_instance.vnf_metadata = metadata
             vnf_instance.save()
         return True
     if isinstance(vnf_instance, dict):
         metadata = dict(vnf_instance.get('metadata') or {})
-        metadata[key] = value
+        metadata.update(values)
         vnf_instance['metadata'] = metadata
         return True
     return False

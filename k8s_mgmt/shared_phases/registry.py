@@ -14,7 +14,7 @@ Instantiate (and the heal that gives it a new VM) runs::
     Publish the registry's address and CA
                                   (kept in the instance's shared state and
                                    shown, unsealed, in its metadata
-                                   "k8sMgmtRegistry": a cluster's
+                                   "k8sMgmtRegistry*": a cluster's
                                    private_registry_connection_info names
                                    the server and the CA as a package file)
 
@@ -117,9 +117,14 @@ def setup_phases(op, topology, node, kept_volume):
 
 
 def public(record):
-    """What every reader of the instance sees of registry.json."""
-    return {'server': record['server'], 'connectionType': '1',
-            'caSha256': record['ca_sha256'], 'caPem': record['ca_pem']}
+    """What every reader of the instance sees of registry.json: strings
+    under keys k8sMgmtRegistryServer, ...ConnectionType, ...CaSha256 and
+    ...CaPem."""
+    prefix = shared_state.PUBLIC_REGISTRY_PREFIX
+    return {prefix + 'Server': record['server'],
+            prefix + 'ConnectionType': '1',
+            prefix + 'CaSha256': record['ca_sha256'],
+            prefix + 'CaPem': record['ca_pem']}
 
 
 def publish(op, report, volume):
@@ -135,22 +140,19 @@ def publish(op, report, volume):
                     {'prefix': op.prefix, 'url': report.url,
                      'new': report.ca_sha256, 'old': before['ca_sha256']})
     op.state.write_json(state_mod.REGISTRY, record)
-    shown = shared_state.publish(op.ctx.vnf_instance,
-                                 shared_state.PUBLIC_REGISTRY_KEY,
-                                 public(record))
+    shown = shared_state.publish(op.ctx.vnf_instance, public(record))
     LOG.info('%(prefix)sRegistry %(url)s (%(certificate)s), CA SHA-256 '
              '%(sha)s; clients trust this CA:\n%(pem)s',
              {'prefix': op.prefix, 'url': report.url,
               'certificate': report.certificate, 'sha': report.ca_sha256,
               'pem': report.ca_pem})
-    return dict(record, metadata=shared_state.PUBLIC_REGISTRY_KEY
-                if shown else None)
+    return dict(record, metadata=sorted(public(record)) if shown else None)
 
 
 def publish_phase(op, report, volume):
     work = (phases.Work(None, 'local', 'write %s' % state_mod.REGISTRY),
-            phases.api_work('the VNF instance\'s metadata %s: server, CA'
-                            % shared_state.PUBLIC_REGISTRY_KEY,
+            phases.api_work('the VNF instance\'s metadata %s*: server, CA'
+                            % shared_state.PUBLIC_REGISTRY_PREFIX,
                             kind='tacker'))
     return Phase(TITLE_PUBLISH, work=work,
                  action=lambda: publish(op, report, volume),

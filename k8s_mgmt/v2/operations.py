@@ -159,7 +159,6 @@ class V2Hook(object):
         record = self.local.read_json(state_mod.REGISTRY)
         if record:
             shared_state.publish(self.instance,
-                                 shared_state.PUBLIC_REGISTRY_KEY,
                                  registry_phases.public(record))
 
     def registrar(self, vim_info):

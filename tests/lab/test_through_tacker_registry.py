@@ -25,12 +25,14 @@ KEEP_VOLUME = {'additionalParams': {
 
 
 def published(session):
-    """The instance's metadata k8sMgmtRegistry, as Tacker shows it."""
+    """The instance's metadata k8sMgmtRegistry*, as Tacker shows it."""
     shown = readme_session.openstack_json(
         session.cli, 'vnflcm', 'show', session.instance_id())
     metadata = next(value for key, value in shown.items()
                     if 'metadata' in key)
-    return metadata['k8sMgmtRegistry']
+    prefix = 'k8sMgmtRegistry'
+    return {key[len(prefix)].lower() + key[len(prefix) + 1:]: value
+            for key, value in metadata.items() if key.startswith(prefix)}
 
 
 def registry_vnfc(session):

@@ -211,11 +211,12 @@ def test_publishing_keeps_the_record_and_shows_the_ca(tmp_path):
     volume = registry_topology().volumes[0]
     record = registry_phases.publish(FakeOp(state, instance), report, volume)
     assert state.read_json(state_mod.REGISTRY)['volume_id'] == VOLUME_ID
-    shown = instance['metadata'][shared_state.PUBLIC_REGISTRY_KEY]
-    assert shown == {'server': '10.254.0.9:5000', 'connectionType': '1',
-                     'caSha256': report.ca_sha256, 'caPem': CA}
-    assert instance['metadata']['other'] == 'kept'
-    assert record['metadata'] == shared_state.PUBLIC_REGISTRY_KEY
+    assert instance['metadata'] == {
+        'other': 'kept', 'k8sMgmtRegistryServer': '10.254.0.9:5000',
+        'k8sMgmtRegistryConnectionType': '1',
+        'k8sMgmtRegistryCaSha256': report.ca_sha256,
+        'k8sMgmtRegistryCaPem': CA}
+    assert record['metadata'] == sorted(instance['metadata'])[:4]
     # A kept volume must be the published one.
     registry_phases.check_same_volume(state, volume)
     with pytest.raises(exceptions.TopologyError) as err:
