@@ -24,8 +24,10 @@ EXTERNAL_LB_SCRIPT = 'configure_external_lb.sh'
 REGISTRY_SCRIPT = 'setup_registry.sh'
 # The helpers the install and LB scripts source from their own directory.
 SCRIPT_LIBRARY = 'k8s_mgmt_lib.sh'
+# The install script's upgrade modes, which it sources from beside it.
+UPGRADE_LIBRARY = 'k8s_mgmt_upgrade.sh'
 SCRIPTS = (SCRIPT_LIBRARY, INSTALL_SCRIPT, LB_SCRIPT, STORAGE_SCRIPT,
-           EXTERNAL_LB_SCRIPT, REGISTRY_SCRIPT)
+           EXTERNAL_LB_SCRIPT, REGISTRY_SCRIPT, UPGRADE_LIBRARY)
 
 
 def _root():

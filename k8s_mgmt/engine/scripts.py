@@ -249,6 +249,12 @@ def _repository_options(params):
     version = params.kubernetes_version.lstrip('v')
     if version.count('.') == 2:
         opts += ['-V', version]
+    return opts + repository_options(params)
+
+
+def repository_options(params):
+    """-r and -K when the request names a repository."""
+    opts = []
     repository = params.kubernetes_apt_repository
     if repository is not None:
         opts += ['-r', repository.url]
@@ -260,7 +266,7 @@ def _repository_options(params):
     return opts
 
 
-def _proxy_secrets(params):
+def proxy_secrets(params):
     proxy = params.proxy
     found = []
     if proxy is not None:
@@ -274,7 +280,7 @@ def _install_secrets(params):
     """What an install mode that prepares a node reads on stdin: the
     proxy URLs and each private registry's login (``registry_auth_N``
     for the N-th ``-g``: base64 of USER:PASSWORD, containerd's form)."""
-    found = _proxy_secrets(params)
+    found = proxy_secrets(params)
     for index, registry in enumerate(
             params.private_registry_connection_info, 1):
         if registry.username:
@@ -324,7 +330,7 @@ def helm_call(node, params):
     if helm.sha256:
         argv += ['-M', helm.sha256]
     return ScriptCall(node.name, INSTALL, tuple(argv),
-                      tuple(_proxy_secrets(params)))
+                      tuple(proxy_secrets(params)))
 
 
 def prepare_call(node, params, ends, apt_repo=False):
@@ -388,7 +394,7 @@ def storage_server_call(node, params, volumes):
     if storage.allow_wide_export:
         argv.append('--allow-wide-export')
     return ScriptCall(node.name, STORAGE, tuple(argv),
-                      tuple(_proxy_secrets(params)))
+                      tuple(proxy_secrets(params)))
 
 
 def registry_volume_call(node, params, volume):
@@ -400,7 +406,7 @@ def registry_volume_call(node, params, volume):
     return ScriptCall(node.name, STORAGE, (
         'volumes', '--volume', '%s,%s,%s' % (
             volume.volume_id, volume.device or '', setup.mount_to)),
-        tuple(_proxy_secrets(params.registry)))
+        tuple(proxy_secrets(params.registry)))
 
 
 def registry_call(node, params):
@@ -412,7 +418,7 @@ def registry_call(node, params):
     tls = registry.tls
     argv = ['--listen', '%s:%d' % (node.nic_ip, registry.port_no),
             '--dir', registry.volume.mount_to]
-    found = _proxy_secrets(registry)
+    found = proxy_secrets(registry)
     if not tls.self_signed:
         argv += ['--certificate', posixpath.join(uploads.REMOTE_DIR,
                                                  uploads.REGISTRY_TLS_CERT),
@@ -431,7 +437,7 @@ def registry_call(node, params):
 def nfs_client_call(node, params):
     """setup_storage.sh client: the NFS client packages on ``node``."""
     return ScriptCall(node.name, STORAGE, ('client',),
-                      tuple(_proxy_secrets(params)))
+                      tuple(proxy_secrets(params)))
 
 
 def vip_prefix_from(params, vip, interface_prefix=None):

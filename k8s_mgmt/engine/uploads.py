@@ -23,6 +23,7 @@ from k8s_mgmt import ssh
 INSTALL = shipped.INSTALL_SCRIPT
 CONFIGURE_LB = shipped.LB_SCRIPT
 LIBRARY = shipped.SCRIPT_LIBRARY
+UPGRADE = shipped.UPGRADE_LIBRARY
 STORAGE = shipped.STORAGE_SCRIPT
 EXTERNAL_LB = shipped.EXTERNAL_LB_SCRIPT
 REGISTRY = shipped.REGISTRY_SCRIPT
@@ -95,6 +96,7 @@ class Features:
     join_first: bool = False    # install: the join data before the end
     apt_turn: bool = False      # install and configure_lb: apt-get in turn
     apt_repo: bool = False      # install: -r/-K (repository), -V (version)
+    upgrade: bool = False       # install: the upgrade-check/-apply/-node modes
     lb_bootstrap: bool = False  # configure_lb: -B, the VIP before the API
 
     @classmethod
@@ -107,7 +109,8 @@ class Features:
                    apt_turn=('apt-turn' in install and
                              'apt-turn' in configure_lb),
                    lb_bootstrap='bootstrap' in configure_lb,
-                   apt_repo='apt-repo' in install)
+                   apt_repo='apt-repo' in install,
+                   upgrade='upgrade' in install)
 
 
 def local_script(package_dir, relative_path, name):
@@ -166,7 +169,7 @@ def names_for(node, params):
         # Kubespray installs the nodes; a master only needs the install
         # script's token-secret mode (the VIM's credentials).
         return [LIBRARY, INSTALL] if node.role == 'master' else []
-    names = [LIBRARY, INSTALL]
+    names = [LIBRARY, INSTALL, UPGRADE]
     repository = params.kubernetes_apt_repository
     if repository is not None and repository.key_path:
         names.append(REPO_KEY)

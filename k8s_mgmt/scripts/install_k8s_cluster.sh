@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth upgrade
 set -Eeuo pipefail
 umask 077
 
@@ -22,6 +22,13 @@ LIB=$(dirname -- "${BASH_SOURCE[0]}")/k8s_mgmt_lib.sh
 [[ -f $LIB ]] || { printf '%s: %s is missing (it comes with this script)\n' "$PROG" "$LIB" >&2; exit 1; }
 # shellcheck source-path=SCRIPTDIR source=k8s_mgmt_lib.sh
 source "$LIB"
+# The upgrade modes, uploaded beside it too (a copy without them refuses
+# those modes).
+UPGRADE_LIB=$(dirname -- "${BASH_SOURCE[0]}")/k8s_mgmt_upgrade.sh
+if [[ -f $UPGRADE_LIB ]]; then
+    # shellcheck source-path=SCRIPTDIR source=k8s_mgmt_upgrade.sh
+    source "$UPGRADE_LIB"
+fi
 # Overridable so tests can point the read-only master modes at a fake tree.
 readonly STATE_DIR=${K8S_MGMT_STATE_DIR:-/var/lib/k8s-mgmt}
 readonly K8S_DIR=${K8S_MGMT_KUBERNETES_DIR:-/etc/kubernetes}
@@ -116,6 +123,11 @@ Modes:
                 a master is busy, it leaves the join little to do
   helm          install Helm VERSION (-L) from its release archive (-m), checked
                 against -M when given; nothing when that version is there
+  upgrade-check print the installed versions, the control plane's and what
+                the -k minor's repository offers (JSON); changes nothing
+  upgrade-apply on the first master: kubeadm -V, kubeadm upgrade apply, then
+                kubelet and kubectl -V (needs -a, -H); skips what is done
+  upgrade-node  on the other nodes: the same with kubeadm upgrade node
 
 Options:
   -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
@@ -239,10 +251,14 @@ poll_until() {
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm)"
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm, upgrade-check, upgrade-apply, upgrade-node)"
     case $1 in
         -h | --help) usage; exit 0 ;;
         init | join-master | join-worker | print-join | token-secret | prepare | helm) MODE=$1 ;;
+        upgrade-check | upgrade-apply | upgrade-node)
+            [[ $(type -t run_upgrade_mode) == function ]] ||
+                usage_error "mode $1 needs k8s_mgmt_upgrade.sh beside this script"
+            MODE=$1 ;;
         -*) usage_error "missing mode before option $1" ;;
         *) usage_error "unknown mode: $1" ;;
     esac
@@ -374,6 +390,7 @@ validate_mode_needs() {
         init | join-master | join-worker) ;;
         *) ! "$PREPARED" || usage_error "-p is for init and the joins only" ;;
     esac
+    [[ $(type -t validate_upgrade_needs) != function ]] || validate_upgrade_needs
 }
 
 # http(s)://HOST[:PORT], and after a comma the CA file of an https one (a
@@ -1602,6 +1619,7 @@ main() {
         prepare) prepare_node ;;
         token-secret) run_step token-secret token_secret ;;
         helm) run_step Helm install_helm ;;
+        upgrade-*) run_upgrade_mode ;;
     esac
     CURRENT_STEP=finished
 }

@@ -17,6 +17,8 @@ shopt -s lastpipe
 CURRENT_STEP=${CURRENT_STEP:-start}
 # Files removed on exit (cleanup, run from the script's EXIT trap).
 TEMP_FILES=()
+# Directories made for one run, removed with their contents at its end.
+TEMP_DIRS=()
 # Set by write_file: true when it replaced the file, false when unchanged.
 WRITE_FILE_CHANGED=false
 # While retry_until waits: the deadline, in ms of the wall clock.
@@ -63,6 +65,7 @@ cleanup() {
         kill "$pid" 2>/dev/null || true
     done
     [[ ${#TEMP_FILES[@]} -eq 0 ]] || rm -f -- "${TEMP_FILES[@]}"
+    [[ ${#TEMP_DIRS[@]} -eq 0 ]] || rm -rf -- "${TEMP_DIRS[@]}"
 }
 
 have() {

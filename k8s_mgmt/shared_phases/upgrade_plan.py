@@ -16,7 +16,7 @@ from typing import Optional
 
 from k8s_mgmt import exceptions
 from k8s_mgmt.kube import etcd
-from k8s_mgmt.kube import versions
+from k8s_mgmt import kube_versions as versions
 
 DONE = 'done'            # at the target, nothing to do
 UNCORDON = 'uncordon'    # at the target, cordoned by an earlier run

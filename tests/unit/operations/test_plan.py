@@ -99,8 +99,10 @@ def test_simple_plan_uploads_the_library_then_the_install_script():
     assert puts == [
         ('master-1', 'put .k8s-mgmt/k8s_mgmt_lib.sh (mode 0700)'),
         ('master-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)'),
+        ('master-1', 'put .k8s-mgmt/k8s_mgmt_upgrade.sh (mode 0700)'),
         ('worker-1', 'put .k8s-mgmt/k8s_mgmt_lib.sh (mode 0700)'),
-        ('worker-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)')]
+        ('worker-1', 'put .k8s-mgmt/install_k8s_cluster.sh (mode 0700)'),
+        ('worker-1', 'put .k8s-mgmt/k8s_mgmt_upgrade.sh (mode 0700)')]
 
 
 def test_complex_plan_lb_everywhere_then_masters_one_at_a_time():

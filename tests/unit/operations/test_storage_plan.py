@@ -138,6 +138,7 @@ def test_the_storage_server_gets_only_its_script(package):
                                  '.k8s-mgmt/setup_storage.sh']
     assert puts['worker-1'] == ['.k8s-mgmt/k8s_mgmt_lib.sh',
                                 '.k8s-mgmt/install_k8s_cluster.sh',
+                                '.k8s-mgmt/k8s_mgmt_upgrade.sh',
                                 '.k8s-mgmt/setup_storage.sh']
 
 

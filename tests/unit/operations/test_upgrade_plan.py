@@ -5,7 +5,7 @@ workers in batches), and where a stopped upgrade resumes."""
 import pytest
 
 from k8s_mgmt.kube import etcd
-from k8s_mgmt.kube.versions import Version
+from k8s_mgmt.kube_versions import Version
 from k8s_mgmt.shared_phases import upgrade_plan as up
 from k8s_mgmt.shared_phases.upgrade_plan import NodeCheck
 

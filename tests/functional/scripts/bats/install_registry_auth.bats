@@ -82,8 +82,9 @@ secrets() {
     printf 'version = 3\n' >"$CONTAINERD_CONFIG"
     REGISTRIES=("https://reg.example:5000")
     REGISTRY_AUTHS=([1]=$AUTH)
-    render_containerd_auth "$CONTAINERD_CONFIG" | grep -qxF \
-        '[plugins."io.containerd.cri.v1.images".registry.configs."reg.example:5000".auth]'
+    rendered=$(render_containerd_auth "$CONTAINERD_CONFIG")
+    grep -qxF '[plugins."io.containerd.cri.v1.images".registry.configs."reg.example:5000".auth]' \
+        <<<"$rendered"
 }
 
 @test "a dry run shows no credentials" {

@@ -2,8 +2,8 @@
 
 import pytest
 
-from k8s_mgmt.kube import versions
-from k8s_mgmt.kube.versions import Version
+from k8s_mgmt import kube_versions as versions
+from k8s_mgmt.kube_versions import Version
 
 
 @pytest.mark.parametrize('text, found', [
