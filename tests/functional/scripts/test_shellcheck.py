@@ -21,8 +21,8 @@ def shellcheck(path):
 
 
 @needs('shellcheck')
-@pytest.mark.parametrize('script', SCRIPTS + [LIBRARY],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize('script', SCRIPTS + [
+    LIBRARY, INSTALL.parent / 'k8s_mgmt_upgrade.sh'], ids=lambda p: p.name)
 def test_shellcheck_clean(script):
     result = shellcheck(script)
     assert result.returncode == 0, result.stdout
@@ -39,6 +39,9 @@ def test_shellcheck_reads_the_library_next_to_the_script(script, tmp_path):
     alone = shellcheck(copy)
     assert 'SC1091' in alone.stdout, alone.stdout
     (tmp_path / LIBRARY.name).write_text(LIBRARY.read_text())
+    # The install script sources its upgrade modes from beside it too.
+    upgrade = INSTALL.parent / 'k8s_mgmt_upgrade.sh'
+    (tmp_path / upgrade.name).write_text(upgrade.read_text())
     together = shellcheck(copy)
     assert together.returncode == 0, together.stdout
 
