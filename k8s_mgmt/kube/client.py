@@ -36,12 +36,21 @@ _FIRST_DELAY = 0.5
 _MAX_DELAY = 5.0
 
 
+# The annotation an upgrade puts on a Node it cordons (its target):
+# only such a Node is uncordoned by the upgrade, never one an operator
+# cordoned.
+UPGRADE_MARK = 'k8s-mgmt.io/upgrade'
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeState:
     name: str
     ready: bool
     labels: dict
     roles: tuple = ()
+    kubelet_version: str = None     # status.nodeInfo.kubeletVersion
+    unschedulable: bool = False     # cordoned
+    upgrade_mark: str = None        # UPGRADE_MARK's value, when set
 
 
 APIError = exceptions.KubernetesAPIError
@@ -119,7 +128,13 @@ def node_state(item):
                 for c in (item.get('status') or {}).get('conditions') or ())
     roles = tuple(sorted(key.split('/', 1)[1] for key in labels
                          if key.startswith('node-role.kubernetes.io/')))
-    return NodeState(meta.get('name'), ready, labels, roles)
+    info = (item.get('status') or {}).get('nodeInfo') or {}
+    return NodeState(meta.get('name'), ready, labels, roles,
+                     kubelet_version=info.get('kubeletVersion') or None,
+                     unschedulable=bool((item.get('spec') or {}).get(
+                         'unschedulable')),
+                     upgrade_mark=(meta.get('annotations') or {}).get(
+                         UPGRADE_MARK))
 
 
 class ClusterAPI(object):
@@ -200,6 +215,26 @@ class ClusterAPI(object):
                           deadline=deadline)
         states = [node_state(item) for item in data.get('items') or ()]
         return {s.name: s for s in states}
+
+    def cluster_version(self, deadline=None):
+        """The ``kubernetesVersion`` kubeadm-config names (the version
+        ``kubeadm upgrade apply`` last brought the cluster to), or None
+        when the cluster has no kubeadm-config."""
+        try:
+            data = self._call('read kube-system/kubeadm-config',
+                              self._core.read_namespaced_config_map,
+                              'kubeadm-config', 'kube-system',
+                              deadline=deadline)
+        except APIError as err:
+            if status_of(err) == 404:
+                return None
+            raise
+        text = (data.get('data') or {}).get('ClusterConfiguration') or ''
+        for line in text.splitlines():
+            key, _, value = line.partition(':')
+            if key == 'kubernetesVersion':
+                return value.strip().strip('"\'') or None
+        return None
 
     def label_node(self, name, labels):
         """Set ``labels`` on node ``name`` (a JSON merge patch)."""

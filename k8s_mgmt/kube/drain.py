@@ -171,14 +171,18 @@ class _Calls(object):
                 reason='HTTP %s: %s' % (status, (body or {}).get('message')))
         return body
 
-    def cordon(self, name):
+    def cordon(self, name, mark=None):
         """The cordoned Node as the API answers it; None: no such Node.
         One request, not a read then a write: the answer carries what the
         drain needs to know (Ready or not), and a Node that is already
         unschedulable is left as it was (an unchanged object is not
-        written)."""
+        written). ``mark``: the value of the upgrade's annotation, set in
+        the same request."""
         what = 'cordon node %s' % name
         patch = {'spec': {'unschedulable': True}}
+        if mark is not None:
+            patch['metadata'] = {'annotations': {
+                client_mod.UPGRADE_MARK: mark}}
         status, body = self._do(
             what, self.core.patch_node, name, patch,
             _content_type='application/merge-patch+json')
@@ -217,11 +221,13 @@ class _Calls(object):
 
 def drain_and_delete(api, node_name, timeout=None, force=False,
                      node_unreachable=False, prefix='', delete=True,
-                     before_delete=None):
+                     before_delete=None, mark=None):
     """Cordon, drain and delete Node ``node_name``; a :class:`DrainReport`.
 
     ``delete=False`` leaves the drained, cordoned Node for whoever removes
-    the node next (kubespray's remove-node.yml deletes it itself).
+    the node next (kubespray's remove-node.yml deletes it itself), or, with
+    ``mark`` (an upgrade's target, annotated on the Node as it is
+    cordoned), for :func:`uncordon` once the node is upgraded.
     ``before_delete(report)`` runs once the node is drained (or found not
     drainable), right before its Node is deleted: the caller stops the
     node's kubelet there, which would otherwise register the Node again.
@@ -236,7 +242,7 @@ def drain_and_delete(api, node_name, timeout=None, force=False,
     poll = polling.Poll(timeout, first=_FIRST_DELAY, maximum=_MAX_DELAY)
     calls = _Calls(api, deadline=poll.deadline)
     report = DrainReport(node=node_name)
-    node = calls.cordon(node_name)
+    node = calls.cordon(node_name, mark)
     if node is None:
         LOG.info('%s %s: no such node; nothing to drain', prefix, node_name)
         report.found = False
@@ -332,3 +338,28 @@ def _evict_one(calls, pod, force, report):
         return 'deleted, terminating'
     calls.check('evict pod %s' % pod.ref, status, body)
     return None
+
+
+def uncordon(api, node_name, prefix=''):
+    """Make Node ``node_name`` schedulable again and drop the upgrade's
+    mark, only when the mark is there: a Node an operator cordoned stays
+    cordoned. True when it was uncordoned."""
+    calls = _Calls(api)
+    what = 'read node %s' % node_name
+    status, body = calls._do(what, calls.core.read_node, node_name)
+    if status == 404:
+        return False
+    node = client_mod.node_state(calls.check(what, status, body))
+    if node.upgrade_mark is None:
+        if node.unschedulable:
+            LOG.info('%s %s: cordoned, but not by an upgrade: left so',
+                     prefix, node_name)
+        return False
+    what = 'uncordon node %s' % node_name
+    patch = {'spec': {'unschedulable': None}, 'metadata': {
+        'annotations': {client_mod.UPGRADE_MARK: None}}}
+    status, body = calls._do(what, calls.core.patch_node, node_name, patch,
+                             _content_type='application/merge-patch+json')
+    calls.check(what, status, body, ok=(200, 201))
+    LOG.info('%s %s: uncordoned', prefix, node_name)
+    return True

@@ -381,3 +381,39 @@ def test_pod_classification_from_json():
     assert pod.terminating and not pod.mirror
     plain = drain.pod_of({'metadata': {'name': 'q'}})
     assert plain.ref == 'default/q' and not plain.stays
+
+
+def test_an_upgrade_drain_marks_the_node_and_only_it_is_uncordoned(
+        cluster, api):
+    node = cluster.node('up')
+    pod = cluster.pod(node, 'web', owner='ReplicaSet')
+    report = drain.drain_and_delete(api, node, timeout=10, delete=False,
+                                    mark='1.36.1')
+    assert report.evicted == [pod] and not report.node_deleted
+    state = api.nodes()[node]
+    assert state.unschedulable and state.upgrade_mark == '1.36.1'
+    assert drain.uncordon(api, node)
+    state = api.nodes()[node]
+    assert not state.unschedulable and state.upgrade_mark is None
+    # A second uncordon finds no mark: nothing to do.
+    assert not drain.uncordon(api, node)
+    # A Node the operator cordoned (no mark) stays cordoned.
+    other = cluster.node('mine')
+    api.call('cordon', api.core.patch_node, other,
+             {'spec': {'unschedulable': True}},
+             _content_type='application/merge-patch+json')
+    assert not drain.uncordon(api, other)
+    assert api.nodes()[other].unschedulable
+    assert not drain.uncordon(api, cluster.tag + '-none')
+
+
+def test_the_cluster_version_is_kubeadm_configs(server, api):
+    assert api.cluster_version() is None
+    server.api.resources.create('', 'v1', 'namespaces', None,
+                                {'metadata': {'name': 'kube-system'}})
+    server.api.resources.create('', 'v1', 'configmaps', 'kube-system', {
+        'metadata': {'name': 'kubeadm-config'},
+        'data': {'ClusterConfiguration': 'apiVersion: kubeadm.k8s.io/v1beta4'
+                 '\nkind: ClusterConfiguration\nkubernetesVersion: '
+                 'v1.35.2\n'}})
+    assert api.cluster_version() == 'v1.35.2'

@@ -30,3 +30,19 @@ def test_an_answer_without_usable_json_is_a_named_error(status, data,
     assert reason in str(caught.value)
     assert api.call('list nodes', _answer(200, b'{"items": []}')) == {
         'items': []}
+
+
+def test_a_node_says_its_kubelet_cordon_and_upgrade_mark():
+    from k8s_mgmt.kube import client
+    state = client.node_state({
+        'metadata': {'name': 'w-1', 'annotations': {
+            client.UPGRADE_MARK: '1.36.1'}},
+        'spec': {'unschedulable': True},
+        'status': {'nodeInfo': {'kubeletVersion': 'v1.35.2'},
+                   'conditions': [{'type': 'Ready', 'status': 'True'}]}})
+    assert (state.kubelet_version, state.unschedulable,
+            state.upgrade_mark, state.ready) == ('v1.35.2', True, '1.36.1',
+                                                 True)
+    bare = client.node_state({'metadata': {'name': 'w-2'}})
+    assert (bare.kubelet_version, bare.unschedulable, bare.upgrade_mark,
+            bare.ready) == (None, False, None, False)
