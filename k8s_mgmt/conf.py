@@ -147,6 +147,10 @@ runtime_opts = [
                       'refused is deleted at once instead. A NotReady '
                       '(unreachable) node is deleted without waiting on its '
                       'pods.'),
+    cfg.IntOpt('upgrade_max_unavailable', default=1, min=1,
+               help='How many workers a Kubernetes upgrade drains and '
+                    'upgrades at once (masters always go one at a time); '
+                    'an upgrade request may ask for another number.'),
 ]
 
 # The kubespray mode (mgmt-drivers-kubespray).

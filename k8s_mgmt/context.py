@@ -42,6 +42,10 @@ class OperationContext:
     scale_names: tuple = ()           # scale_name_list: member resources
     vim_registrar: typing.Any = None  # k8s_mgmt.vim's; None: by context
     api: str = 'v1'                   # Tacker's VNF LCM API running it
+    # An upgrade's target ('1.36' or '1.36.1') and how many workers it
+    # takes out at once (0: [k8s_mgmt] upgrade_max_unavailable).
+    upgrade_target: typing.Optional[str] = None
+    max_unavailable: int = 0
 
     @property
     def log_prefix(self):
@@ -145,4 +149,6 @@ def build(operation, hook, tacker_context, vnf_instance, request, grant,
         vim_info=kwargs.get('vim_info'),
         scale_out_ids=tuple(kwargs.get('scale_out_id_list') or ()),
         scale_names=tuple(kwargs.get('scale_name_list') or ()),
-        vim_registrar=kwargs.get('vim_registrar'), api=api)
+        vim_registrar=kwargs.get('vim_registrar'), api=api,
+        upgrade_target=kwargs.get('upgrade_target'),
+        max_unavailable=kwargs.get('max_unavailable') or 0)

@@ -16,6 +16,7 @@ from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt import exceptions
 from k8s_mgmt import preload
+from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.tacker_objects import field
@@ -188,7 +189,18 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
 
     def modify_information_end(self, context, vnf_instance,
                                modify_vnf_request, **kwargs):
-        _unused_hook('modify_information_end', vnf_instance)
+        # A PATCH of the instance's metadata k8sMgmtUpgrade asks for an
+        # upgrade (Tacker saved the metadata before this hook).
+        wanted = modify_request.upgrade_of(vnf_instance)
+        if wanted is None:
+            LOG.info('modify_information_end of VNF instance %s: nothing '
+                     'for k8s-mgmt in this change',
+                     field(vnf_instance, 'id'))
+            return
+        ctx = ctx_mod.build(
+            'upgrade', 'modify_information_end', context, vnf_instance,
+            modify_vnf_request, None, dict(kwargs, **wanted))
+        self._run(ctx)
 
     # -- helpers (stateless) -----------------------------------------------
 

@@ -76,6 +76,16 @@ class ReadOnlyState(state_mod.InstanceState):
         return secrets.Secret(stored) if stored else self.PLACEHOLDER
 
 
+def effective_params(params, record):
+    """``params`` with the Kubernetes version the cluster runs: the one
+    an upgrade recorded wins over the instantiate request's, so that a
+    node added or healed later gets the upgraded version."""
+    recorded = (record or {}).get('kubernetes_version')
+    if not recorded or recorded == params.kubernetes_version:
+        return params
+    return dataclasses.replace(params, kubernetes_version=recorded)
+
+
 class OperationRun(object):
     """One hook call's sessions, state and API clients. A context manager:
     leaving it closes every session and client."""
@@ -88,6 +98,8 @@ class OperationRun(object):
         self.facts = facts
         state_cls = ReadOnlyState if self.dry else state_mod.InstanceState
         self.state = state_cls(ctx.vnf_instance_id)
+        self.params = effective_params(ctx.params,
+                                       self.state.cluster_record())
         self.store = ssh.HostKeyStore(self.state.host_key_file())
         # First contact with a VM is checked against its console output,
         # read over the same VIM (Keystone session) as Heat.

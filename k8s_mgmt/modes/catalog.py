@@ -15,6 +15,7 @@ from k8s_mgmt.modes.kubeadm import heal as kubeadm_heal
 from k8s_mgmt.modes.kubeadm import instantiate as kubeadm_instantiate
 from k8s_mgmt.modes.kubeadm import scale as kubeadm_scale
 from k8s_mgmt.modes.kubeadm import terminate as kubeadm_terminate
+from k8s_mgmt.modes.kubeadm import upgrade as kubeadm_upgrade
 from k8s_mgmt.modes.kubespray import heal as kubespray_heal
 from k8s_mgmt.modes.kubespray import instantiate as kubespray_instantiate
 from k8s_mgmt.modes.kubespray import scale as kubespray_scale
@@ -51,11 +52,27 @@ def _builders(instantiate, scale, heal, terminate):
     }
 
 
+UPGRADE = ('upgrade', 'modify_information_end')
+
+
+def _refuse_upgrade(why):
+    def build(op):
+        from k8s_mgmt.shared_phases import upgrade_plan
+        raise upgrade_plan.UpgradeRefused(reason=why)
+        yield  # a generator, as every builder
+    return build
+
+
 BUILDERS = {
-    MODE_KUBEADM: _builders(kubeadm_instantiate, kubeadm_scale,
-                            kubeadm_heal, kubeadm_terminate),
-    MODE_KUBESPRAY: _builders(kubespray_instantiate, kubespray_scale,
-                              kubespray_heal, kubespray_terminate),
+    MODE_KUBEADM: {**_builders(kubeadm_instantiate, kubeadm_scale,
+                               kubeadm_heal, kubeadm_terminate),
+                   UPGRADE: kubeadm_upgrade.build},
+    MODE_KUBESPRAY: {**_builders(kubespray_instantiate, kubespray_scale,
+                                 kubespray_heal, kubespray_terminate),
+                     UPGRADE: _refuse_upgrade(
+                         'the kubespray mode upgrades with kubespray\'s '
+                         'upgrade-cluster.yml, which this driver does not '
+                         'run')},
     # One VM: nothing to scale.
     MODE_REGISTRY: {
         ('instantiate', 'instantiate_end'): registry_instantiate.build,
@@ -64,6 +81,7 @@ BUILDERS = {
         ('heal_vnf', 'heal_start'): registry_heal.build_vnf_start,
         ('heal_vnf', 'heal_end'): registry_heal.build_vnf_end,
         ('terminate', 'terminate_end'): registry_terminate.build,
+        UPGRADE: _refuse_upgrade('the registry VNF runs no Kubernetes'),
     },
 }
 

@@ -28,7 +28,7 @@ KUBESPRAY_FLAVOUR = 'kubespray'
 REGISTRY_FLAVOUR = 'registry'
 KNOWN_FLAVOURS = ('simple', 'storage', KUBESPRAY_FLAVOUR,
                   REGISTRY_FLAVOUR) + HA_FLAVOURS
-OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
+OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate', 'upgrade')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,7 +62,7 @@ TACKER_KEYS = frozenset([
 ])
 
 # Per-request options (booleans) and the operations that read them.
-OPERATION_OPTIONS = {'force_drain': ('scale', 'heal'),
+OPERATION_OPTIONS = {'force_drain': ('scale', 'heal', 'upgrade'),
                      # The operator accepts that a heal empties the
                      # storage server's volume (see storage_heal.py).
                      'storage_volume_recreate': ('heal',)}
@@ -106,7 +106,8 @@ class ClusterValidator(SectionReader):
         self.operation = operation
         self.flavour = flavour
         self.package_dir = package_dir
-        self.needs_nodes = operation in ('instantiate', 'heal', 'scale')
+        self.needs_nodes = operation in ('instantiate', 'heal', 'scale',
+                                         'upgrade')
 
     def run(self, additional_params, default_version, ext_cps=()):
         """``ext_cps``: the request's ExtCps, checked against the VNFD

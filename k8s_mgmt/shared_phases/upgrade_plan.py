@@ -27,6 +27,10 @@ class UpgradeRefused(exceptions.MgmtDriverError):
     message = 'Upgrade refused, nothing was changed: %(reason)s'
 
 
+class EtcdNotWhole(exceptions.MgmtDriverError):
+    message = 'etcd is not whole again: %(reason)s'
+
+
 class UpgradeStopped(exceptions.MgmtDriverError):
     message = ('Upgrade to %(target)s stopped at %(node)s (%(step)s): '
                '%(reason)s. Done: %(done)s; left: %(left)s. Run the upgrade '

@@ -125,7 +125,8 @@ def with_lb(topology, change, alongside):
 def record_init(op, first, ends):
     """The cluster record names the initialised master and the endpoint."""
     op.state.update_cluster_record(
-        init_master_server_id=first.server_id, endpoint=ends.api_url)
+        init_master_server_id=first.server_id, endpoint=ends.api_url,
+        kubernetes_version=op.params.kubernetes_version)
 
 
 def init_phase(op, first, ends, alongside=None):

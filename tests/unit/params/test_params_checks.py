@@ -202,7 +202,7 @@ def test_terminate_needs_no_cluster_parameters():
 
 def test_unknown_operation_is_a_problem():
     assert h.paths(h.problems_of(load, h.base_params(),
-                                 operation='upgrade')) == ['operation']
+                                 operation='rollout')) == ['operation']
 
 
 def test_password_and_private_key():

@@ -1,0 +1,313 @@
+"""Upgrade: the cluster one Kubernetes minor forward (any patch within
+it), a node at a time, the API answering throughout.
+
+The phases (HA; a single master skips the VIP, HAProxy and etcd ones)::
+
+    Read the topology from Heat
+    Connect to every node
+    Upload the scripts
+    Check every node for the upgrade to <target>
+                                   (upgrade-check, all at once: versions,
+                                    what the target's repository offers)
+    Probe the other masters; Read the API credentials through <master>
+    Read the cluster's nodes and version
+                                   (Nodes, kubeadm-config)
+    Read etcd members and health on <master>
+    Find the VIP on <masters>
+    Decide the upgrade to <target> (every refusal before any change:
+                                    upgrade_plan.decide)
+    Read the cluster network's prefix on <master>
+    -- each master, the VIP's holder last --
+    Hand the VIP over from <m>     (its holder only)
+    Take <m> out of HAProxy        (on the other masters)
+    Drain <m>                      (cordoned with the upgrade's mark)
+    Upgrade <m>                    (kubeadm upgrade apply on the first,
+                                    upgrade node on the others)
+    Record Kubernetes <target> as the cluster's version (after apply)
+    Wait until <m> is Ready with kubelet <target>
+    Check etcd on <other>: N members, all healthy
+    Put <m> behind HAProxy again
+    Start keepalived on <m>        (its holder only)
+    Uncordon <m>
+    -- then the workers, max_unavailable at a time --
+    Drain <workers>; Upgrade <workers> (all at once); Wait until ...;
+    Uncordon each
+    Record the upgrade as done
+
+A re-run decides from what it reads: a node at the target is skipped, one
+an earlier run left cordoned (its mark) is only put back, and no master
+runs ``kubeadm upgrade apply`` again once kubeadm-config names the target.
+A failure stops at the failing node with the others serving and says
+where (:class:`~k8s_mgmt.shared_phases.upgrade_plan.UpgradeStopped`).
+"""
+
+from oslo_log import log as logging
+
+from k8s_mgmt import conf
+from k8s_mgmt import exceptions
+from k8s_mgmt import kube_versions as versions
+from k8s_mgmt import shipped
+from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import upgrade_scripts
+from k8s_mgmt.engine import uploads
+from k8s_mgmt.kube import client as kube_client
+from k8s_mgmt.shared_phases import cluster
+from k8s_mgmt.shared_phases import heal_master
+from k8s_mgmt.shared_phases import maintenance
+from k8s_mgmt.shared_phases import node_work
+from k8s_mgmt.shared_phases import upgrade_plan as up
+
+LOG = logging.getLogger(__name__)
+
+Phase = phases.Phase
+
+
+def target_of(op):
+    """The request's target; ValidationError when it names none."""
+    target = versions.parse(op.ctx.upgrade_target or '')
+    if target is None:
+        raise exceptions.ValidationError([(
+            'metadata.k8sMgmtUpgrade', 'not a Kubernetes version such as '
+            '1.36 or 1.36.1: %r' % (op.ctx.upgrade_target,))])
+    return target
+
+
+def _refuse_old_script(op):
+    if not op.scripts.features.upgrade:
+        raise up.UpgradeRefused(reason=(
+            'the VNF package\'s install_k8s_cluster.sh cannot upgrade (its '
+            'k8s-mgmt-features line lacks "upgrade"): use a package built '
+            'by this k8s-mgmt'))
+
+
+def _planned_checks(op, nodes, target):
+    """A dry run: every node at the request's version, the target
+    offered."""
+    current = versions.parse(op.params.kubernetes_version)
+    current = current if current.patch is not None else current.with_patch(0)
+    offered = (target if target.patch is not None else target.with_patch(0),)
+    return {n.name: upgrade_scripts.UpgradeCheck(
+        node=n.name, kubeadm=current, kubelet=current, kubectl=current,
+        control_plane=current if n.role == 'master' else None,
+        offered=offered, apt_error=None) for n in nodes}
+
+
+def check_phase(op, nodes, target):
+    calls = {n.name: upgrade_scripts.upgrade_check_call(n, op.params, target)
+             for n in nodes}
+
+    def one(node, _session):
+        result = op.run_script(node, calls[node.name])
+        return upgrade_scripts.UpgradeCheck.from_output(node.name,
+                                                        result.stdout)
+    return Phase('Check every node for the upgrade to %s' % target,
+                 nodes=node_work.names(nodes), parallel=True,
+                 work=tuple(phases.script_work(c, uploads.REMOTE_DIR)
+                            for c in calls.values()),
+                 action=lambda: op.on_nodes('upgrade-check', nodes, one),
+                 assume=op.assume(lambda: _planned_checks(op, nodes,
+                                                          target)))
+
+
+def cluster_phase(op, access):
+    """(Nodes, kubeadm-config's version)."""
+    def read():
+        return access.api.nodes(), access.api.cluster_version()
+
+    def assumed():
+        nodes = op.facts.topology.masters + op.facts.topology.workers
+        states = {n.name: kube_client.NodeState(
+            n.name, n.name in op.facts.ready, {}) for n in nodes}
+        return states, None
+    work = (phases.api_work('GET %s/api/v1/nodes' % access.ends.api_url),
+            phases.api_work('GET %s/api/v1/namespaces/kube-system/'
+                            'configmaps/kubeadm-config'
+                            % access.ends.api_url))
+    return Phase('Read the cluster\'s nodes and version', work=work,
+                 action=read, assume=op.assume(assumed))
+
+
+def node_checks(topology, reports, states):
+    """NodeChecks from the scripts' reports and the API's Nodes."""
+    found = []
+    for node in topology.masters + topology.workers:
+        report = reports[node.name]
+        state = states.get(node.name)
+        found.append(up.NodeCheck(
+            node.name, node.role, kubelet=report.kubelet,
+            control_plane=report.control_plane, offered=report.offered,
+            apt_error=report.apt_error, in_cluster=state is not None,
+            ready=bool(state and state.ready),
+            marked=bool(state and state.upgrade_mark)))
+    return found
+
+
+def build(op):
+    target = target_of(op)
+    _refuse_old_script(op)
+    topology = yield node_work.topology_phase(op)
+    nodes = topology.masters + topology.workers
+    yield node_work.connect_phase(op, 'Connect to every node', nodes)
+    yield node_work.upload_phase(op, nodes)
+    reports = yield check_phase(op, nodes, target)
+    helper, access = yield from heal_master.api_through_a_master(
+        op, topology, ())
+    states, cluster_version = yield cluster_phase(op, access)
+    ha = len(topology.masters) > 1 and topology.vip
+    members = health = ()
+    holder = None
+    if ha:
+        _ctl, members, health = yield heal_master.etcd_phase(op, topology,
+                                                             helper)
+        holders = yield heal_master.vip_phase(op, topology.masters,
+                                              topology.vip)
+        holder = next((m.name for m in topology.masters
+                       if m.name in (holders or ())), None)
+    plan = yield node_work.local_phase(
+        op, 'Decide the upgrade to %s' % target, up.decide, target,
+        node_checks(topology, reports, states),
+        versions.parse(cluster_version or ''), members, health or {},
+        holder, op.ctx.max_unavailable or
+        conf.CONF.k8s_mgmt.upgrade_max_unavailable,
+        shipped.minors_of_script(op.scripts.get(uploads.INSTALL).data
+                                 .decode('utf-8', 'replace')))
+    if plan.nothing_to_do:
+        LOG.info('%s the cluster runs %s on every node; nothing to upgrade',
+                 op.prefix, plan.target)
+        yield _record_phase(op, plan)
+        return {'upgraded': [], 'version': str(plan.target)}
+    if not ha and len(topology.masters) == 1:
+        LOG.warning('%s the single master\'s API server restarts during '
+                    'kubeadm upgrade apply: the API does not answer for a '
+                    'while; the workers\' pods keep running', op.prefix)
+    prefix = (yield cluster.prefix_phase(op, topology, helper)) if ha \
+        else None
+    by_name = {n.name: n for n in nodes}
+    reachable = set(node_work.names(topology.masters))
+    upgraded = []
+    for step in plan.masters:
+        master = by_name[step.name]
+        yield from _stopping(op, plan, step.name, _master_phases(
+            op, topology, access, plan, step, master, ha, prefix, reachable,
+            holder))
+        upgraded.append(step.name)
+    for batch in plan.batches:
+        yield from _stopping(op, plan, batch[0].name, _batch_phases(
+            op, access, plan, [s for s in batch], by_name))
+        upgraded += [s.name for s in batch]
+    yield _record_phase(op, plan)
+    return {'upgraded': upgraded, 'version': str(plan.target)}
+
+
+def _stopping(op, plan, name, steps):
+    """``steps`` (phases), a failure among them raised as UpgradeStopped
+    naming ``name`` and the phase."""
+    title = None
+    try:
+        phase = next(steps)
+        while True:
+            title = phase.title
+            try:
+                result = yield phase
+            except Exception as err:
+                phase = steps.throw(err)
+                continue
+            phase = steps.send(result)
+    except StopIteration:
+        return
+    except up.UpgradeRefused:
+        raise
+    except Exception as err:
+        done, left = up.done_and_left(plan, name)
+        raise up.UpgradeStopped(
+            target=plan.target, node=name, step=title or 'its first step',
+            reason=exceptions.one_line(err), done=done, left=left) from err
+
+
+def _upgrade_phase(op, node, target, apply):
+    call = upgrade_scripts.upgrade_call(node, op.params, target, apply)
+    title = ('Upgrade the control plane on %s (kubeadm upgrade apply %s)'
+             % (node.name, target.tag) if apply else
+             'Upgrade %s (kubeadm upgrade node)' % node.name)
+
+    def upgrade():
+        result = op.run_script(node, call)
+        return upgrade_scripts.UpgradeReport.from_output(node.name,
+                                                         result.stdout)
+    return Phase(title, nodes=(node.name,),
+                 work=(phases.script_work(call, uploads.REMOTE_DIR),),
+                 action=upgrade)
+
+
+def _master_phases(op, topology, access, plan, step, master, ha, prefix,
+                   reachable, holder):
+    target = plan.target
+    others = [m for m in topology.masters if m.name != master.name]
+    if step.state == up.DONE:
+        yield phases.skipped('Upgrade %s' % master.name,
+                             'it runs %s already' % target)
+        return
+    if step.state == up.UNCORDON:
+        if ha:
+            yield maintenance.master_in_phase(op, topology, master,
+                                              reachable, prefix)
+        yield maintenance.uncordon_phase(op, access, master.name)
+        return
+    holds = ha and master.name == holder
+    if holds:
+        yield heal_master.handover_phase(op, master, True)
+    if ha:
+        yield maintenance.master_out_phase(op, topology, master, reachable,
+                                           prefix)
+    yield maintenance.drain_phase(op, access, master.name, str(target))
+    yield _upgrade_phase(op, master, target, step.apply)
+    if step.apply:
+        yield _version_phase(op, target)
+    yield maintenance.wait_version_phase(op, access, [master.name], target)
+    if ha:
+        yield maintenance.etcd_check_phase(op, others[0], topology.masters)
+        yield maintenance.master_in_phase(op, topology, master, reachable,
+                                          prefix)
+    if holds:
+        yield maintenance.keepalived_start_phase(op, master)
+    yield maintenance.uncordon_phase(op, access, master.name)
+
+
+def _batch_phases(op, access, plan, steps, by_name):
+    target = plan.target
+    todo = [s for s in steps if s.state == up.TODO]
+    for step in steps:
+        if step.state == up.DONE:
+            yield phases.skipped('Upgrade %s' % step.name,
+                                 'it runs %s already' % target)
+    for step in todo:
+        yield maintenance.drain_phase(op, access, step.name, str(target))
+    if todo:
+        nodes = [by_name[s.name] for s in todo]
+        calls = {n.name: upgrade_scripts.upgrade_call(n, op.params, target,
+                                                      False) for n in nodes}
+        yield node_work.scripts_phase(
+            op, 'Upgrade %s (kubeadm upgrade node)'
+            % ', '.join(node_work.names(nodes)), nodes, calls,
+            'upgrade-node')
+        yield maintenance.wait_version_phase(op, access,
+                                             node_work.names(nodes), target)
+    for step in steps:
+        if step.state != up.DONE:
+            yield maintenance.uncordon_phase(op, access, step.name)
+
+
+def _version_phase(op, target):
+    return Phase('Record Kubernetes %s as the cluster\'s version' % target,
+                 work=(phases.Work(None, 'local', 'cluster record: '
+                                   'kubernetes_version=%s' % target),),
+                 action=lambda: op.state.update_cluster_record(
+                     kubernetes_version=str(target)))
+
+
+def _record_phase(op, plan):
+    return Phase('Record the upgrade to %s as done' % plan.target,
+                 work=(phases.Work(None, 'local', 'cluster record: '
+                                   'kubernetes_version=%s' % plan.target),),
+                 action=lambda: op.state.update_cluster_record(
+                     kubernetes_version=str(plan.target)))

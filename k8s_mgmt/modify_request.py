@@ -1,0 +1,60 @@
+"""What a change of a VNF instance's information asks of this driver.
+
+Tacker's v1 ``PATCH /vnflcm/v1/vnf_instances/{id}`` merges the request's
+``metadata`` into the instance (a dict of strings) and then calls the
+driver's ``modify_information_end``. An operator asks for a Kubernetes
+upgrade with::
+
+    {"metadata": {"k8sMgmtUpgrade": "1.36",
+                  "k8sMgmtUpgradeMaxUnavailable": "2"}}
+
+(``openstack vnflcm update VNF_INSTANCE_ID --I update.json``). The target
+is a minor (its newest patch in the repository) or an exact version; the
+second key is optional. The keys stay in the metadata: a later PATCH that
+does not change them (a rename) finds the cluster at the target and does
+nothing, and after a failure the same PATCH again resumes.
+"""
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import kube_versions
+from k8s_mgmt import tacker_objects
+
+UPGRADE_KEY = 'k8sMgmtUpgrade'
+MAX_UNAVAILABLE_KEY = 'k8sMgmtUpgradeMaxUnavailable'
+
+
+def metadata_of(vnf_instance):
+    """The instance's metadata (v1 objects: ``vnf_metadata``; dicts:
+    either name)."""
+    found = tacker_objects.field(vnf_instance, 'vnf_metadata')
+    if found is None and isinstance(vnf_instance, dict):
+        found = vnf_instance.get('metadata')
+    return found if isinstance(found, dict) else {}
+
+
+def upgrade_of(vnf_instance):
+    """The upgrade the instance's metadata asks for, as the hook's
+    keyword arguments (``upgrade_target``, ``max_unavailable``), or None.
+    ValidationError naming the key for a value that is no version or no
+    whole number."""
+    metadata = metadata_of(vnf_instance)
+    target = metadata.get(UPGRADE_KEY)
+    if target in (None, ''):
+        return None
+    problems = []
+    if not isinstance(target, str) or kube_versions.parse(target) is None:
+        problems.append(('metadata.%s' % UPGRADE_KEY, 'not a Kubernetes '
+                         'version such as 1.36 or 1.36.1: %r' % (target,)))
+    count = metadata.get(MAX_UNAVAILABLE_KEY)
+    number = 0
+    if count not in (None, ''):
+        text = str(count)
+        if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 100):
+            problems.append(('metadata.%s' % MAX_UNAVAILABLE_KEY,
+                             'expected a whole number from 1 to 100, got %r'
+                             % (count,)))
+        else:
+            number = int(text)
+    if problems:
+        raise exceptions.ValidationError(problems)
+    return {'upgrade_target': target.strip(), 'max_unavailable': number}

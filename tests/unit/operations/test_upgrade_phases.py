@@ -1,0 +1,117 @@
+"""The upgrade's phases, walked without connecting: the order of the
+nodes and of their steps, what a single master skips, the refusals of
+the dry run, and the version nodes added later get."""
+
+import dataclasses
+import json
+
+import pytest
+
+from k8s_mgmt import state as state_mod
+from k8s_mgmt.engine import run as run_mod
+from k8s_mgmt.modes import catalog
+from k8s_mgmt.shared_phases import upgrade_plan
+
+import op_helpers
+
+
+def walk(flavour, masters, workers, target='1.36', vip=None,
+         max_unavailable=0, params=None, **facts):
+    topo = op_helpers.topology(masters, workers, vip=vip)
+    params = params or op_helpers.sample_params(flavour)
+    ctx = dataclasses.replace(
+        op_helpers.context(params, 'upgrade', 'modify_information_end'),
+        upgrade_target=target, max_unavailable=max_unavailable)
+    ready = facts.pop('ready', [n.name for n in topo.all_nodes()])
+    return catalog.plan(ctx, run_mod.Facts(topology=topo,
+                                           ready=frozenset(ready), **facts))
+
+
+def test_a_single_master_cluster_upgrades_master_then_workers():
+    titles = op_helpers.titles(walk('simple', 1, 2))
+    assert titles == [
+        'Read the topology from Heat', 'Connect to every node',
+        'Upload the scripts', 'Check every node for the upgrade to 1.36',
+        'Probe the other masters',
+        'Read the API credentials through master-1',
+        'Read the cluster\'s nodes and version',
+        'Decide the upgrade to 1.36',
+        'Drain master-1',
+        'Upgrade the control plane on master-1 (kubeadm upgrade apply '
+        'v1.36.0)',
+        'Record Kubernetes 1.36.0 as the cluster\'s version',
+        'Wait until master-1 is Ready with kubelet 1.36.0',
+        'Uncordon master-1',
+        'Drain worker-1', 'Upgrade worker-1 (kubeadm upgrade node)',
+        'Wait until worker-1 is Ready with kubelet 1.36.0',
+        'Uncordon worker-1',
+        'Drain worker-2', 'Upgrade worker-2 (kubeadm upgrade node)',
+        'Wait until worker-2 is Ready with kubelet 1.36.0',
+        'Uncordon worker-2',
+        'Record the upgrade to 1.36.0 as done']
+
+
+def test_ha_masters_leave_haproxy_one_at_a_time_the_vip_holder_last():
+    phases = walk('complex', 3, 2, vip='10.254.0.100', max_unavailable=2)
+    titles = op_helpers.titles(phases)
+    # The dry run assumes every master holds the VIP: the first is taken
+    # as its holder, so it goes last.
+    order = [t.split()[-1] for t in titles if t.startswith('Drain master')]
+    assert order == ['master-2', 'master-3', 'master-1']
+    first = titles.index('Take master-2 out of HAProxy')
+    assert titles[first:first + 9] == [
+        'Take master-2 out of HAProxy', 'Drain master-2',
+        'Upgrade the control plane on master-2 (kubeadm upgrade apply '
+        'v1.36.0)',
+        'Record Kubernetes 1.36.0 as the cluster\'s version',
+        'Wait until master-2 is Ready with kubelet 1.36.0',
+        'Check etcd on master-1: 3 members, all healthy',
+        'Put master-2 behind HAProxy again', 'Uncordon master-2',
+        'Take master-3 out of HAProxy']
+    holder = titles.index('Hand the VIP over from master-1')
+    assert titles[holder:holder + 3] == [
+        'Hand the VIP over from master-1', 'Take master-1 out of HAProxy',
+        'Drain master-1']
+    assert 'Upgrade master-1 (kubeadm upgrade node)' in titles
+    assert titles.index('Start keepalived on master-1') == titles.index(
+        'Put master-1 behind HAProxy again') + 1
+    # Both workers at once (max_unavailable 2), one kubeadm run each.
+    upgrade = op_helpers.phase(phases, 'Upgrade worker-1, worker-2 '
+                               '(kubeadm upgrade node)')
+    assert upgrade.parallel and [c.mode for c in op_helpers.calls(
+        upgrade)] == ['upgrade-node', 'upgrade-node']
+    # HAProxy changes run on the other masters only.
+    out = op_helpers.phase(phases, 'Take master-2 out of HAProxy')
+    assert sorted(c.node for c in op_helpers.calls(out)) == [
+        'master-1', 'master-3']
+
+
+def test_the_dry_run_refuses_as_the_run_would():
+    with pytest.raises(upgrade_plan.UpgradeRefused) as err:
+        walk('simple', 1, 1, target='1.37')
+    assert 'skips 1.36' in str(err.value)
+    with pytest.raises(upgrade_plan.UpgradeRefused) as err:
+        walk('simple', 1, 1, ready=['master-1'])
+    assert 'every node must be Ready first: worker-1 is NotReady' in str(
+        err.value)
+    with pytest.raises(upgrade_plan.UpgradeRefused) as err:
+        walk('kubespray', 1, 1)
+    assert 'upgrade-cluster.yml' in str(err.value)
+
+
+def test_the_recorded_version_is_what_later_nodes_get(tmp_path):
+    # After an upgrade recorded 1.36.1, a scale-out's joins install it,
+    # whatever the instantiate request said.
+    state = state_mod.InstanceState('inst-1')
+    state.write(state_mod.CLUSTER, json.dumps({
+        'kubernetes_version': '1.36.1'}))
+    params = op_helpers.sample_params('simple', kubernetes_version='1.35')
+    phases = op_helpers.plan(params, op_helpers.topology(1, 2),
+                             operation='scale_out', hook='scale_end',
+                             scale_out_ids=('stack-worker-2',),
+                             ready=['master-1', 'worker-1'])
+    calls = [c for p in phases for c in op_helpers.calls(p)
+             if c.mode in ('join-worker', 'prepare')]
+    assert calls and all(
+        c.argv[c.argv.index('-k') + 1] == '1.36' and
+        c.argv[c.argv.index('-V') + 1] == '1.36.1' for c in calls)
