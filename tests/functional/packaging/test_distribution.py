@@ -58,7 +58,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 SHIPPED_DIRS = ('k8s_mgmt/scripts', 'k8s_mgmt/samples',
                 'k8s_mgmt/kubespray/callback_plugins')
-FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray')
+FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray',
+            'registry')
 SCRIPTS = ('Scripts/install_k8s_cluster.sh', 'Scripts/configure_lb.sh',
            'Scripts/k8s_mgmt_lib.sh', 'Scripts/setup_storage.sh')
 COMPILED = ('.pyc', '.pyo')

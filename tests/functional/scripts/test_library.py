@@ -51,7 +51,8 @@ def _params(**given):
     return types.SimpleNamespace(**dict(
         dict(kubernetes_apt_repository=None,
              private_registry_connection_info=(), helm=None,
-             helm_installation_script_path=None, cni=None), **given))
+             helm_installation_script_path=None, cni=None,
+             registry=None), **given))
 
 
 @pytest.mark.parametrize('storage', [False, True])
