@@ -193,7 +193,7 @@ upgrade_kubeadm() {
 kubeadm_config_at_target() {
     admin_kubectl -n kube-system get configmap kubeadm-config \
         -o jsonpath='{.data.ClusterConfiguration}' 2>/dev/null |
-        grep -qE "^kubernetesVersion: v?${K8S_VERSION//./\\.}\$"
+        grep -qE "^kubernetesVersion: \"?v?${K8S_VERSION//./\\.}\"?\$"
 }
 
 restart_kubelet() {

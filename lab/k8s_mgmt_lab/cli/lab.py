@@ -17,6 +17,7 @@ from k8s_mgmt_lab.cli import lab_heal
 from k8s_mgmt_lab.cli import lab_lcm
 from k8s_mgmt_lab.cli import lab_plan
 from k8s_mgmt_lab.cli import lab_scale
+from k8s_mgmt_lab.cli import lab_upgrade
 from k8s_mgmt_lab.cli import lab_tools
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
@@ -130,6 +131,7 @@ def register(subparsers):
     lab_lcm.register(verbs)         # instantiate
     lab_heal.register(verbs)        # heal and kill
     lab_scale.register(verbs)       # scale and terminate
+    lab_upgrade.register(verbs)
     lab_tools.register(verbs)       # fault and exec
     lab_plan.register(verbs)        # plan
     lab_control_plane.register(verbs)  # the real OpenStack services

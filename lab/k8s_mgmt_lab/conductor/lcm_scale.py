@@ -67,7 +67,7 @@ def scale_request(scale_type, aspect_id, steps, additional_params=None):
             'additional_params': dict(additional_params or {})}
 
 
-class _Conductor(object):
+class Conductor(object):
     """What the lab's conductor needs for one LCM call."""
 
     def __init__(self, settings, driver):
@@ -144,7 +144,7 @@ def scale(settings, scale_type, aspect_id=DEFAULT_ASPECT, steps=1,
         raise LabError('unknown scale type %r' % scale_type)
     if steps < 1:
         raise LabError('--steps must be at least 1')
-    conductor = _Conductor(settings, driver)
+    conductor = Conductor(settings, driver)
     request = scale_request(scale_type, aspect_id, steps, additional_params)
     if scale_type == SCALE_OUT:
         return _scale_out(conductor, request, fail_after_scale_end)
@@ -259,7 +259,7 @@ def _scale_in(conductor, request):
 
 def terminate(settings, driver=None):
     """terminate_start, delete the stack, terminate_end (VIM emptied)."""
-    conductor = _Conductor(settings, driver)
+    conductor = Conductor(settings, driver)
     request = {'termination_type': 'FORCEFUL', 'additional_params': {}}
     began = time.monotonic()
     conductor.hook('terminate_start', request, vnf=conductor.vnf())

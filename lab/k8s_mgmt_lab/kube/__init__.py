@@ -40,6 +40,7 @@ DEFAULTS = {
     'kubernetes_version': 'v1.35.0',
     'init_delay': 0.0,            # models how long kubeadm init takes
     'join_delay': 0.0,            # models how long kubeadm join takes
+    'upgrade_delay': 0.0,         # kubeadm upgrade apply|node, likewise
     'heartbeat_interval': 1.0,    # kubelet -> API server
     # No heartbeat for this long: not Ready. Above a heartbeat stalled by
     # an etcd election (2.5 s at the lab's timing) plus the kubelet's request

@@ -106,13 +106,18 @@ def start_etcd(name, ip, initial_cluster, state):
     return store
 
 
-def write_manifest(name, argv):
-    """A static-pod-like manifest: what kubeadm reset and preflight look at."""
+def write_manifest(name, argv, version=None):
+    """A static-pod-like manifest: what kubeadm reset and preflight look at,
+    and its image tag what an upgrade reads (the control plane's version:
+    ``version``, else this kubeadm's)."""
     import yaml
+    image = 'registry.k8s.io/%s:%s' % (
+        name, version or kube.kubernetes_version())
     doc = {'apiVersion': 'v1', 'kind': 'Pod',
            'metadata': {'name': name, 'namespace': 'kube-system',
                         'annotations': {'k8s-mgmt.lab/stand-in': 'true'}},
-           'spec': {'containers': [{'name': name, 'command': argv}]}}
+           'spec': {'containers': [{'name': name, 'image': image,
+                                    'command': argv}]}}
     kube.write_file(os.path.join(kube.MANIFESTS_DIR, name + '.yaml'),
                     yaml.safe_dump(doc), 0o600)
 
@@ -132,6 +137,10 @@ def start_apiserver(node_ip, node_name, endpoint_host, extra_sans=()):
                     json.dumps(config), 0o600)
     write_manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
     start_service('kube-apiserver')
+    wait_local_apiserver()
+
+
+def wait_local_apiserver():
     local = client_mod.Client('https://127.0.0.1:%d' % kube.API_PORT,
                               pki.read_ca())
     if not local.wait_ready(WAIT_SECONDS):

@@ -2,7 +2,8 @@
 
 ``init``, ``join`` (see ``kubeadm_join``), ``token create``, ``certs
 certificate-key``, ``init phase upload-certs``, the resume phases,
-``reset -f`` and ``version``. The cluster it builds is real where the lab
+``reset -f``, ``version`` and ``upgrade apply|node`` (see
+``kubeadm_upgrade``). The cluster it builds is real where the lab
 allows: a real CA, a real etcd cluster; the API server and kubelet are
 stand-ins. ``init_delay``/``join_delay`` model the real durations.
 
@@ -343,6 +344,9 @@ def run(args):
         return 0
     if verb == 'reset':
         return reset(args)
+    if verb == 'upgrade':
+        from k8s_mgmt_lab.kube import kubeadm_upgrade
+        return kubeadm_upgrade.run(args, words, admin_api)
     raise cp.Failure('the lab stand-in does not support "kubeadm %s"'
                      % ' '.join(args))
 

@@ -28,6 +28,8 @@ from k8s_mgmt_lab.kube import faults
 MERGE = 'application/merge-patch+json'
 # Where a real kubelet serves its API (--port).
 KUBELET_PORT = 10250
+# The kubelet's health endpoint on loopback, as the real one serves it.
+HEALTHZ_PORT = 10248
 
 
 def version_line():
@@ -136,6 +138,37 @@ def listen_on_kubelet_port(port=KUBELET_PORT, host='0.0.0.0'):
     return sock
 
 
+def serve_healthz(port=HEALTHZ_PORT):
+    """``GET /healthz`` on 127.0.0.1:``port`` answers ``ok`` for as long
+    as this kubelet runs (a daemon thread); what ``kubeadm`` and the
+    install script wait on after a kubelet restart."""
+    import http.server
+
+    class Healthz(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            found = self.path == '/healthz'
+            body = b'ok' if found else b'404 page not found\n'
+            self.send_response(200 if found else 404)
+            self.send_header('Content-Type', 'text/plain; charset=utf-8')
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            return
+
+    try:
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', port),
+                                                 Healthz)
+    except OSError as err:
+        sys.stderr.write('kubelet: cannot serve healthz on port %d: %s\n'
+                         % (port, err))
+        sys.exit(1)
+    threading.Thread(target=server.serve_forever, name='kubelet-healthz',
+                     daemon=True).start()
+    return server
+
+
 def _accept_and_close(sock):
     while True:
         try:
@@ -182,6 +215,7 @@ def main(argv=None):
     wait_for_files([kube.KUBELET_CONF, kube.KUBELET_STATE])
     state = kube.read_json(kube.KUBELET_STATE)
     listen_on_kubelet_port()
+    serve_healthz()
     api = client_mod.Client.from_kubeconfig(kube.KUBELET_CONF,
                                             kube.KUBELET_REQUEST_TIMEOUT,
                                             keep_alive=True)

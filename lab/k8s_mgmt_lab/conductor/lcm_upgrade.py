@@ -1,0 +1,46 @@
+"""Upgrade on the lab the way Tacker's v1 API runs it: the operator
+PATCHes the instance's metadata (``k8sMgmtUpgrade``, optionally
+``k8sMgmtUpgradeMaxUnavailable``); Tacker calls the driver's
+``modify_information_start``, merges the metadata into the instance, and
+calls ``modify_information_end`` with the instance as saved. The lab keeps
+the instance's metadata in lab.json, as Tacker keeps it in its database.
+"""
+
+import dataclasses
+import time
+
+from k8s_mgmt import modify_request
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm_scale
+
+
+@dataclasses.dataclass
+class UpgradeResult:
+    vnf_instance_id: str
+    target: str
+    seconds: float
+
+
+def upgrade(settings, to, max_unavailable=None, driver=None):
+    """modify_information_start, the metadata merged, then
+    modify_information_end; the driver's errors propagate."""
+    conductor = lcm_scale.Conductor(settings, driver)
+    metadata = dict(conductor.record.get('vnf_metadata') or {})
+    change = {modify_request.UPGRADE_KEY: to}
+    if max_unavailable:
+        change[modify_request.MAX_UNAVAILABLE_KEY] = str(max_unavailable)
+    began = time.monotonic()
+    instance = conductor.vnf_instance()
+    instance['vnf_metadata'] = metadata
+    conductor.driver.modify_information_start(
+        context=None, vnf_instance=instance, modify_vnf_request=None,
+        **conductor.kwargs)
+    metadata.update(change)
+    conductor.record['vnf_metadata'] = metadata
+    manager.write_record(settings.lab_file, conductor.record)
+    instance = conductor.vnf_instance()
+    instance['vnf_metadata'] = dict(metadata)
+    conductor.driver.modify_information_end(
+        context=None, vnf_instance=instance, modify_vnf_request=None,
+        **conductor.kwargs)
+    return UpgradeResult(conductor.inst_id, to, time.monotonic() - began)

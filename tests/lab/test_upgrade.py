@@ -1,0 +1,117 @@
+"""A Kubernetes upgrade on the lab, as Tacker's v1 API asks for it: the
+instance's metadata ``k8sMgmtUpgrade`` PATCHed, then the driver's
+``modify_information_end``.
+
+A simple cluster built at 1.35 is upgraded to 1.36: every node's kubeadm,
+kubelet and kubectl come from the lab's repository at the target's newest
+patch (the install script's own apt path, packages held after), the API
+server and kubeadm-config say the new version, no node is left cordoned;
+a worker a scale-out adds afterwards gets the new version; skipping a
+minor is refused before anything changes.
+
+Real parts: namespace VMs with OpenSSH, the driver, the install script and
+its upgrade modes, apt-get and dpkg with the lab's signed repository, etcd,
+Keystone and Heat. Stand-ins: kubeadm (``upgrade apply|node``, refusing
+what kubeadm refuses), kubelet and the API server (their versions are
+their packages'), Nova, Neutron, Cinder and Glance.
+"""
+
+import json
+
+import pytest
+
+from k8s_mgmt import shipped
+from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.conductor import lcm
+from k8s_mgmt_lab.conductor import lcm_scale
+from k8s_mgmt_lab.conductor import lcm_upgrade
+from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt.shared_phases import upgrade_plan
+
+SETTINGS = manager.LabSettings(
+    state_dir='/var/lib/k8s-mgmt-lab-test-upgrade', subnet='10.254.223.0/24',
+    bridge='k8slabug', tag='kug', compute_hosts=4)
+KUBECTL = ('kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf')
+
+
+@pytest.fixture
+def lab(make_lab):
+    return make_lab(SETTINGS)
+
+
+def run(lab, node, *argv, check=True):
+    return lab.vms.exec(node.server_id, list(argv), check=check,
+                        timeout=120.0)
+
+
+def topology():
+    with open(SETTINGS.lab_file) as handle:
+        return lab_status.read_topology(json.load(handle))
+
+
+def versions_seen(lab, master):
+    """{node: kubeletVersion}, the API server's gitVersion, and
+    kubeadm-config's kubernetesVersion, as the cluster reports them."""
+    nodes = json.loads(run(lab, master, *KUBECTL, 'get', 'nodes', '-o',
+                           'json').stdout)['items']
+    kubelets = {n['metadata']['name']: n['status']['nodeInfo'][
+        'kubeletVersion'] for n in nodes}
+    cordoned = [n['metadata']['name'] for n in nodes
+                if (n.get('spec') or {}).get('unschedulable')]
+    server = json.loads(run(lab, master, *KUBECTL, 'get', '--raw',
+                            '/version').stdout)['gitVersion']
+    config = json.loads(run(lab, master, *KUBECTL, '-n', 'kube-system',
+                            'get', 'configmap', 'kubeadm-config', '-o',
+                            'json').stdout)['data']['ClusterConfiguration']
+    cluster = [line.split(':', 1)[1].strip().strip('"')
+               for line in config.splitlines()
+               if line.startswith('kubernetesVersion:')][0]
+    return kubelets, cordoned, server, cluster
+
+
+def package_versions(lab, node):
+    """kubeadm, kubelet, kubectl as dpkg has them, and whether held."""
+    out = run(lab, node, 'dpkg-query', '-W', '-f',
+              '${Package} ${Version} ${db:Status-Want}\n', 'kubeadm',
+              'kubelet', 'kubectl').stdout
+    return {line.split()[0]: tuple(line.split()[1:])
+            for line in out.splitlines()}
+
+
+def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
+    lab.up(manager.sample_on_subnet(shipped.sample_request('simple'),
+                                    SETTINGS.subnet))
+    lcm.instantiate(SETTINGS)
+    first = topology()
+    master = first.masters[0]
+    kubelets, _, server, cluster = versions_seen(lab, master)
+    assert set(kubelets.values()) == {server} and server.startswith(
+        'v1.35.')
+
+    # Skipping a minor: refused before anything changes.
+    with pytest.raises(upgrade_plan.UpgradeRefused) as refused:
+        lcm_upgrade.upgrade(SETTINGS, '1.37')
+    assert 'skips 1.36' in str(refused.value)
+    assert versions_seen(lab, master)[2] == server
+
+    done = lcm_upgrade.upgrade(SETTINGS, '1.36')
+    kubelets, cordoned, server, cluster = versions_seen(lab, master)
+    assert server == cluster == 'v1.36.1', (server, cluster)
+    assert set(kubelets.values()) == {'v1.36.1'}, kubelets
+    assert cordoned == []
+    for node in first.masters + first.workers:
+        assert package_versions(lab, node) == {
+            tool: ('1.36.1-1.1', 'hold')
+            for tool in ('kubeadm', 'kubelet', 'kubectl')}, node.name
+    assert done.seconds > 0
+
+    # Again: nothing to do.
+    lcm_upgrade.upgrade(SETTINGS, '1.36')
+    assert versions_seen(lab, master)[0] == kubelets
+
+    lcm_scale.scale(SETTINGS, 'SCALE_OUT')
+    added = [n for n in topology().workers
+             if n.server_id not in {w.server_id for w in first.workers}]
+    assert added
+    kubelets = versions_seen(lab, master)[0]
+    assert {kubelets[n.name] for n in added} == {'v1.36.1'}, kubelets
