@@ -156,6 +156,16 @@ class ClusterAPI(object):
     def close(self):
         self._api.close()
 
+    def reset_connections(self):
+        """Drop the pooled connections: after the VIP moved or HAProxy
+        reloaded, a kept-alive connection may be cut, and a write on it
+        fails (writes are never repeated). The next request connects
+        anew."""
+        pool = getattr(getattr(self._api, 'rest_client', None),
+                       'pool_manager', None)
+        if pool is not None:
+            pool.clear()
+
     def __enter__(self):
         return self
 

@@ -66,17 +66,30 @@ def drain_phase(op, access, name, mark):
             name, kube_client.UPGRADE_MARK, mark,
             '; force_drain: refused ones deleted'
             if op.params.force_drain else '')),),
-        action=lambda: drain.drain_and_delete(
-            access.api, name, force=op.params.force_drain, delete=False,
-            mark=mark, prefix=op.prefix))
+        action=lambda: drain_node(op, access, name, mark))
 
 
 def uncordon_phase(op, access, name):
     return Phase('Uncordon %s' % name, nodes=(name,), work=(phases.api_work(
         'PATCH node %s: schedulable, the annotation %s dropped (only when '
         'it has it)' % (name, kube_client.UPGRADE_MARK)),),
-        action=lambda: drain.uncordon(access.api, name, prefix=op.prefix),
-        assume=True)
+        action=lambda: uncordon_node(op, access, name), assume=True)
+
+
+# Each starts on a new connection: the VIP may have moved, or HAProxy
+# reloaded, since the last request, and a write on a connection they cut
+# is not repeated.
+
+def drain_node(op, access, name, mark):
+    access.api.reset_connections()
+    return drain.drain_and_delete(access.api, name,
+                                  force=op.params.force_drain, delete=False,
+                                  mark=mark, prefix=op.prefix)
+
+
+def uncordon_node(op, access, name):
+    access.api.reset_connections()
+    return drain.uncordon(access.api, name, prefix=op.prefix)
 
 
 def wait_version(op, access, names, version, timeout=None):

@@ -17,7 +17,11 @@ Each flavour adds what only it has, still through ``openstack vnflcm``:
   its data still there;
 * podaffinity: every worker, the scaled-out one too, labelled with the
   compute host Nova put it on;
-* kubespray: the masters' aspect refused by Tacker's own API.
+* kubespray: the masters' aspect refused by Tacker's own API;
+* simple: Kubernetes upgraded one minor by a PATCH of the instance's
+  metadata (``openstack vnflcm update --I``), every node then at the new
+  version, and the README's scale-out after it adds a worker at that
+  version too.
 """
 
 import json
@@ -141,10 +145,40 @@ def check_kubespray(session):
                 if o['operationstate'] not in ('COMPLETED',)]
 
 
+UPGRADE = {'metadata': {'k8sMgmtUpgrade': '1.36'}}
+
+
+def _kubelets(session):
+    nodes = json.loads(_kubectl(session.cli, _master(session), 'get',
+                                'nodes', '-o', 'json'))['items']
+    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
+            for n in nodes}
+
+
+def check_upgrade(session):
+    """The cluster one minor up through Tacker's v1 PATCH."""
+    before = set(_kubelets(session).values())
+    assert len(before) == 1 and before.pop().startswith('v1.35.'), before
+    with open('%s/upgrade.json' % session.workdir, 'w') as handle:
+        json.dump(UPGRADE, handle)
+    done = session.lcm('openstack vnflcm update %s --I upgrade.json'
+                       % session.instance_id())
+    assert done['operation'] == 'MODIFY_INFO', done
+    assert set(_kubelets(session).values()) == {'v1.36.1'}
+    session.cluster_ready()
+
+
+def check_upgraded_scale_out(session):
+    """The worker the README's scale-out added runs the upgraded version."""
+    assert set(_kubelets(session).values()) == {'v1.36.1'}
+
+
 # After which LCM call of the README each flavour's own check runs.
 CHECKS = {'storage': {'heal': check_storage_heal},
           'podaffinity': {'scale': check_podaffinity},
-          'kubespray': {'instantiate': check_kubespray}}
+          'kubespray': {'instantiate': check_kubespray},
+          'simple': {'instantiate': check_upgrade,
+                     'scale': check_upgraded_scale_out}}
 
 
 def run(cli, workdir, subnet, flavour):

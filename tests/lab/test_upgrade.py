@@ -17,9 +17,12 @@ their packages'), Nova, Neutron, Cinder and Glance.
 """
 
 import json
+import os
 
 import pytest
+import yaml
 
+from k8s_mgmt import kube
 from k8s_mgmt import shipped
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import lcm
@@ -27,6 +30,8 @@ from k8s_mgmt_lab.conductor import lcm_scale
 from k8s_mgmt_lab.conductor import lcm_upgrade
 from k8s_mgmt_lab.conductor import status as lab_status
 from k8s_mgmt.shared_phases import upgrade_plan
+
+import vip_probe
 
 SETTINGS = manager.LabSettings(
     state_dir='/var/lib/k8s-mgmt-lab-test-upgrade', subnet='10.254.223.0/24',
@@ -115,3 +120,58 @@ def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
     assert added
     kubelets = versions_seen(lab, master)[0]
     assert {kubelets[n.name] for n in added} == {'v1.36.1'}, kubelets
+
+
+COMPLEX = manager.LabSettings(
+    state_dir='/var/lib/k8s-mgmt-lab-test-upgrade-ha',
+    subnet='10.254.224.0/24', bridge='k8slabuh', tag='kuh', compute_hosts=4)
+
+
+@pytest.fixture
+def ha_lab(make_lab):
+    return make_lab(COMPLEX)
+
+
+def ha_api(result):
+    with open(os.path.join(result.driver_state, 'vim_config.yaml')) as src:
+        vim = yaml.safe_load(src)
+    return kube.ClusterAPI(vim['auth_url'], vim['bearer_token'],
+                           vim['ssl_ca_cert'])
+
+
+def etcd_members(lab, master):
+    out = run(lab, master, 'etcdctl', '--endpoints', 'http://127.0.0.1:2379',
+              'member', 'list', '-w', 'json').stdout
+    return sorted(m.get('name', '') for m in json.loads(out)['members'])
+
+
+def test_ha_masters_one_at_a_time_with_the_vip_answering(ha_lab):
+    ha_lab.up(manager.sample_on_subnet(shipped.sample_request('complex'),
+                                       COMPLEX.subnet))
+    result = lcm.instantiate(COMPLEX)
+    with open(COMPLEX.lab_file) as handle:
+        first = lab_status.read_topology(json.load(handle))
+    masters = sorted(m.name for m in first.masters)
+    assert etcd_members(ha_lab, first.masters[0]) == masters
+    with vip_probe.VipProbe(ha_api(result)) as probe:
+        lcm_upgrade.upgrade(COMPLEX, '1.36', max_unavailable=2)
+    print('VIP probe during the upgrade: %d answers, %d failures, longest '
+          'gap %.1f s' % (probe.answers, len(probe.failures),
+                          probe.longest_gap))
+    print('\n'.join(probe.failed_attempts()))
+    assert probe.answers > 20
+    # The VIP moves once (its holder goes last); HAProxy never sends a
+    # request to a master being upgraded.
+    assert probe.longest_gap < 6.0, probe.failed_attempts()
+    kubelets, cordoned, server, cluster = versions_seen(ha_lab,
+                                                        first.masters[1])
+    assert server == cluster == 'v1.36.1'
+    assert set(kubelets.values()) == {'v1.36.1'} and cordoned == []
+    # etcd kept every member.
+    assert etcd_members(ha_lab, first.masters[2]) == masters
+    # Every master's API server runs the target.
+    for master in first.masters:
+        found = json.loads(run(ha_lab, master, 'curl', '-sk', '--max-time',
+                               '10', 'https://127.0.0.1:6443/version')
+                           .stdout)['gitVersion']
+        assert found == 'v1.36.1', master.name

@@ -1,0 +1,51 @@
+"""What a change of the instance's information asks: an upgrade named in
+its metadata, checked before anything runs."""
+
+import pytest
+
+from k8s_mgmt import exceptions
+from k8s_mgmt import modify_request
+
+
+def test_the_upgrade_keys_of_the_metadata():
+    instance = {'id': 'i-1', 'vnf_metadata': {
+        'k8sMgmtUpgrade': ' 1.36 ', 'k8sMgmtUpgradeMaxUnavailable': '2',
+        'other': 'x'}}
+    assert modify_request.upgrade_of(instance) == {
+        'upgrade_target': '1.36', 'max_unavailable': 2}
+    # A v2 instance keeps it under "metadata".
+    found = modify_request.upgrade_of({'metadata': {
+        'k8sMgmtUpgrade': '1.36.1'}})
+    assert found == {'upgrade_target': '1.36.1', 'max_unavailable': 0}
+
+
+@pytest.mark.parametrize('metadata', [{}, {'k8sMgmtUpgrade': ''},
+                                      {'name': 'renamed'}])
+def test_no_upgrade_asked(metadata):
+    assert modify_request.upgrade_of({'vnf_metadata': metadata}) is None
+
+
+@pytest.mark.parametrize('metadata, where, words', [
+    ({'k8sMgmtUpgrade': 'latest'}, 'metadata.k8sMgmtUpgrade',
+     'not a Kubernetes version such as 1.36 or 1.36.1'),
+    ({'k8sMgmtUpgrade': '2.0'}, 'metadata.k8sMgmtUpgrade', 'not a'),
+    ({'k8sMgmtUpgrade': '1.36', 'k8sMgmtUpgradeMaxUnavailable': '0'},
+     'metadata.k8sMgmtUpgradeMaxUnavailable', 'a whole number from 1'),
+    ({'k8sMgmtUpgrade': '1.36', 'k8sMgmtUpgradeMaxUnavailable': 'two'},
+     'metadata.k8sMgmtUpgradeMaxUnavailable', 'a whole number from 1'),
+])
+def test_a_bad_value_names_its_key(metadata, where, words):
+    with pytest.raises(exceptions.ValidationError) as err:
+        modify_request.upgrade_of({'vnf_metadata': metadata})
+    [(path, message)] = err.value.problems
+    assert path == where and words in message
+
+
+def test_the_driver_does_nothing_for_a_change_without_an_upgrade(caplog):
+    import logging
+    from k8s_mgmt.driver import KubernetesMgmtDriver
+    driver = KubernetesMgmtDriver()
+    with caplog.at_level(logging.INFO, logger='k8s_mgmt.driver'):
+        driver.modify_information_end(None, {'id': 'i-1', 'vnf_metadata': {
+            'name': 'x'}}, None)
+    assert 'nothing for k8s-mgmt in this change' in caplog.text
