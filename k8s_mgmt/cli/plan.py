@@ -22,7 +22,7 @@ from k8s_mgmt.cli.errors import UserError
 # without loading the whole driver (kubernetes, keystoneauth1, oslo.*) at
 # every start-up; tests/unit/test_cli_importtime.py checks they agree.
 OPERATIONS = ('heal-end', 'heal-start', 'instantiate', 'scale-in',
-              'scale-out', 'scale-out-rollback', 'terminate')
+              'scale-out', 'scale-out-rollback', 'terminate', 'upgrade')
 
 
 def register(subparsers):
@@ -62,6 +62,11 @@ def add_arguments(parser):
                         default=[],
                         help='scale-in: a node (or member resource) to '
                              'remove; repeat for more')
+    parser.add_argument('--to', metavar='VERSION',
+                        help='upgrade: the target, 1.MINOR or '
+                             '1.MINOR.PATCH (metadata k8sMgmtUpgrade)')
+    parser.add_argument('--max-unavailable', type=int, default=0,
+                        metavar='N', help='upgrade: workers at once')
     parser.add_argument('--ready', metavar='NODES',
                         help='comma-separated nodes the API would report '
                              'Ready (default: what a first run finds)')
@@ -109,7 +114,9 @@ def plan_for(args, instantiate_body, topology):
     ctx = planning.context_for(
         args.operation, instantiate_body, topology, request_body,
         vnf_instance_id=args.vnf_instance_id, package_dir=args.package_dir,
-        scale_out_ids=scale_out_ids, scale_names=scale_names)
+        scale_out_ids=scale_out_ids, scale_names=scale_names,
+        upgrade_target=getattr(args, 'to', None),
+        max_unavailable=getattr(args, 'max_unavailable', 0))
     facts = planning.default_facts(
         ctx, topology, ready=(_names(args.ready) if args.ready is not None
                               else None),

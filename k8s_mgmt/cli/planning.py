@@ -29,6 +29,8 @@ OPERATIONS = {
     'heal-start': ('heal', 'heal_start'),
     'heal-end': ('heal', 'heal_end'),
     'terminate': ('terminate', 'terminate_end'),
+    # The metadata PATCH's hook (k8sMgmtUpgrade: --to).
+    'upgrade': ('upgrade', 'modify_information_end'),
 }
 PLANNED = '<from Heat>'
 
@@ -124,7 +126,7 @@ def vnf_instance(vnf_instance_id, instantiate_body, topology):
 
 def context_for(name, instantiate_body, topology, request_body=None,
                 vnf_instance_id='plan', package_dir=None, scale_out_ids=(),
-                scale_names=()):
+                scale_names=(), upgrade_target=None, max_unavailable=0):
     """The OperationContext the hook call of ``name`` would build."""
     if name not in OPERATIONS:
         raise PlanError(reason='unknown operation %r (one of: %s)'
@@ -133,7 +135,11 @@ def context_for(name, instantiate_body, topology, request_body=None,
     instance = vnf_instance(vnf_instance_id, instantiate_body, topology)
     kwargs = {'vnf_package_path': package_dir,
               'scale_out_id_list': list(scale_out_ids),
-              'scale_name_list': list(scale_names)}
+              'scale_name_list': list(scale_names),
+              'upgrade_target': upgrade_target,
+              'max_unavailable': max_unavailable}
+    if operation == 'upgrade' and not upgrade_target:
+        raise PlanError(reason='an upgrade needs its target (--to)')
     if operation == 'instantiate':
         request = snake_request(instantiate_body)
         return ctx_mod.build(

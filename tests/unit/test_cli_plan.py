@@ -114,3 +114,20 @@ def test_invalid_parameters_are_refused_naming_the_field(files, capsys,
                               '--topology', files['topology'])
     assert status == 1
     assert 'ssh_cp_name' in err
+
+
+def test_the_upgrade_plan_names_the_target_and_walks_every_node(
+        files, capsys):
+    status, out, err = _plan(capsys, 'upgrade', '--to', '1.36',
+                             '--max-unavailable', '2',
+                             '--instantiate-request', files['complex'],
+                             '--topology', files['topology'])
+    assert status == 0, err
+    assert '. Check every node for the upgrade to 1.36  [parallel on 5 ' \
+        'nodes]' in out
+    assert 'Upgrade worker-1, worker-2 (kubeadm upgrade node)' in out
+    assert 'S3cretPw' not in out
+    status, out, err = _plan(capsys, 'upgrade', '--instantiate-request',
+                             files['complex'], '--topology',
+                             files['topology'])
+    assert status != 0 and 'an upgrade needs its target (--to)' in err
