@@ -77,6 +77,7 @@ class LabSettings:
     compute_hosts: int = 4
     init_delay: float = 0.0          # seconds the kubeadm init stand-in takes
     join_delay: float = 0.0          # seconds the kubeadm join stand-in takes
+    upgrade_delay: float = 0.0       # kubeadm upgrade apply|node, likewise
     # etcd's raft timing in the VMs: 'lab' (slow-network tuning, for a
     # loaded machine) or 'kubeadm' (etcd's defaults, as kubeadm runs it).
     etcd_timing: str = 'lab'
@@ -368,6 +369,7 @@ class Lab(object):
         layer = standins_layer.write_layer(
             os.path.join(s.state_dir, 'standins-layer'),
             init_delay=s.init_delay, join_delay=s.join_delay,
+            upgrade_delay=s.upgrade_delay,
             etcd_timing=s.etcd_timing)
         self.vms = vm_mod.VMManager(self.network, s.state_dir, s.password,
                                     extra_layers=[layer],

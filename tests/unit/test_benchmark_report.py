@@ -307,3 +307,23 @@ def test_hook_cpu_brackets_the_two_hooks():
     assert timed.name == 'inner'
     # Both clocks tick in 10 ms steps, each on its own count.
     assert timed.usage.own >= 0.04 and timed.usage.machine > 0
+
+
+def test_the_upgrade_benchmark_sums_what_must_happen_in_order():
+    import logging
+    from benchmarks import upgrade
+    timings = upgrade.Timings()
+    for line in ('[upgrade i] <== Check every node for the upgrade to 1.36: '
+                 'done in 3.0 s',
+                 '[upgrade i] <== Drain master-2: done in 1.5 s',
+                 '[upgrade i] <== Upgrade the control plane on master-2 '
+                 '(kubeadm upgrade apply v1.36.1): done in 10.0 s',
+                 '[upgrade i] <== Wait until master-2 is Ready with kubelet '
+                 '1.36.1: done in 2.0 s',
+                 '[upgrade i] <== Put master-2 behind HAProxy again: done in '
+                 '1.0 s',
+                 '[upgrade i] <== Upgrade worker-1, worker-2 (kubeadm '
+                 'upgrade node): done in 10.5 s'):
+        timings.emit(logging.LogRecord('x', logging.INFO, 'f', 1, line, (),
+                                       None))
+    assert timings.serial_seconds() == 24.0

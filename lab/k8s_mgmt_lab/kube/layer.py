@@ -239,7 +239,8 @@ def package_payload(python=None):
 
 
 def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
-                node_grace=None, kubernetes_version=None, etcd_timing=None):
+                node_grace=None, kubernetes_version=None, etcd_timing=None,
+                upgrade_delay=0.0):
     """Write the stand-in layer into ``directory`` (created if needed)."""
     python = python or sys.executable
     apt_fault = shlex.quote(os.path.join(faults.FAULT_DIR, 'apt'))
@@ -252,6 +253,7 @@ def write_layer(directory, python=None, init_delay=0.0, join_delay=0.0,
                     APT_GET.format(fault=apt_fault), 0o755)
     values = dict(kube.DEFAULTS, init_delay=float(init_delay),
                   join_delay=float(join_delay),
+                  upgrade_delay=float(upgrade_delay),
                   nfs_server_root=prereq.GANESHA_ROOT)
     if node_grace is not None:
         values['node_grace'] = float(node_grace)
