@@ -10,8 +10,9 @@ skips a hook the VNFD does not name. Here:
 * a rolled-back instantiate forgets what the failed one left, a
   rolled-back scale-out takes its new workers out of the cluster; the
   ``_end`` of both has nothing to do (Heat has removed the VMs);
-* modify_information and change_current_package refuse, changing
-  nothing, until the upgrade operation fills them;
+* modify_information runs the Kubernetes upgrade its request's metadata
+  asks for (``k8sMgmtUpgrade``), and nothing else;
+  change_current_package refuses, changing nothing;
 * change_external_connectivity has nothing to do for a cluster (as in v1).
 """
 
@@ -19,7 +20,7 @@ from k8s_mgmt import exceptions
 
 UPGRADE_HOOKS = tuple(
     '%s_%s' % (operation, when)
-    for operation in ('modify_information', 'change_current_package',
+    for operation in ('change_current_package',
                       'change_current_package_rollback')
     for when in ('start', 'end'))
 NOTHING_TO_DO = ('terminate_end', 'instantiate_rollback_end',
@@ -36,9 +37,9 @@ class NotRunUnderV2(exceptions.MgmtDriverError):
     message = '%(hook)s: %(reason)s'
 
 
-NO_UPGRADE = ('changing a cluster\'s package or information (a Kubernetes '
-              'upgrade) is not supported by this k8s-mgmt; nothing was '
-              'changed')
+NO_UPGRADE = ('changing a cluster\'s package is not supported by this '
+              'k8s-mgmt; nothing was changed (a Kubernetes upgrade: PATCH '
+              'the instance\'s metadata k8sMgmtUpgrade)')
 
 
 def _refusal(hook, reason):
@@ -56,7 +57,8 @@ def _nothing(script_dict):
 OPERATION_HOOKS = (
     'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
     'scale_start', 'scale_end', 'scale_rollback_start', 'heal_start',
-    'heal_end', 'terminate_start')
+    'heal_end', 'terminate_start', 'modify_information_start',
+    'modify_information_end')
 
 
 def _operation(name):

@@ -31,6 +31,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
+from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import state_key
@@ -346,7 +347,33 @@ def heal_end(script_dict):
     return hook.run(operation, 'heal_end')
 
 
+def _upgrade_asked(script_dict):
+    """The upgrade the PATCH's metadata asks for (hook kwargs), or None;
+    ValidationError for a bad value."""
+    request = script_dict.get('request') or {}
+    return modify_request.upgrade_of({'metadata': request.get('metadata')
+                                      or {}})
+
+
+def modify_information_start(script_dict):
+    """A bad k8sMgmtUpgrade is refused before Tacker saves it."""
+    _upgrade_asked(script_dict)
+
+
+def modify_information_end(script_dict):
+    wanted = _upgrade_asked(script_dict)
+    if wanted is None:
+        LOG.info('modify_information_end of VNF instance %s: nothing for '
+                 'k8s-mgmt in this change',
+                 v2_instance.instance_id(script_dict['vnf_instance']))
+        return None
+    return V2Hook(script_dict).run('upgrade', 'modify_information_end',
+                                   kwargs=wanted)
+
+
 OPERATIONS = {
+    'modify_information_start': modify_information_start,
+    'modify_information_end': modify_information_end,
     'instantiate_start': instantiate_start,
     'instantiate_rollback_start': instantiate_rollback_start,
     'scale_rollback_start': scale_rollback_start,

@@ -57,18 +57,31 @@ def test_a_hook_with_nothing_to_do_answers_an_empty_pickle(tmp_path):
     assert 'v2 hook change_external_connectivity_start' in log.read_text()
 
 
-@pytest.mark.parametrize('operation, words', [
-    ('modify_information_start', 'a Kubernetes upgrade) is not supported'),
-    ('change_current_package_end', 'nothing was changed'),
+@pytest.mark.parametrize('operation, request_body, words', [
+    ('change_current_package_end', {}, 'nothing was changed'),
+    ('modify_information_start', {'metadata': {
+        'k8sMgmtUpgrade': 'latest'}},
+     'metadata.k8sMgmtUpgrade: not a Kubernetes version'),
 ])
 def test_a_refused_hook_fails_in_one_line_naming_it(tmp_path, operation,
-                                                    words):
-    proc, _ = run_shim(pickle.dumps(script_dict(operation)), tmp_path)
+                                                    request_body, words):
+    proc, _ = run_shim(pickle.dumps(script_dict(
+        operation, request=request_body)), tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == b''
     lines = proc.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(operation + ': ')
-    assert words in lines[0]
+    assert len(lines) == 1 and words in lines[0], lines
+    # A hook that never runs names itself; a bad value names its field.
+    assert lines[0].startswith(operation + ': ' if not request_body
+                               else 'Invalid parameters: ')
+
+
+def test_a_patch_without_an_upgrade_changes_nothing(tmp_path):
+    # A rename (or any PATCH without k8sMgmtUpgrade) passes both hooks.
+    for operation in ('modify_information_start', 'modify_information_end'):
+        proc, _ = run_shim(pickle.dumps(script_dict(operation, request={
+            'vnfInstanceName': 'renamed'})), tmp_path)
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_an_lcm_hook_without_a_vim_connection_fails_in_one_line(tmp_path):
