@@ -19,14 +19,17 @@ The phases (HA; a single master skips the VIP, HAProxy and etcd ones)::
     Read the cluster network's prefix on <master>
     -- each master, the VIP's holder last --
     Hand the VIP over from <m>     (its holder only)
-    Take <m> out of HAProxy        (on the other masters)
+    Take <m> out of HAProxy        (on the other masters, in the
+                                    background)
     Drain <m>                      (cordoned with the upgrade's mark)
+    Wait until <m> is out of HAProxy
     Upgrade <m>                    (kubeadm upgrade apply on the first,
                                     upgrade node on the others)
     Record Kubernetes <target> as the cluster's version (after apply)
     Wait until <m> is Ready with kubelet <target>
     Check etcd on <other>: N members, all healthy
-    Put <m> behind HAProxy again
+    Put <m> behind HAProxy again   (with the next master's change: every
+                                    master but the next one)
     Start keepalived on <m>        (its holder only)
     Uncordon <m>
     -- then the workers, max_unavailable at a time --
@@ -40,6 +43,8 @@ runs ``kubeadm upgrade apply`` again once kubeadm-config names the target.
 A failure stops at the failing node with the others serving and says
 where (:class:`~k8s_mgmt.shared_phases.upgrade_plan.UpgradeStopped`).
 """
+
+import dataclasses
 
 from oslo_log import log as logging
 
@@ -185,11 +190,15 @@ def build(op):
     by_name = {n.name: n for n in nodes}
     reachable = set(node_work.names(topology.masters))
     upgraded = []
-    for step in plan.masters:
+    for index, step in enumerate(plan.masters):
         master = by_name[step.name]
+        # The next master's HAProxy change (every master but it) puts
+        # this one back at the same time: one reload, not two.
+        following = plan.masters[index + 1:index + 2]
+        merged = bool(following) and following[0].state == up.TODO
         yield from _stopping(op, plan, step.name, _master_phases(
             op, topology, access, plan, step, master, ha, prefix, reachable,
-            holder))
+            holder, back_with_next=merged))
         upgraded.append(step.name)
     for batch in plan.batches:
         yield from _stopping(op, plan, batch[0].name, _batch_phases(
@@ -240,7 +249,7 @@ def _upgrade_phase(op, node, target, apply):
 
 
 def _master_phases(op, topology, access, plan, step, master, ha, prefix,
-                   reachable, holder):
+                   reachable, holder, back_with_next=False):
     target = plan.target
     others = [m for m in topology.masters if m.name != master.name]
     if step.state == up.DONE:
@@ -257,17 +266,28 @@ def _master_phases(op, topology, access, plan, step, master, ha, prefix,
     if holds:
         yield heal_master.handover_phase(op, master, True)
     if ha:
-        yield maintenance.master_out_phase(op, topology, master, reachable,
-                                           prefix)
+        # HAProxy reloads on the other masters while the drain runs; the
+        # upgrade waits until they no longer send requests here.
+        out = dataclasses.replace(maintenance.master_out_phase(
+            op, topology, master, reachable, prefix), background=True)
+        reloading = yield out
     yield maintenance.drain_phase(op, access, master.name, str(target))
+    if ha:
+        yield phases.wait_for('Wait until %s is out of HAProxy'
+                              % master.name, out, reloading)
     yield _upgrade_phase(op, master, target, step.apply)
     if step.apply:
         yield _version_phase(op, target)
     yield maintenance.wait_version_phase(op, access, [master.name], target)
     if ha:
         yield maintenance.etcd_check_phase(op, others[0], topology.masters)
-        yield maintenance.master_in_phase(op, topology, master, reachable,
-                                          prefix)
+        if back_with_next:
+            yield phases.skipped(
+                'Put %s behind HAProxy again' % master.name,
+                'with the next master\'s HAProxy change')
+        else:
+            yield maintenance.master_in_phase(op, topology, master,
+                                              reachable, prefix)
     if holds:
         yield maintenance.keepalived_start_phase(op, master)
     yield maintenance.uncordon_phase(op, access, master.name)
