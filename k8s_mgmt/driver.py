@@ -191,16 +191,23 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                                modify_vnf_request, **kwargs):
         # A PATCH of the instance's metadata k8sMgmtUpgrade asks for an
         # upgrade (Tacker saved the metadata before this hook).
+        # (and k8sMgmtCertificates: check, a reading of the certificates).
         wanted = modify_request.upgrade_of(vnf_instance)
+        operation = 'upgrade'
+        if wanted is None and modify_request.certificates_of(vnf_instance):
+            wanted, operation = {}, 'certs_check'
         if wanted is None:
             LOG.info('modify_information_end of VNF instance %s: nothing '
                      'for k8s-mgmt in this change',
                      field(vnf_instance, 'id'))
             return
         ctx = ctx_mod.build(
-            'upgrade', 'modify_information_end', context, vnf_instance,
+            operation, 'modify_information_end', context, vnf_instance,
             modify_vnf_request, None, dict(kwargs, **wanted))
         self._run(ctx)
+        # Done: a later change does not run it again. After a failure the
+        # keys stay, and the next change of the instance resumes.
+        shared_state.drop_metadata(vnf_instance, modify_request.KEYS)
 
     # -- helpers (stateless) -----------------------------------------------
 

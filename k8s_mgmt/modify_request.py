@@ -8,11 +8,13 @@ upgrade with::
     {"metadata": {"k8sMgmtUpgrade": "1.36",
                   "k8sMgmtUpgradeMaxUnavailable": "2"}}
 
-(``openstack vnflcm update VNF_INSTANCE_ID --I update.json``). The target
+(``openstack vnflcm update VNF_INSTANCE_ID --I update.json``); and
+``{"metadata": {"k8sMgmtCertificates": "check"}}`` reads every master's
+certificates (recorded, and warned about when they expire soon). The target
 is a minor (its newest patch in the repository) or an exact version; the
-second key is optional. The keys stay in the metadata: a later PATCH that
-does not change them (a rename) finds the cluster at the target and does
-nothing, and after a failure the same PATCH again resumes.
+second key is optional. The driver removes the keys once the operation is
+done; after a failure they stay, and the next change of the instance (the
+same PATCH again) resumes it.
 """
 
 from k8s_mgmt import exceptions
@@ -21,6 +23,11 @@ from k8s_mgmt import tacker_objects
 
 UPGRADE_KEY = 'k8sMgmtUpgrade'
 MAX_UNAVAILABLE_KEY = 'k8sMgmtUpgradeMaxUnavailable'
+# "check": read every master's certificates, record and warn.
+CERTIFICATES_KEY = 'k8sMgmtCertificates'
+CERTIFICATE_ACTIONS = ('check',)
+# Removed from the metadata once the operation they ask for is done.
+KEYS = (UPGRADE_KEY, MAX_UNAVAILABLE_KEY, CERTIFICATES_KEY)
 
 
 def metadata_of(vnf_instance):
@@ -58,3 +65,21 @@ def upgrade_of(vnf_instance):
     if problems:
         raise exceptions.ValidationError(problems)
     return {'upgrade_target': target.strip(), 'max_unavailable': number}
+
+
+def certificates_of(vnf_instance):
+    """What the metadata asks of the certificates ("check"), or None;
+    ValidationError for another value."""
+    action = metadata_of(vnf_instance).get(CERTIFICATES_KEY)
+    if action in (None, ''):
+        return None
+    if action == 'renew':
+        raise exceptions.ValidationError([(
+            'metadata.%s' % CERTIFICATES_KEY, 'renew is not done by this '
+            'version yet (check is): an upgrade renews the certificates '
+            'kubeadm manages')])
+    if action not in CERTIFICATE_ACTIONS:
+        raise exceptions.ValidationError([(
+            'metadata.%s' % CERTIFICATES_KEY, 'expected "check", got %r'
+            % (action,))])
+    return action

@@ -230,6 +230,26 @@ def publish(vnf_instance, values):
     return False
 
 
+def drop_metadata(vnf_instance, keys):
+    """Remove ``keys`` from the instance's metadata (a request handled:
+    it is not run again by a later change). v1 objects are saved at once;
+    a dict loses them from ``metadata`` and ``vnf_metadata``."""
+    if InstanceMetadata.usable(vnf_instance):
+        metadata = dict(vnf_instance.vnf_metadata or {})
+        if any(key in metadata for key in keys):
+            for key in keys:
+                metadata.pop(key, None)
+            vnf_instance.vnf_metadata = metadata
+            vnf_instance.save()
+        return
+    if isinstance(vnf_instance, dict):
+        for name in ('metadata', 'vnf_metadata'):
+            if isinstance(vnf_instance.get(name), dict):
+                vnf_instance[name] = {k: v for k, v in
+                                      vnf_instance[name].items()
+                                      if k not in keys}
+
+
 def home_of(vnf_instance):
     """Where ``vnf_instance``'s state is shared, or None (no Tacker)."""
     if InstanceMetadata.usable(vnf_instance):

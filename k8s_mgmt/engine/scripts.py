@@ -457,6 +457,9 @@ def _minor(params):
     return '.'.join(params.kubernetes_version.lstrip('v').split('.')[:2])
 
 
+minor_of = _minor
+
+
 # Step titles, shared by the plan and the operation's log.
 TITLE_LB = 'Configure the load balancer on every master'
 TITLE_TOKEN = 'Create the VIM token'

@@ -39,6 +39,13 @@ def upgrade_call(node, params, target, apply):
                               tuple(scripts.proxy_secrets(params)))
 
 
+def certs_check_call(node, params):
+    """certs-check on a master: kubeadm's expiry tables on stdout."""
+    return scripts.ScriptCall(node.name, scripts.INSTALL, (
+        'certs-check', '-k', scripts.minor_of(params), '-w',
+        str(scripts.SCRIPT_WAIT_SECONDS)))
+
+
 def _version(data, key, problems, required=False):
     """A Version from data[key] ("" or absent: None when not
     ``required``)."""

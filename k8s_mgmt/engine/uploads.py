@@ -97,6 +97,7 @@ class Features:
     apt_turn: bool = False      # install and configure_lb: apt-get in turn
     apt_repo: bool = False      # install: -r/-K (repository), -V (version)
     upgrade: bool = False       # install: the upgrade-check/-apply/-node modes
+    certs: bool = False         # install: certs-check
     lb_bootstrap: bool = False  # configure_lb: -B, the VIP before the API
 
     @classmethod
@@ -110,7 +111,8 @@ class Features:
                              'apt-turn' in configure_lb),
                    lb_bootstrap='bootstrap' in configure_lb,
                    apt_repo='apt-repo' in install,
-                   upgrade='upgrade' in install)
+                   upgrade='upgrade' in install,
+                   certs='certs' in install)
 
 
 def local_script(package_dir, relative_path, name):

@@ -11,6 +11,8 @@ plan`` cannot disagree on it.
 from k8s_mgmt import DRIVER_TYPE
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import run as run_mod
+from k8s_mgmt.shared_phases import certs
+from k8s_mgmt.modes.kubeadm import certificates as kubeadm_certificates
 from k8s_mgmt.modes.kubeadm import heal as kubeadm_heal
 from k8s_mgmt.modes.kubeadm import instantiate as kubeadm_instantiate
 from k8s_mgmt.modes.kubeadm import scale as kubeadm_scale
@@ -53,6 +55,7 @@ def _builders(instantiate, scale, heal, terminate):
 
 
 UPGRADE = ('upgrade', 'modify_information_end')
+CERTS_CHECK = ('certs_check', 'modify_information_end')
 
 
 def _refuse_upgrade(why):
@@ -66,13 +69,17 @@ def _refuse_upgrade(why):
 BUILDERS = {
     MODE_KUBEADM: {**_builders(kubeadm_instantiate, kubeadm_scale,
                                kubeadm_heal, kubeadm_terminate),
-                   UPGRADE: kubeadm_upgrade.build},
+                   UPGRADE: kubeadm_upgrade.build,
+                   CERTS_CHECK: kubeadm_certificates.build_check},
     MODE_KUBESPRAY: {**_builders(kubespray_instantiate, kubespray_scale,
                                  kubespray_heal, kubespray_terminate),
                      UPGRADE: _refuse_upgrade(
                          'the kubespray mode upgrades with kubespray\'s '
                          'upgrade-cluster.yml, which this driver does not '
-                         'run')},
+                         'run'),
+                     CERTS_CHECK: _refuse_upgrade(
+                         'the kubespray mode\'s certificates are '
+                         'kubespray\'s to check and renew')},
     # One VM: nothing to scale.
     MODE_REGISTRY: {
         ('instantiate', 'instantiate_end'): registry_instantiate.build,
@@ -82,6 +89,7 @@ BUILDERS = {
         ('heal_vnf', 'heal_end'): registry_heal.build_vnf_end,
         ('terminate', 'terminate_end'): registry_terminate.build,
         UPGRADE: _refuse_upgrade('the registry VNF runs no Kubernetes'),
+        CERTS_CHECK: _refuse_upgrade('the registry VNF runs no Kubernetes'),
     },
 }
 
@@ -110,9 +118,12 @@ def builder(ctx):
 
 
 def run(ctx):
-    """Run the hook call's operation; return what the operation returns."""
+    """Run the hook call's operation; return what the operation returns.
+    Certificates recorded to expire within 30 days are warned about
+    first, whatever the operation."""
     build = builder(ctx)
     with run_mod.OperationRun(ctx, label(ctx)) as op:
+        certs.warn_expiring(op)
         return phases.run(build(op), op.prefix)
 
 

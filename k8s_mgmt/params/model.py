@@ -28,7 +28,8 @@ KUBESPRAY_FLAVOUR = 'kubespray'
 REGISTRY_FLAVOUR = 'registry'
 KNOWN_FLAVOURS = ('simple', 'storage', KUBESPRAY_FLAVOUR,
                   REGISTRY_FLAVOUR) + HA_FLAVOURS
-OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate', 'upgrade')
+OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate', 'upgrade',
+              'certs')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -107,7 +107,7 @@ class ClusterValidator(SectionReader):
         self.flavour = flavour
         self.package_dir = package_dir
         self.needs_nodes = operation in ('instantiate', 'heal', 'scale',
-                                         'upgrade')
+                                         'upgrade', 'certs')
 
     def run(self, additional_params, default_version, ext_cps=()):
         """``ext_cps``: the request's ExtCps, checked against the VNFD

@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth upgrade
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth upgrade certs
 set -Eeuo pipefail
 umask 077
 
@@ -128,6 +128,8 @@ Modes:
   upgrade-apply on the first master: kubeadm -V, kubeadm upgrade apply, then
                 kubelet and kubectl -V (needs -a, -H); skips what is done
   upgrade-node  on the other nodes: the same with kubeadm upgrade node
+  certs-check   on a master: kubeadm's certificate expiry tables (as kubeadm
+                prints them); changes nothing
 
 Options:
   -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
@@ -251,11 +253,11 @@ poll_until() {
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm, upgrade-check, upgrade-apply, upgrade-node)"
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm, upgrade-check, upgrade-apply, upgrade-node, certs-check)"
     case $1 in
         -h | --help) usage; exit 0 ;;
         init | join-master | join-worker | print-join | token-secret | prepare | helm) MODE=$1 ;;
-        upgrade-check | upgrade-apply | upgrade-node)
+        upgrade-check | upgrade-apply | upgrade-node | certs-check)
             [[ $(type -t run_upgrade_mode) == function ]] ||
                 usage_error "mode $1 needs k8s_mgmt_upgrade.sh beside this script"
             MODE=$1 ;;
@@ -1619,7 +1621,7 @@ main() {
         prepare) prepare_node ;;
         token-secret) run_step token-secret token_secret ;;
         helm) run_step Helm install_helm ;;
-        upgrade-*) run_upgrade_mode ;;
+        upgrade-* | certs-check) run_upgrade_mode ;;
     esac
     CURRENT_STEP=finished
 }

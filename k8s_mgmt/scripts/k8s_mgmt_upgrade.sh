@@ -13,12 +13,15 @@
 #       then kubelet and kubectl; each skipped when already there
 #   upgrade-node   -k MINOR -V VERSION -H NAME [-r URL] [-K KEY]
 #       on every other node: the same with "kubeadm upgrade node"
+#   certs-check    -k MINOR
+#       on a master: kubeadm's certificate expiry tables, as kubeadm prints
+#       them (changes nothing)
 #
 # The packages are held at VERSION afterwards, as install leaves them.
 
 readonly CONTROL_PLANE_PODS="kube-apiserver kube-controller-manager kube-scheduler"
 readonly KUBELET_HEALTHZ=http://127.0.0.1:10248/healthz
-readonly UPGRADE_MODES="upgrade-check upgrade-apply upgrade-node"
+readonly UPGRADE_MODES="upgrade-check upgrade-apply upgrade-node certs-check"
 
 is_upgrade_mode() {
     [[ " $UPGRADE_MODES " == *" $1 "* ]]
@@ -27,9 +30,10 @@ is_upgrade_mode() {
 validate_upgrade_needs() {
     is_upgrade_mode "$MODE" || return 0
     ! "$PREPARED" || usage_error "-p is for init and the joins only"
-    [[ $MODE == upgrade-check || -n $K8S_VERSION ]] ||
+    [[ $MODE == upgrade-check || $MODE == certs-check || -n $K8S_VERSION ]] ||
         usage_error "$MODE needs -V VERSION (the exact version, such as ${K8S_MINOR:-1.36}.1)"
-    [[ $MODE == upgrade-check || -n $NODE_NAME ]] || usage_error "$MODE needs -H (the node's name)"
+    [[ $MODE == upgrade-check || $MODE == certs-check || -n $NODE_NAME ]] ||
+        usage_error "$MODE needs -H (the node's name)"
     [[ $MODE != upgrade-apply || -n $ADVERTISE_ADDRESS ]] || usage_error "upgrade-apply needs -a (advertise address)"
 }
 
@@ -221,8 +225,16 @@ upgrade_node() {
         "$(json_string "$UPGRADE_PACKAGES")"
 }
 
+# kubeadm's tables on stdout, its notes with them (the driver reads the
+# tables: k8s_mgmt/kube_certs.py).
+certs_check() {
+    [[ -f $ADMIN_CONF ]] || die "no $ADMIN_CONF: certs-check runs on a master"
+    timeout -k 5 "$WAIT_SECONDS" kubeadm certs check-expiration
+}
+
 run_upgrade_mode() {
     case $MODE in
+        certs-check) certs_check ;;
         upgrade-check)
             if proxy_configured; then export_proxy_env; fi
             upgrade_check ;;

@@ -367,8 +367,10 @@ def modify_information_end(script_dict):
                  'k8s-mgmt in this change',
                  v2_instance.instance_id(script_dict['vnf_instance']))
         return None
-    return V2Hook(script_dict).run('upgrade', 'modify_information_end',
-                                   kwargs=wanted)
+    hook = V2Hook(script_dict)
+    done = hook.run('upgrade', 'modify_information_end', kwargs=wanted)
+    shared_state.drop_metadata(hook.instance, modify_request.KEYS)
+    return done
 
 
 OPERATIONS = {

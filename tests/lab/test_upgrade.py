@@ -16,6 +16,7 @@ what kubeadm refuses), kubelet and the API server (their versions are
 their packages'), Nova, Neutron, Cinder and Glance.
 """
 
+import datetime
 import json
 import os
 
@@ -29,6 +30,7 @@ from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import lcm_scale
 from k8s_mgmt_lab.conductor import lcm_upgrade
 from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt.shared_phases import certs
 from k8s_mgmt.shared_phases import upgrade_plan
 
 import vip_probe
@@ -52,6 +54,21 @@ def run(lab, node, *argv, check=True):
 def topology():
     with open(SETTINGS.lab_file) as handle:
         return lab_status.read_topology(json.load(handle))
+
+
+# The stand-in's certificate dates (its certificates.json): apiserver's
+# moved to the given date, as time passing would.
+AGE = """import json, sys
+path = '/etc/kubernetes/standin/certificates.json'
+data = json.load(open(path))
+data['apiserver'] = '%s'
+json.dump(data, open(path, 'w'))
+"""
+
+
+def cluster_record(result):
+    with open(os.path.join(result.driver_state, 'cluster.json')) as handle:
+        return json.load(handle)
 
 
 def versions_seen(lab, master):
@@ -86,9 +103,26 @@ def package_versions(lab, node):
 def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
     lab.up(manager.sample_on_subnet(shipped.sample_request('simple'),
                                     SETTINGS.subnet))
-    lcm.instantiate(SETTINGS)
+    made = lcm.instantiate(SETTINGS)
     first = topology()
     master = first.masters[0]
+
+    # The certificates, read on the master and recorded: a year each, ten
+    # for the authorities; one aged to expire in 10 days is warned about.
+    lcm_upgrade.certificates(SETTINGS)
+    recorded = cluster_record(made)['certificates'][master.name]
+    assert len(recorded) == 14, recorded
+    at = datetime.datetime.now(datetime.timezone.utc)
+    assert certs.expiring({master.name: recorded}, at) == []
+    aged = (at + datetime.timedelta(days=10)).isoformat()
+    run(lab, master, 'python3', '-c', AGE % aged)
+    lcm_upgrade.certificates(SETTINGS)
+    soon = certs.expiring(cluster_record(made)['certificates'], at)
+    assert [(node, c.name) for node, c in soon] == [(master.name,
+                                                     'apiserver')]
+    with open(SETTINGS.lab_file) as handle:
+        assert 'k8sMgmtCertificates' not in json.load(handle)[
+            'vnf_metadata']
     kubelets, _, server, cluster = versions_seen(lab, master)
     assert set(kubelets.values()) == {server} and server.startswith(
         'v1.35.')

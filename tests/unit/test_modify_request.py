@@ -49,3 +49,16 @@ def test_the_driver_does_nothing_for_a_change_without_an_upgrade(caplog):
         driver.modify_information_end(None, {'id': 'i-1', 'vnf_metadata': {
             'name': 'x'}}, None)
     assert 'nothing for k8s-mgmt in this change' in caplog.text
+
+
+def test_the_certificates_key():
+    assert modify_request.certificates_of({'vnf_metadata': {
+        'k8sMgmtCertificates': 'check'}}) == 'check'
+    assert modify_request.certificates_of({'vnf_metadata': {}}) is None
+    for value, words in (('renew', 'renew is not done by this version '
+                          'yet'), ('rotate', 'expected "check"')):
+        with pytest.raises(exceptions.ValidationError) as err:
+            modify_request.certificates_of({'vnf_metadata': {
+                'k8sMgmtCertificates': value}})
+        [(path, message)] = err.value.problems
+        assert path == 'metadata.k8sMgmtCertificates' and words in message

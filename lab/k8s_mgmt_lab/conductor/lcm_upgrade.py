@@ -24,11 +24,24 @@ class UpgradeResult:
 def upgrade(settings, to, max_unavailable=None, driver=None):
     """modify_information_start, the metadata merged, then
     modify_information_end; the driver's errors propagate."""
-    conductor = lcm_scale.Conductor(settings, driver)
-    metadata = dict(conductor.record.get('vnf_metadata') or {})
     change = {modify_request.UPGRADE_KEY: to}
     if max_unavailable:
         change[modify_request.MAX_UNAVAILABLE_KEY] = str(max_unavailable)
+    inst_id, seconds = patch_metadata(settings, change, driver)
+    return UpgradeResult(inst_id, to, seconds)
+
+
+def certificates(settings, action='check', driver=None):
+    """The metadata k8sMgmtCertificates PATCHed (``check``)."""
+    return patch_metadata(settings, {modify_request.CERTIFICATES_KEY:
+                                     action}, driver)
+
+
+def patch_metadata(settings, change, driver=None):
+    """Tacker's v1 PATCH of the instance's metadata: the hooks around the
+    merge. (instance id, seconds)."""
+    conductor = lcm_scale.Conductor(settings, driver)
+    metadata = dict(conductor.record.get('vnf_metadata') or {})
     began = time.monotonic()
     instance = conductor.vnf_instance()
     instance['vnf_metadata'] = metadata
@@ -43,4 +56,7 @@ def upgrade(settings, to, max_unavailable=None, driver=None):
     conductor.driver.modify_information_end(
         context=None, vnf_instance=instance, modify_vnf_request=None,
         **conductor.kwargs)
-    return UpgradeResult(conductor.inst_id, to, time.monotonic() - began)
+    # What the driver left of the metadata is what Tacker keeps.
+    conductor.record['vnf_metadata'] = instance['vnf_metadata']
+    manager.write_record(settings.lab_file, conductor.record)
+    return conductor.inst_id, time.monotonic() - began

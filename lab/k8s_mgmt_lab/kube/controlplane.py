@@ -8,6 +8,7 @@ import time
 
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import kube
+from k8s_mgmt_lab.kube import certs
 from k8s_mgmt_lab.kube import client as client_mod
 from k8s_mgmt_lab.kube import pki
 from k8s_mgmt_lab.kube import store as store_mod
@@ -136,6 +137,7 @@ def start_apiserver(node_ip, node_name, endpoint_host, extra_sans=()):
     kube.write_file(kube.STANDIN_DIR + '/apiserver.json',
                     json.dumps(config), 0o600)
     write_manifest('kube-apiserver', systemctl.service_argv('kube-apiserver'))
+    certs.record_new()
     start_service('kube-apiserver')
     wait_local_apiserver()
 

@@ -344,6 +344,9 @@ def run(args):
         return 0
     if verb == 'reset':
         return reset(args)
+    if words[:2] == ['certs', 'check-expiration']:
+        from k8s_mgmt_lab.kube import certs
+        return certs.check_expiration()
     if verb == 'upgrade':
         from k8s_mgmt_lab.kube import kubeadm_upgrade
         return kubeadm_upgrade.run(args, words, admin_api)

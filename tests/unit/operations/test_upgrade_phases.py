@@ -124,3 +124,41 @@ def test_the_recorded_version_is_what_later_nodes_get(tmp_path):
     assert calls and all(
         c.argv[c.argv.index('-k') + 1] == '1.36' and
         c.argv[c.argv.index('-V') + 1] == '1.36.1' for c in calls)
+
+
+def test_the_certificates_check_reads_every_master_and_records(tmp_path):
+    topo = op_helpers.topology(3, 2, vip='10.254.0.100')
+    ctx = op_helpers.context(op_helpers.sample_params('complex'),
+                             'certs_check', 'modify_information_end')
+    phases = catalog.plan(ctx, run_mod.Facts(topology=topo))
+    assert op_helpers.titles(phases) == [
+        'Read the topology from Heat', 'Connect to the masters',
+        'Upload the scripts', 'Read the certificates on every master',
+        'Record the certificates\' expiry']
+    read = phases[3]
+    assert read.parallel and [c.argv[:3] for c in op_helpers.calls(
+        read)] == [('certs-check', '-k', '1.35')] * 3
+
+
+def test_every_operation_warns_of_certificates_expiring_within_30_days():
+    import datetime
+    from k8s_mgmt.shared_phases import certs
+    at = datetime.datetime(2026, 11, 28, tzinfo=datetime.timezone.utc)
+    record = {'master-1': {
+        'apiserver': '2026-12-10T10:00:00+00:00',
+        'admin.conf': '2027-11-20T10:00:00+00:00'},
+        'master-2': {'etcd-server': '2026-11-01T10:00:00+00:00'}}
+    found = certs.expiring(record, at)
+    assert [(node, c.name) for node, c in found] == [
+        ('master-1', 'apiserver'), ('master-2', 'etcd-server')]
+
+    class Op(object):
+        prefix = '[scale_out i]'
+        state = type('State', (), {'cluster_record': lambda self: {
+            'certificates': record}})()
+    lines = certs.warn_expiring(Op(), at)
+    assert lines == [
+        'certificate apiserver on master-1 expires on 2026-12-10 (in 12 '
+        'days): renew the certificates',
+        'certificate etcd-server on master-2 expired on 2026-11-01: renew '
+        'the certificates']

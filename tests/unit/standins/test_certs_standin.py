@@ -1,0 +1,29 @@
+"""The stand-in's certificate dates, printed as kubeadm prints them and
+read back by the driver's own parser of kubeadm's tables."""
+
+import datetime
+
+import pytest
+
+from k8s_mgmt import kube_certs
+from k8s_mgmt_lab.kube import certs
+
+
+def test_check_expiration_is_read_by_the_drivers_parser(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(certs, 'CERTS_FILE', str(tmp_path / 'c.json'))
+    with pytest.raises(OSError):
+        certs.check_expiration()
+    certs.record_new()
+    made = certs.read()
+    certs.record_new()              # kept, not made again
+    assert certs.read() == made
+    assert certs.check_expiration() == 0
+    found = kube_certs.parse_check_expiration(capsys.readouterr().out)
+    assert [c.name for c in found] == [name for name, _ in certs.LEAVES] + \
+        list(certs.AUTHORITIES)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    leaves = [c for c in found if not c.is_authority]
+    assert all(364 <= c.days_left(now) <= 365 for c in leaves)
+    assert all(c.days_left(now) > 3600 for c in found if c.is_authority)
+    assert kube_certs.expiring(found, now) == []
