@@ -27,7 +27,7 @@ from k8s_mgmt import exceptions
 # k8s_mgmt.params.OPERATIONS: the parser cannot import k8s_mgmt.params
 # without loading oslo.config, oslo.log and yaml at every start-up;
 # tests/unit/test_cli_importtime.py checks they agree.
-OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate')
+OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate', 'upgrade', 'certs')
 # k8s_mgmt.params.request_body.APIS, and what --api auto picks between.
 APIS = ('v1', 'v2')
 AUTO = 'auto'
