@@ -191,11 +191,12 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                                modify_vnf_request, **kwargs):
         # A PATCH of the instance's metadata k8sMgmtUpgrade asks for an
         # upgrade (Tacker saved the metadata before this hook).
-        # (and k8sMgmtCertificates: check, a reading of the certificates).
+        # (and k8sMgmtCertificates: check or renew).
         wanted = modify_request.upgrade_of(vnf_instance)
         operation = 'upgrade'
-        if wanted is None and modify_request.certificates_of(vnf_instance):
-            wanted, operation = {}, 'certs_check'
+        action = modify_request.certificates_of(vnf_instance)
+        if wanted is None and action:
+            wanted, operation = {}, 'certs_' + action
         if wanted is None:
             LOG.info('modify_information_end of VNF instance %s: nothing '
                      'for k8s-mgmt in this change',

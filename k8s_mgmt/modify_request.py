@@ -23,9 +23,10 @@ from k8s_mgmt import tacker_objects
 
 UPGRADE_KEY = 'k8sMgmtUpgrade'
 MAX_UNAVAILABLE_KEY = 'k8sMgmtUpgradeMaxUnavailable'
-# "check": read every master's certificates, record and warn.
+# "check": read every master's certificates, record and warn; "renew":
+# renew them, one master at a time.
 CERTIFICATES_KEY = 'k8sMgmtCertificates'
-CERTIFICATE_ACTIONS = ('check',)
+CERTIFICATE_ACTIONS = ('check', 'renew')
 # Removed from the metadata once the operation they ask for is done.
 KEYS = (UPGRADE_KEY, MAX_UNAVAILABLE_KEY, CERTIFICATES_KEY)
 
@@ -73,13 +74,8 @@ def certificates_of(vnf_instance):
     action = metadata_of(vnf_instance).get(CERTIFICATES_KEY)
     if action in (None, ''):
         return None
-    if action == 'renew':
-        raise exceptions.ValidationError([(
-            'metadata.%s' % CERTIFICATES_KEY, 'renew is not done by this '
-            'version yet (check is): an upgrade renews the certificates '
-            'kubeadm manages')])
     if action not in CERTIFICATE_ACTIONS:
         raise exceptions.ValidationError([(
-            'metadata.%s' % CERTIFICATES_KEY, 'expected "check", got %r'
-            % (action,))])
+            'metadata.%s' % CERTIFICATES_KEY, 'expected "check" or "renew", '
+            'got %r' % (action,))])
     return action

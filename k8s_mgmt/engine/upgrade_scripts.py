@@ -46,6 +46,14 @@ def certs_check_call(node, params):
         str(scripts.SCRIPT_WAIT_SECONDS)))
 
 
+def certs_renew_call(node, params):
+    """certs-renew on a master: kubeadm certs renew all, its control
+    plane's static pods restarted, then the tables as certs-check."""
+    return scripts.ScriptCall(node.name, scripts.INSTALL, (
+        'certs-renew', '-k', scripts.minor_of(params), '-w',
+        str(scripts.SCRIPT_WAIT_SECONDS)))
+
+
 def _version(data, key, problems, required=False):
     """A Version from data[key] ("" or absent: None when not
     ``required``)."""

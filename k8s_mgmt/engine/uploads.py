@@ -98,6 +98,7 @@ class Features:
     apt_repo: bool = False      # install: -r/-K (repository), -V (version)
     upgrade: bool = False       # install: the upgrade-check/-apply/-node modes
     certs: bool = False         # install: certs-check
+    certs_renew: bool = False   # install: certs-renew
     lb_bootstrap: bool = False  # configure_lb: -B, the VIP before the API
 
     @classmethod
@@ -112,7 +113,8 @@ class Features:
                    lb_bootstrap='bootstrap' in configure_lb,
                    apt_repo='apt-repo' in install,
                    upgrade='upgrade' in install,
-                   certs='certs' in install)
+                   certs='certs' in install,
+                   certs_renew='certs-renew' in install)
 
 
 def local_script(package_dir, relative_path, name):

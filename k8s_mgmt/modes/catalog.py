@@ -56,6 +56,7 @@ def _builders(instantiate, scale, heal, terminate):
 
 UPGRADE = ('upgrade', 'modify_information_end')
 CERTS_CHECK = ('certs_check', 'modify_information_end')
+CERTS_RENEW = ('certs_renew', 'modify_information_end')
 
 
 def _refuse_upgrade(why):
@@ -70,7 +71,8 @@ BUILDERS = {
     MODE_KUBEADM: {**_builders(kubeadm_instantiate, kubeadm_scale,
                                kubeadm_heal, kubeadm_terminate),
                    UPGRADE: kubeadm_upgrade.build,
-                   CERTS_CHECK: kubeadm_certificates.build_check},
+                   CERTS_CHECK: kubeadm_certificates.build_check,
+                   CERTS_RENEW: kubeadm_certificates.build_renew},
     MODE_KUBESPRAY: {**_builders(kubespray_instantiate, kubespray_scale,
                                  kubespray_heal, kubespray_terminate),
                      UPGRADE: _refuse_upgrade(
@@ -78,6 +80,9 @@ BUILDERS = {
                          'upgrade-cluster.yml, which this driver does not '
                          'run'),
                      CERTS_CHECK: _refuse_upgrade(
+                         'the kubespray mode\'s certificates are '
+                         'kubespray\'s to check and renew'),
+                     CERTS_RENEW: _refuse_upgrade(
                          'the kubespray mode\'s certificates are '
                          'kubespray\'s to check and renew')},
     # One VM: nothing to scale.
@@ -90,6 +95,7 @@ BUILDERS = {
         ('terminate', 'terminate_end'): registry_terminate.build,
         UPGRADE: _refuse_upgrade('the registry VNF runs no Kubernetes'),
         CERTS_CHECK: _refuse_upgrade('the registry VNF runs no Kubernetes'),
+        CERTS_RENEW: _refuse_upgrade('the registry VNF runs no Kubernetes'),
     },
 }
 

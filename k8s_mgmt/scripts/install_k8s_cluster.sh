@@ -11,7 +11,7 @@
 # Run with -h for the options. doc/source/scripts.rst describes every step.
 # What this version offers beyond the first one; the driver reads this line
 # before it passes the options (a VNF package may ship an older copy):
-# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth upgrade certs
+# k8s-mgmt-features: init-report prepare join-first apt-turn prepared apt-repo registries helm cni-edits registry-auth upgrade certs certs-renew
 set -Eeuo pipefail
 umask 077
 
@@ -130,6 +130,8 @@ Modes:
   upgrade-node  on the other nodes: the same with kubeadm upgrade node
   certs-check   on a master: kubeadm's certificate expiry tables (as kubeadm
                 prints them); changes nothing
+  certs-renew   on a master: kubeadm certs renew all, its control plane's
+                static pods restarted one by one; then the tables
 
 Options:
   -k MINOR    Kubernetes minor version, e.g. 1.35 (default 1.35)
@@ -253,11 +255,11 @@ poll_until() {
 # ------------------------------------------------------------ arguments
 
 parse_args() {
-    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm, upgrade-check, upgrade-apply, upgrade-node, certs-check)"
+    [[ $# -gt 0 ]] || usage_error "missing mode (init, join-master, join-worker, print-join, token-secret, prepare, helm, upgrade-check, upgrade-apply, upgrade-node, certs-check, certs-renew)"
     case $1 in
         -h | --help) usage; exit 0 ;;
         init | join-master | join-worker | print-join | token-secret | prepare | helm) MODE=$1 ;;
-        upgrade-check | upgrade-apply | upgrade-node | certs-check)
+        upgrade-check | upgrade-apply | upgrade-node | certs-check | certs-renew)
             [[ $(type -t run_upgrade_mode) == function ]] ||
                 usage_error "mode $1 needs k8s_mgmt_upgrade.sh beside this script"
             MODE=$1 ;;
@@ -1621,7 +1623,7 @@ main() {
         prepare) prepare_node ;;
         token-secret) run_step token-secret token_secret ;;
         helm) run_step Helm install_helm ;;
-        upgrade-* | certs-check) run_upgrade_mode ;;
+        upgrade-* | certs-*) run_upgrade_mode ;;
     esac
     CURRENT_STEP=finished
 }

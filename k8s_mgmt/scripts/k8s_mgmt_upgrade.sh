@@ -16,12 +16,19 @@
 #   certs-check    -k MINOR
 #       on a master: kubeadm's certificate expiry tables, as kubeadm prints
 #       them (changes nothing)
+#   certs-renew    -k MINOR
+#       on a master: kubeadm certs renew all, then its control plane's
+#       static pods restarted one by one (their containers stopped: the
+#       kubelet starts them again with the new certificates), the API
+#       waited for; then the tables, as certs-check prints them
 #
 # The packages are held at VERSION afterwards, as install leaves them.
 
 readonly CONTROL_PLANE_PODS="kube-apiserver kube-controller-manager kube-scheduler"
 readonly KUBELET_HEALTHZ=http://127.0.0.1:10248/healthz
-readonly UPGRADE_MODES="upgrade-check upgrade-apply upgrade-node certs-check"
+readonly UPGRADE_MODES="upgrade-check upgrade-apply upgrade-node certs-check certs-renew"
+# The static pods that read the certificates, in the order they restart.
+readonly CERT_PODS="etcd kube-apiserver kube-controller-manager kube-scheduler"
 
 is_upgrade_mode() {
     [[ " $UPGRADE_MODES " == *" $1 "* ]]
@@ -30,9 +37,9 @@ is_upgrade_mode() {
 validate_upgrade_needs() {
     is_upgrade_mode "$MODE" || return 0
     ! "$PREPARED" || usage_error "-p is for init and the joins only"
-    [[ $MODE == upgrade-check || $MODE == certs-check || -n $K8S_VERSION ]] ||
+    [[ $MODE == upgrade-check || $MODE == certs-* || -n $K8S_VERSION ]] ||
         usage_error "$MODE needs -V VERSION (the exact version, such as ${K8S_MINOR:-1.36}.1)"
-    [[ $MODE == upgrade-check || $MODE == certs-check || -n $NODE_NAME ]] ||
+    [[ $MODE == upgrade-check || $MODE == certs-* || -n $NODE_NAME ]] ||
         usage_error "$MODE needs -H (the node's name)"
     [[ $MODE != upgrade-apply || -n $ADVERTISE_ADDRESS ]] || usage_error "upgrade-apply needs -a (advertise address)"
 }
@@ -232,9 +239,46 @@ certs_check() {
     timeout -k 5 "$WAIT_SECONDS" kubeadm certs check-expiration
 }
 
+# The id of NAME's running container ("" when none runs).
+container_of() {
+    crictl --runtime-endpoint "$CRI_SOCKET" ps --name "$1" -q 2>/dev/null | head -n 1 || true
+}
+
+another_container() {
+    local id
+    id=$(container_of "$1")
+    [[ -n $id && $id != "$2" ]]
+}
+
+# Stop NAME's container; the kubelet starts the static pod again (with
+# what is on disk now), and a new container runs.
+restart_static_pod() {
+    local name=$1 old
+    old=$(container_of "$name")
+    if [[ -z $old ]]; then
+        log "skipped: no running $name container to restart"
+        return 0
+    fi
+    run crictl --runtime-endpoint "$CRI_SOCKET" stop "$old" >&2
+    "$DRY_RUN" || poll_until "a new $name container" another_container "$name" "$old"
+}
+
+certs_renew() {
+    [[ -f $ADMIN_CONF ]] || "$DRY_RUN" || die "no $ADMIN_CONF: certs-renew runs on a master"
+    run kubeadm certs renew all >&2
+    local pod
+    for pod in $CERT_PODS; do
+        restart_static_pod "$pod"
+    done
+    "$DRY_RUN" || poll_until "the API server to answer" api_answers
+    install_user_kubeconfig
+    "$DRY_RUN" || certs_check
+}
+
 run_upgrade_mode() {
     case $MODE in
         certs-check) certs_check ;;
+        certs-renew) certs_renew ;;
         upgrade-check)
             if proxy_configured; then export_proxy_env; fi
             upgrade_check ;;

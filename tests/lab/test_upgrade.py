@@ -123,6 +123,12 @@ def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
     with open(SETTINGS.lab_file) as handle:
         assert 'k8sMgmtCertificates' not in json.load(handle)[
             'vnf_metadata']
+    # Renewed: every leaf a year again, the API answering after.
+    lcm_upgrade.certificates(SETTINGS, 'renew')
+    renewed = cluster_record(made)['certificates'][master.name]
+    assert certs.expiring({master.name: renewed}, at) == []
+    assert datetime.datetime.fromisoformat(renewed['apiserver']) > \
+        at + datetime.timedelta(days=364)
     kubelets, _, server, cluster = versions_seen(lab, master)
     assert set(kubelets.values()) == {server} and server.startswith(
         'v1.35.')
@@ -203,6 +209,15 @@ def test_ha_masters_one_at_a_time_with_the_vip_answering(ha_lab):
     assert set(kubelets.values()) == {'v1.36.1'} and cordoned == []
     # etcd kept every member.
     assert etcd_members(ha_lab, first.masters[2]) == masters
+    # The certificates renewed one master at a time, the VIP answering.
+    with vip_probe.VipProbe(ha_api(result)) as probe:
+        lcm_upgrade.certificates(COMPLEX, 'renew')
+    print('VIP probe during the renewal: %d answers, %d failures, longest '
+          'gap %.1f s' % (probe.answers, len(probe.failures),
+                          probe.longest_gap))
+    assert probe.answers > 10
+    assert probe.longest_gap < 6.0, probe.failed_attempts()
+    assert etcd_members(ha_lab, first.masters[0]) == masters
     # Every master's API server runs the target.
     for master in first.masters:
         found = json.loads(run(ha_lab, master, 'curl', '-sk', '--max-time',

@@ -55,8 +55,9 @@ def test_the_certificates_key():
     assert modify_request.certificates_of({'vnf_metadata': {
         'k8sMgmtCertificates': 'check'}}) == 'check'
     assert modify_request.certificates_of({'vnf_metadata': {}}) is None
-    for value, words in (('renew', 'renew is not done by this version '
-                          'yet'), ('rotate', 'expected "check"')):
+    assert modify_request.certificates_of({'vnf_metadata': {
+        'k8sMgmtCertificates': 'renew'}}) == 'renew'
+    for value, words in (('rotate', 'expected "check" or "renew"'),):
         with pytest.raises(exceptions.ValidationError) as err:
             modify_request.certificates_of({'vnf_metadata': {
                 'k8sMgmtCertificates': value}})

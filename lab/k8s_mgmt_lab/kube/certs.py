@@ -93,3 +93,29 @@ def _print_table(rows):
     for row in rows:
         print('   '.join(value.ljust(width)
                          for value, width in zip(row, widths)).rstrip())
+
+
+def renew(which):
+    """``kubeadm certs renew all|NAME``: the leaf certificates' new dates
+    (the authorities are not renewed); the components must be restarted
+    to use them, as kubeadm says."""
+    expires = read()
+    if expires is None:
+        raise OSError('[renew] no control-plane certificates on this node '
+                      '(%s)' % CERTS_FILE)
+    names = [name for name, _ca in LEAVES]
+    if which != 'all':
+        if which not in names:
+            raise OSError('[renew] unknown certificate %r' % which)
+        names = [which]
+    made = now()
+    for name in names:
+        expires[name] = made + datetime.timedelta(days=LEAF_DAYS)
+        print('certificate %s renewed' % name)
+    kube.write_file(CERTS_FILE, json.dumps(
+        {k: v.isoformat() for k, v in expires.items()}, indent=1), 0o600)
+    print('')
+    print('Done renewing certificates. You must restart the kube-apiserver, '
+          'kube-controller-manager, kube-scheduler and etcd, so that they '
+          'can use the new certificates.')
+    return 0

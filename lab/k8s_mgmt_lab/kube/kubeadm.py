@@ -347,6 +347,9 @@ def run(args):
     if words[:2] == ['certs', 'check-expiration']:
         from k8s_mgmt_lab.kube import certs
         return certs.check_expiration()
+    if words[:2] == ['certs', 'renew'] and len(words) == 3:
+        from k8s_mgmt_lab.kube import certs
+        return certs.renew(words[2])
     if verb == 'upgrade':
         from k8s_mgmt_lab.kube import kubeadm_upgrade
         return kubeadm_upgrade.run(args, words, admin_api)

@@ -21,6 +21,7 @@ by the caller). An upgrade takes ``upgrade_delay`` seconds as a whole.
 import json
 import os
 
+from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import controlplane as cp
 from k8s_mgmt_lab.kube import systemctl
@@ -44,10 +45,28 @@ def _show(version):
     return 'v1.%d.%d' % version
 
 
+# How long a request cut by the endpoint (an HAProxy reload closes kept
+# connections) is tried again, as kubeadm's client retries such errors.
+RETRY_SECONDS = 30.0
+
+
+def _retried(request, *args):
+    """``request(*args)``, again while the connection is closed or reset
+    without an answer."""
+    last = None
+    for _ in Poll(RETRY_SECONDS, first=0.2, maximum=2.0):
+        try:
+            return request(*args)
+        except (ConnectionError, TimeoutError) as err:
+            last = err
+    raise OSError('the API did not answer in %.0f s: %s'
+                  % (RETRY_SECONDS, last))
+
+
 def cluster_config(api):
     """(the kubeadm-config ConfigMap, its ClusterConfiguration)."""
     import yaml
-    status, config_map = api.request('GET', CONFIG_MAP)
+    status, config_map = _retried(api.request, 'GET', CONFIG_MAP)
     if status != 200:
         raise cp.Failure('could not read kubeadm-config (HTTP %s): is this '
                          'a kubeadm cluster?' % status)
@@ -65,7 +84,7 @@ def set_cluster_version(api, version):
     config_map, config = cluster_config(api)
     config['kubernetesVersion'] = _show(version)
     config_map['data']['ClusterConfiguration'] = yaml.safe_dump(config)
-    api.call('PUT', CONFIG_MAP, config_map)
+    _retried(api.call, 'PUT', CONFIG_MAP, config_map)
 
 
 def is_control_plane():

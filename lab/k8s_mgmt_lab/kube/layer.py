@@ -44,11 +44,34 @@ VERSION_ENV_LINE = """{name}={version}
 export {name}
 """
 CRICTL = """#!/bin/sh
-# k8s-mgmt lab stand-in for crictl (cri-tools {version}), not the real one
-case "$*" in
+# k8s-mgmt lab stand-in for crictl (cri-tools {version}), not the real one.
+# The lab runs its control plane as stand-in services, not containers:
+# "ps --name NAME -q" names the running service's process as a container
+# id (standin-NAME-PID), "stop ID" restarts that service, as the kubelet
+# restarts a static pod's container once it is stopped. Nothing else.
+if [ "$1" = --runtime-endpoint ]; then shift 2; fi
+case "$1" in
     --version|-v) echo "crictl version v{version}"; exit 0 ;;
+    ps)
+        name=""
+        while [ $# -gt 0 ]; do
+            [ "$1" = --name ] && name=$2
+            shift
+        done
+        case "$name" in etcd|kube-apiserver) ;; *) exit 0 ;; esac
+        [ -r {pid_dir}/$name.pid ] || exit 0
+        read -r pid < {pid_dir}/$name.pid
+        [ -d /proc/$pid ] && echo "standin-$name-$pid"
+        exit 0 ;;
+    stop)
+        case "$2" in
+            standin-etcd-*) exec systemctl restart etcd ;;
+            standin-kube-apiserver-*) exec systemctl restart kube-apiserver ;;
+        esac
+        echo "crictl (k8s-mgmt lab stand-in): no container $2" >&2
+        exit 1 ;;
 esac
-echo "crictl (k8s-mgmt lab stand-in): no containers run in the lab" >&2
+echo "crictl (k8s-mgmt lab stand-in): only ps --name and stop" >&2
 exit 1
 """
 # A version query answers from the wrapper, as fast as the real binary's,
@@ -232,7 +255,9 @@ def package_payload(python=None):
 
     def payload(tool, version):
         if tool == 'crictl':
-            return CRICTL.format(version=version)
+            from k8s_mgmt_lab.kube import systemctl
+            return CRICTL.format(version=version,
+                                 pid_dir=shlex.quote(systemctl.PID_DIR))
         return wrapper(tool, PACKAGED_TOOLS[tool], python=python,
                        version=version)
     return payload

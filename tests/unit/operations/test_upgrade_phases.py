@@ -162,3 +162,25 @@ def test_every_operation_warns_of_certificates_expiring_within_30_days():
         'days): renew the certificates',
         'certificate etcd-server on master-2 expired on 2026-11-01: renew '
         'the certificates']
+
+
+def test_renewal_one_master_at_a_time_the_vip_holder_last():
+    topo = op_helpers.topology(3, 2, vip='10.254.0.100')
+    ctx = op_helpers.context(op_helpers.sample_params('complex'),
+                             'certs_renew', 'modify_information_end')
+    ready = frozenset(n.name for n in topo.all_nodes())
+    titles = op_helpers.titles(catalog.plan(ctx, run_mod.Facts(
+        topology=topo, ready=ready)))
+    renewed = [t.split()[4] for t in titles if t.startswith('Renew')]
+    assert renewed == ['master-2', 'master-3', 'master-1']
+    first = titles.index('Take master-2 out of HAProxy')
+    assert titles[first:first + 5] == [
+        'Take master-2 out of HAProxy',
+        'Wait until master-2 is out of HAProxy',
+        'Renew the certificates on master-2 and restart its control plane',
+        'Check etcd on master-1: 3 members, all healthy',
+        'Put master-2 behind HAProxy again']
+    assert titles[-3:] == ['Put master-1 behind HAProxy again',
+                           'Start keepalived on master-1',
+                           'Record the certificates\' expiry']
+    assert 'Hand the VIP over from master-1' in titles

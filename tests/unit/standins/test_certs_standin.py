@@ -27,3 +27,21 @@ def test_check_expiration_is_read_by_the_drivers_parser(
     assert all(364 <= c.days_left(now) <= 365 for c in leaves)
     assert all(c.days_left(now) > 3600 for c in found if c.is_authority)
     assert kube_certs.expiring(found, now) == []
+
+
+def test_renew_all_moves_every_leaf_forward_not_the_authorities(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(certs, 'CERTS_FILE', str(tmp_path / 'c.json'))
+    certs.record_new()
+    before = certs.read()
+    aged = dict(before, apiserver=before['apiserver'] - datetime.timedelta(
+        days=300))
+    certs.kube.write_file(certs.CERTS_FILE, certs.json.dumps(
+        {k: v.isoformat() for k, v in aged.items()}), 0o600)
+    assert certs.renew('all') == 0
+    after = certs.read()
+    assert after['apiserver'] >= before['apiserver']
+    assert after['ca'] == before['ca']
+    assert 'You must restart the kube-apiserver' in capsys.readouterr().out
+    with pytest.raises(OSError):
+        certs.renew('nonsense')

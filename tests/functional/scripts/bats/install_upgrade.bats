@@ -138,3 +138,38 @@ assert found["offered"] == [] and found["apt_error"].startswith(
     [ "$UPGRADE_PACKAGES" = kept ]
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+@test "certs_renew: renew all, each running static pod restarted, then the tables" {
+    touch "$K8S_MGMT_KUBERNETES_DIR/admin.conf"
+    WAIT_SECONDS=5
+    # Containers as the runtime lists them: a stop makes the kubelet
+    # start another (a new id).
+    printf 'etcd=e1\nkube-apiserver=a1\n' >"$BATS_TEST_TMPDIR/containers"
+    crictl() {
+        local all="$*" name
+        case " $all " in
+            *" ps "*)
+                name=${all##*--name }
+                name=${name%% *}
+                sed -n "s/^$name=//p" "$BATS_TEST_TMPDIR/containers" ;;
+        esac
+    }
+    run() {
+        printf '%s\n' "$*" >>"$BATS_TEST_TMPDIR/ran"
+        if [[ $1 == crictl && " $* " == *" stop "* ]]; then
+            sed -i "s/=${*: -1}\$/=${*: -1}x/" "$BATS_TEST_TMPDIR/containers"
+        fi
+    }
+    api_answers() { return 0; }
+    install_user_kubeconfig() { :; }
+    certs_check() { echo TABLES; }
+    bats_run --separate-stderr certs_renew
+    [ "$status" -eq 0 ]
+    [ "$output" = TABLES ]
+    [ "$(sed -n 1p "$BATS_TEST_TMPDIR/ran")" = "kubeadm certs renew all" ]
+    grep -q "stop e1$" "$BATS_TEST_TMPDIR/ran"
+    grep -q "stop a1$" "$BATS_TEST_TMPDIR/ran"
+    [[ $stderr == *"skipped: no running kube-scheduler container to restart"* ]]
+    [ "$(cat "$BATS_TEST_TMPDIR/containers")" = "etcd=e1x
+kube-apiserver=a1x" ]
+}
