@@ -10,6 +10,8 @@ serves again. Every node is cordoned with the upgrade's mark and
 uncordoned only with it.
 """
 
+import dataclasses
+
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
@@ -36,6 +38,19 @@ def master_out_phase(op, topology, master, reachable, prefix):
         op, 'Take %s out of HAProxy' % master.name, topology,
         heal_plan.lb_without(topology, [master], reachable, prefix,
                              op.state.vrrp_password()))
+
+
+def leave_haproxy(op, topology, master, reachable, prefix, meanwhile=()):
+    """``master`` out of the other masters' HAProxy, in the background
+    while ``meanwhile`` (phases) run, then waited for: whatever follows
+    finds no request sent to it."""
+    out = dataclasses.replace(master_out_phase(
+        op, topology, master, reachable, prefix), background=True)
+    reloading = yield out
+    for phase in meanwhile:
+        yield phase
+    yield phases.wait_for('Wait until %s is out of HAProxy' % master.name,
+                          out, reloading)
 
 
 def master_in_phase(op, topology, master, reachable, prefix):

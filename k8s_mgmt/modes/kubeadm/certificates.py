@@ -36,8 +36,6 @@ The VIM's credentials (a ServiceAccount token and the cluster CA, which
 ``kubeadm certs renew`` does not renew) stay valid.
 """
 
-import dataclasses
-
 from k8s_mgmt import exceptions
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import upgrade_scripts
@@ -109,11 +107,8 @@ def build_renew(op):
         if holds:
             yield heal_master.handover_phase(op, master, True)
         if ha:
-            out = dataclasses.replace(maintenance.master_out_phase(
-                op, topology, master, reachable, prefix), background=True)
-            reloading = yield out
-            yield phases.wait_for('Wait until %s is out of HAProxy'
-                                  % master.name, out, reloading)
+            yield from maintenance.leave_haproxy(op, topology, master,
+                                                 reachable, prefix)
         found[master.name] = yield renew_phase(op, master)
         if ha:
             yield maintenance.etcd_check_phase(op, others[0], masters)

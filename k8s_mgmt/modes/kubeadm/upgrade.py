@@ -44,8 +44,6 @@ A failure stops at the failing node with the others serving and says
 where (:class:`~k8s_mgmt.shared_phases.upgrade_plan.UpgradeStopped`).
 """
 
-import dataclasses
-
 from oslo_log import log as logging
 
 from k8s_mgmt import conf
@@ -265,16 +263,14 @@ def _master_phases(op, topology, access, plan, step, master, ha, prefix,
     holds = ha and master.name == holder
     if holds:
         yield heal_master.handover_phase(op, master, True)
+    drain = maintenance.drain_phase(op, access, master.name, str(target))
     if ha:
         # HAProxy reloads on the other masters while the drain runs; the
         # upgrade waits until they no longer send requests here.
-        out = dataclasses.replace(maintenance.master_out_phase(
-            op, topology, master, reachable, prefix), background=True)
-        reloading = yield out
-    yield maintenance.drain_phase(op, access, master.name, str(target))
-    if ha:
-        yield phases.wait_for('Wait until %s is out of HAProxy'
-                              % master.name, out, reloading)
+        yield from maintenance.leave_haproxy(op, topology, master, reachable,
+                                             prefix, meanwhile=[drain])
+    else:
+        yield drain
     yield _upgrade_phase(op, master, target, step.apply)
     if step.apply:
         yield _version_phase(op, target)
