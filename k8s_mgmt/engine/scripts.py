@@ -183,7 +183,7 @@ def _install_options(params, apt_repo=False):
     ``apt_repo`` (the script's feature apt-repo) the exact version and the
     Kubernetes apt repository too, and the private registries (the
     package checks refused a script without their feature)."""
-    opts = ['-k', _minor(params)] + (
+    opts = ['-k', minor_of(params)] + (
         _repository_options(params) if apt_repo else []) + \
         _registry_options(params) + [
         '-P', params.effective_pod_cidr,
@@ -348,13 +348,13 @@ def print_join_call(node, params, certificate_key=True):
     """``certificate_key``: HA, a master is to join (-A: the certificates
     are uploaded under a fresh key)."""
     return ScriptCall(node.name, INSTALL,
-                      tuple(['print-join', '-k', _minor(params)] +
+                      tuple(['print-join', '-k', minor_of(params)] +
                             (_ha_flag(params) if certificate_key else [])))
 
 
 def token_secret_call(node, params):
     return ScriptCall(node.name, INSTALL,
-                      ('token-secret', '-k', _minor(params)))
+                      ('token-secret', '-k', minor_of(params)))
 
 
 def join_call(node, params, ends, join, prepared=False, apt_repo=False):
@@ -452,12 +452,9 @@ def vip_prefix_from(params, vip, interface_prefix=None):
     return 32
 
 
-def _minor(params):
+def minor_of(params):
     """'1.35' from '1.35', 'v1.35' or '1.35.2': the script pins a minor."""
     return '.'.join(params.kubernetes_version.lstrip('v').split('.')[:2])
-
-
-minor_of = _minor
 
 
 # Step titles, shared by the plan and the operation's log.

@@ -59,12 +59,22 @@ CERTS_CHECK = ('certs_check', 'modify_information_end')
 CERTS_RENEW = ('certs_renew', 'modify_information_end')
 
 
-def _refuse_upgrade(why):
+def _refuse(error, **words):
+    """A builder that refuses with ``error(**words)`` before any phase."""
     def build(op):
-        from k8s_mgmt.shared_phases import upgrade_plan
-        raise upgrade_plan.UpgradeRefused(reason=why)
+        raise error(**words)
         yield  # a generator, as every builder
     return build
+
+
+def _refuse_upgrade(why):
+    from k8s_mgmt.shared_phases import upgrade_plan
+    return _refuse(upgrade_plan.UpgradeRefused, reason=why)
+
+
+def _refuse_certificates(action, why):
+    return _refuse(kubeadm_certificates.CertificatesRefused, action=action,
+                   reason=why)
 
 
 BUILDERS = {
@@ -79,12 +89,12 @@ BUILDERS = {
                          'the kubespray mode upgrades with kubespray\'s '
                          'upgrade-cluster.yml, which this driver does not '
                          'run'),
-                     CERTS_CHECK: _refuse_upgrade(
-                         'the kubespray mode\'s certificates are '
+                     CERTS_CHECK: _refuse_certificates(
+                         'check', 'the kubespray mode\'s certificates are '
                          'kubespray\'s to check and renew'),
-                     CERTS_RENEW: _refuse_upgrade(
-                         'the kubespray mode\'s certificates are '
-                         'kubespray\'s to check and renew')},
+                     CERTS_RENEW: _refuse_certificates(
+                         'renewal', 'the kubespray mode\'s certificates '
+                         'are kubespray\'s to check and renew')},
     # One VM: nothing to scale.
     MODE_REGISTRY: {
         ('instantiate', 'instantiate_end'): registry_instantiate.build,
@@ -94,8 +104,10 @@ BUILDERS = {
         ('heal_vnf', 'heal_end'): registry_heal.build_vnf_end,
         ('terminate', 'terminate_end'): registry_terminate.build,
         UPGRADE: _refuse_upgrade('the registry VNF runs no Kubernetes'),
-        CERTS_CHECK: _refuse_upgrade('the registry VNF runs no Kubernetes'),
-        CERTS_RENEW: _refuse_upgrade('the registry VNF runs no Kubernetes'),
+        CERTS_CHECK: _refuse_certificates(
+            'check', 'the registry VNF runs no Kubernetes'),
+        CERTS_RENEW: _refuse_certificates(
+            'renewal', 'the registry VNF runs no Kubernetes'),
     },
 }
 

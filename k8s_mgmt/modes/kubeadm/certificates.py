@@ -60,8 +60,9 @@ def build_check(op):
     return (yield certs.record_phase(op, found or {}))
 
 
-class RenewalRefused(exceptions.MgmtDriverError):
-    message = 'Certificate renewal refused, nothing was changed: %(reason)s'
+class CertificatesRefused(exceptions.MgmtDriverError):
+    message = ('Certificate %(action)s refused, nothing was changed: '
+               '%(reason)s')
 
 
 def renew_phase(op, master):
@@ -74,7 +75,7 @@ def renew_phase(op, master):
 
 def build_renew(op):
     if not op.scripts.features.certs_renew:
-        raise RenewalRefused(reason=(
+        raise CertificatesRefused(action='renewal', reason=(
             'the VNF package\'s install_k8s_cluster.sh cannot renew (its '
             'k8s-mgmt-features line lacks "certs-renew"): use a package '
             'built by this k8s-mgmt'))
@@ -93,7 +94,7 @@ def build_renew(op):
         problem = upgrade_plan.etcd_problem(
             members, health, node_work.names(masters))
         if problem:
-            raise RenewalRefused(reason=problem)
+            raise CertificatesRefused(action='renewal', reason=problem)
         holders = yield heal_master.vip_phase(op, masters, topology.vip)
         holder = next((m.name for m in masters
                        if m.name in (holders or ())), None)

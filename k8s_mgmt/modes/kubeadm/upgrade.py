@@ -313,8 +313,10 @@ def _batch_phases(op, access, plan, steps, by_name):
             yield maintenance.uncordon_phase(op, access, step.name)
 
 
-def _version_phase(op, target):
-    return Phase('Record Kubernetes %s as the cluster\'s version' % target,
+def _version_phase(op, target,
+                   title='Record Kubernetes %s as the cluster\'s version'):
+    """The cluster record's version: the one later nodes install."""
+    return Phase(title % target,
                  work=(phases.Work(None, 'local', 'cluster record: '
                                    'kubernetes_version=%s' % target),),
                  action=lambda: op.state.update_cluster_record(
@@ -322,8 +324,5 @@ def _version_phase(op, target):
 
 
 def _record_phase(op, plan):
-    return Phase('Record the upgrade to %s as done' % plan.target,
-                 work=(phases.Work(None, 'local', 'cluster record: '
-                                   'kubernetes_version=%s' % plan.target),),
-                 action=lambda: op.state.update_cluster_record(
-                     kubernetes_version=str(plan.target)))
+    return _version_phase(op, plan.target,
+                          'Record the upgrade to %s as done')

@@ -43,15 +43,15 @@ def patch_metadata(settings, change, driver=None):
     conductor = lcm_scale.Conductor(settings, driver)
     metadata = dict(conductor.record.get('vnf_metadata') or {})
     began = time.monotonic()
+    # One read of the stack serves both hooks: a PATCH replaces no VM.
     instance = conductor.vnf_instance()
-    instance['vnf_metadata'] = metadata
+    instance['vnf_metadata'] = dict(metadata)
     conductor.driver.modify_information_start(
         context=None, vnf_instance=instance, modify_vnf_request=None,
         **conductor.kwargs)
     metadata.update(change)
     conductor.record['vnf_metadata'] = metadata
     manager.write_record(settings.lab_file, conductor.record)
-    instance = conductor.vnf_instance()
     instance['vnf_metadata'] = dict(metadata)
     conductor.driver.modify_information_end(
         context=None, vnf_instance=instance, modify_vnf_request=None,

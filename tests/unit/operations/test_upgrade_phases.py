@@ -184,3 +184,17 @@ def test_renewal_one_master_at_a_time_the_vip_holder_last():
                            'Start keepalived on master-1',
                            'Record the certificates\' expiry']
     assert 'Hand the VIP over from master-1' in titles
+
+
+def test_kubespray_refuses_the_certificates_in_their_own_words():
+    from k8s_mgmt.modes.kubeadm import certificates
+    topo = op_helpers.topology(1, 1)
+    for operation, action in (('certs_check', 'check'),
+                              ('certs_renew', 'renewal')):
+        ctx = op_helpers.context(op_helpers.sample_params('kubespray'),
+                                 operation, 'modify_information_end')
+        with pytest.raises(certificates.CertificatesRefused) as err:
+            catalog.plan(ctx, run_mod.Facts(topology=topo))
+        assert str(err.value).startswith(
+            'Certificate %s refused, nothing was changed: the kubespray '
+            'mode\'s certificates are kubespray\'s' % action)
