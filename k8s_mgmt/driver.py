@@ -190,21 +190,18 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
     def modify_information_end(self, context, vnf_instance,
                                modify_vnf_request, **kwargs):
         # A PATCH of the instance's metadata k8sMgmtUpgrade asks for an
-        # upgrade (Tacker saved the metadata before this hook).
-        # (and k8sMgmtCertificates: check or renew).
-        wanted = modify_request.upgrade_of(vnf_instance)
-        operation = 'upgrade'
-        action = modify_request.certificates_of(vnf_instance)
-        if wanted is None and action:
-            wanted, operation = {}, 'certs_' + action
+        # upgrade, k8sMgmtCertificates for a check or renewal (Tacker saved
+        # the metadata before this hook).
+        wanted = modify_request.asked(vnf_instance)
         if wanted is None:
             LOG.info('modify_information_end of VNF instance %s: nothing '
                      'for k8s-mgmt in this change',
                      field(vnf_instance, 'id'))
             return
+        operation, options = wanted
         ctx = ctx_mod.build(
             operation, 'modify_information_end', context, vnf_instance,
-            modify_vnf_request, None, dict(kwargs, **wanted))
+            modify_vnf_request, None, dict(kwargs, **options))
         self._run(ctx)
         # Done: a later change does not run it again. After a failure the
         # keys stay, and the next change of the instance resumes.

@@ -25,6 +25,12 @@ class MgmtDriverError(Exception):
     def __str__(self):
         return self.msg
 
+    def handling_data(self):
+        """What Tacker's v2 API keeps with a failed operation
+        (``error.userScriptErrHandlingData``, public): a dict of plain
+        values, or None."""
+        return None
+
     def shorten(self, text):
         """Make ``text`` (:func:`one_line`) the message, keeping the full
         one as ``full_text``."""

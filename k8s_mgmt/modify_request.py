@@ -15,11 +15,18 @@ is a minor (its newest patch in the repository) or an exact version; the
 second key is optional. The driver removes the keys once the operation is
 done; after a failure they stay, and the next change of the instance (the
 same PATCH again) resumes it.
+
+Under Tacker's v2 API the same metadata keys work in a PATCH, and a change
+of the instance's package (``POST .../change_vnfpkg``) upgrades to the
+version the new package names: ``kubernetes_version`` in the request's
+additionalParams, else the package's ``Files/k8s-mgmt/kubernetes_version``
+(``k8s-mgmt package build --kubernetes-version``).
 """
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube_versions
 from k8s_mgmt import tacker_objects
+from k8s_mgmt.params import package_version
 
 UPGRADE_KEY = 'k8sMgmtUpgrade'
 MAX_UNAVAILABLE_KEY = 'k8sMgmtUpgradeMaxUnavailable'
@@ -29,6 +36,11 @@ CERTIFICATES_KEY = 'k8sMgmtCertificates'
 CERTIFICATE_ACTIONS = ('check', 'renew')
 # Removed from the metadata once the operation they ask for is done.
 KEYS = (UPGRADE_KEY, MAX_UNAVAILABLE_KEY, CERTIFICATES_KEY)
+PACKAGE_VERSION_FILE = package_version.FILE
+# A v2 change_vnfpkg request's additionalParams of ours (beside Tacker's
+# upgrade_type and vdu_params).
+VERSION_PARAM = 'kubernetes_version'
+MAX_UNAVAILABLE_PARAM = 'max_unavailable'
 
 
 def metadata_of(vnf_instance):
@@ -66,6 +78,48 @@ def upgrade_of(vnf_instance):
     if problems:
         raise exceptions.ValidationError(problems)
     return {'upgrade_target': target.strip(), 'max_unavailable': number}
+
+
+def asked(vnf_instance):
+    """(operation, hook keyword arguments) of what the instance's metadata
+    asks for ('upgrade', 'certs_check' or 'certs_renew'), or None. An
+    upgrade asked beside a renewal runs alone: kubeadm upgrade renews the
+    certificates it manages. ValidationError for a bad value."""
+    wanted = upgrade_of(vnf_instance)
+    action = certificates_of(vnf_instance)
+    if wanted is not None:
+        return 'upgrade', wanted
+    if action is not None:
+        return 'certs_' + action, {}
+    return None
+
+
+def change_package_of(additional_params, package_dir):
+    """The upgrade a v2 change of package asks for, as the hook's keyword
+    arguments, or None when neither the request's additionalParams nor
+    the new package name a version. ValidationError naming the field."""
+    params = additional_params if isinstance(additional_params, dict) \
+        else {}
+    target = params.get(VERSION_PARAM)
+    problems = []
+    field_name = 'additionalParams.%s' % VERSION_PARAM
+    if target is None:
+        target = package_version.read(package_dir)
+    elif not isinstance(target, str) or kube_versions.parse(target) is None:
+        problems.append((field_name, 'not a Kubernetes version such as '
+                         '1.36 or 1.36.1: %r' % (target,)))
+    count = params.get(MAX_UNAVAILABLE_PARAM)
+    if count is not None and (isinstance(count, bool) or
+                              not isinstance(count, int) or
+                              not 1 <= count <= 100):
+        problems.append(('additionalParams.%s' % MAX_UNAVAILABLE_PARAM,
+                         'expected a whole number from 1 to 100, got %r'
+                         % (count,)))
+    if problems:
+        raise exceptions.ValidationError(problems)
+    if target is None:
+        return None
+    return {'upgrade_target': target.strip(), 'max_unavailable': count or 0}
 
 
 def certificates_of(vnf_instance):

@@ -245,18 +245,45 @@ def _v2_files(files):
         raise PackageError(str(err)) from err
 
 
-def assemble(source_dir=None, vnfd_id=None, api=API_V1):
+# The file naming the Kubernetes version of the package
+# (k8s_mgmt.params.package_version.FILE, which this module does not import:
+# the package builder stays apart from the parameters).
+VERSION_FILE = 'Files/k8s-mgmt/kubernetes_version'
+
+
+def version_file(kubernetes_version):
+    """{VERSION_FILE: bytes} naming ``kubernetes_version`` (1.36 or
+    1.36.1, a minor the shipped install script supports)."""
+    from k8s_mgmt import kube_versions
+    found = kube_versions.parse(kubernetes_version or '')
+    if found is None or str(found) != kubernetes_version.strip():
+        raise PackageError('--kubernetes-version must be a version such as '
+                           '1.36 or 1.36.1, not %r' % (kubernetes_version,))
+    if found.minor not in shipped.SUPPORTED_MINORS:
+        raise PackageError(
+            '--kubernetes-version %s: the install script supports 1.%d to '
+            '1.%d' % (found, shipped.SUPPORTED_MINORS[0],
+                      shipped.SUPPORTED_MINORS[-1]))
+    return {VERSION_FILE: ('%s\n' % found).encode('ascii')}
+
+
+def assemble(source_dir=None, vnfd_id=None, api=API_V1,
+             kubernetes_version=None):
     """{archive name: bytes} of the whole package, TOSCA.meta included.
 
     ``source_dir`` None means the sample source tree this distribution
     ships; ``vnfd_id`` replaces the sample's descriptor_id; ``api`` 'v2'
-    makes the package for Tacker's v2 API (see :mod:`k8s_mgmt.package_v2`).
+    makes the package for Tacker's v2 API (see :mod:`k8s_mgmt.package_v2`);
+    ``kubernetes_version`` is the version the package names: the default
+    of an instantiate, and the target of a change to this package (v2).
     """
     _check_api(api)
     root = _source_root(source_dir)
     files = _source_files(root)
     if vnfd_id:
         files = with_vnfd_id(files, vnfd_id)
+    if kubernetes_version:
+        files.update(version_file(kubernetes_version))
     files.update(_added_files(api))
     if api == API_V2:
         files = _v2_files(files)
@@ -333,12 +360,13 @@ def write_dir(files, path):
 
 
 def build(output=None, output_dir=None, source_dir=None, vnfd_id=None,
-          api=API_V1):
+          api=API_V1, kubernetes_version=None):
     """Assemble the package and write it as a zip and/or a directory.
 
     Returns the assembled ``{archive name: bytes}``.
     """
-    files = assemble(source_dir, vnfd_id, api=api)
+    files = assemble(source_dir, vnfd_id, api=api,
+                     kubernetes_version=kubernetes_version)
     if output:
         write_zip(files, output)
         LOG.info('VNF package written to %s (%d files)', output, len(files))

@@ -37,7 +37,8 @@ ARTIFACT_TYPE = 'tosca.artifacts.Implementation.Python'
 INTERFACE_TYPE = 'k8smgmt.sample.Vnflcm.v2'
 _OPERATIONS = ('instantiate', 'scale', 'heal', 'terminate',
                'instantiate_rollback', 'scale_rollback',
-               'modify_information', 'change_current_package')
+               'modify_information', 'change_current_package',
+               'change_current_package_rollback')
 # Every hook v2's conductor may run, in the order the VNFD lists them.
 HOOKS = tuple('%s_%s' % (operation, when) for operation in _OPERATIONS
               for when in ('start', 'end'))

@@ -59,6 +59,13 @@ def register(subparsers):
                             'computeFlavourId and vcImageId that v2\'s '
                             'DefaultUserData fills, and leaves out UserData/'
                             % V2_SCRIPT)
+    build.add_argument('--kubernetes-version', metavar='VERSION',
+                       help='the Kubernetes version the package names '
+                            '(1.36, or 1.36.1), in Files/k8s-mgmt/'
+                            'kubernetes_version: the default of an '
+                            'instantiate, and what a change of an '
+                            'instance\'s package to this one upgrades to '
+                            '(v2 change_vnfpkg)')
     build.set_defaults(func=cmd_build)
     request = verbs.add_parser(
         'request', help='print a sample InstantiateVnfRequest body',
@@ -102,7 +109,8 @@ def cmd_build(args):
     try:
         files = package_mod.build(output=output, output_dir=args.output_dir,
                                   source_dir=args.source,
-                                  vnfd_id=args.vnfd_id, api=args.api)
+                                  vnfd_id=args.vnfd_id, api=args.api,
+                                  kubernetes_version=args.kubernetes_version)
     except (package_mod.PackageError, OSError) as err:
         raise UserError('package build failed: %s' % err)
     script = V2_SCRIPT if args.api == 'v2' else DRIVER_ARTIFACT

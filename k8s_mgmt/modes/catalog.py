@@ -55,6 +55,12 @@ def _builders(instantiate, scale, heal, terminate):
 
 
 UPGRADE = ('upgrade', 'modify_information_end')
+# v2: a change of the instance's package that names a newer version
+# upgrades before Heat updates the stack; its rollback is refused once any
+# node was upgraded.
+UPGRADE_PACKAGE = ('upgrade', 'change_current_package_start')
+UPGRADE_ROLLBACK = ('upgrade_rollback',
+                    'change_current_package_rollback_start')
 CERTS_CHECK = ('certs_check', 'modify_information_end')
 CERTS_RENEW = ('certs_renew', 'modify_information_end')
 
@@ -72,23 +78,35 @@ def _refuse_upgrade(why):
     return _refuse(upgrade_plan.UpgradeRefused, reason=why)
 
 
+def _nothing_changed(op):
+    """A rollback where the upgrade was refused: nothing to undo."""
+    return {}
+    yield  # a generator, as every builder
+
+
 def _refuse_certificates(action, why):
     return _refuse(kubeadm_certificates.CertificatesRefused, action=action,
                    reason=why)
 
 
+_KUBESPRAY_UPGRADE = _refuse_upgrade(
+    'the kubespray mode upgrades with kubespray\'s upgrade-cluster.yml, '
+    'which this driver does not run')
+_REGISTRY_UPGRADE = _refuse_upgrade('the registry VNF runs no Kubernetes')
+
 BUILDERS = {
     MODE_KUBEADM: {**_builders(kubeadm_instantiate, kubeadm_scale,
                                kubeadm_heal, kubeadm_terminate),
                    UPGRADE: kubeadm_upgrade.build,
+                   UPGRADE_PACKAGE: kubeadm_upgrade.build,
+                   UPGRADE_ROLLBACK: kubeadm_upgrade.build_rollback,
                    CERTS_CHECK: kubeadm_certificates.build_check,
                    CERTS_RENEW: kubeadm_certificates.build_renew},
     MODE_KUBESPRAY: {**_builders(kubespray_instantiate, kubespray_scale,
                                  kubespray_heal, kubespray_terminate),
-                     UPGRADE: _refuse_upgrade(
-                         'the kubespray mode upgrades with kubespray\'s '
-                         'upgrade-cluster.yml, which this driver does not '
-                         'run'),
+                     UPGRADE: _KUBESPRAY_UPGRADE,
+                     UPGRADE_PACKAGE: _KUBESPRAY_UPGRADE,
+                     UPGRADE_ROLLBACK: _nothing_changed,
                      CERTS_CHECK: _refuse_certificates(
                          'check', 'the kubespray mode\'s certificates are '
                          'kubespray\'s to check and renew'),
@@ -103,7 +121,9 @@ BUILDERS = {
         ('heal_vnf', 'heal_start'): registry_heal.build_vnf_start,
         ('heal_vnf', 'heal_end'): registry_heal.build_vnf_end,
         ('terminate', 'terminate_end'): registry_terminate.build,
-        UPGRADE: _refuse_upgrade('the registry VNF runs no Kubernetes'),
+        UPGRADE: _REGISTRY_UPGRADE,
+        UPGRADE_PACKAGE: _REGISTRY_UPGRADE,
+        UPGRADE_ROLLBACK: _nothing_changed,
         CERTS_CHECK: _refuse_certificates(
             'check', 'the registry VNF runs no Kubernetes'),
         CERTS_RENEW: _refuse_certificates(

@@ -8,6 +8,7 @@ from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
 from k8s_mgmt.params import model
 from k8s_mgmt.params import package_checks
+from k8s_mgmt.params import package_version
 from k8s_mgmt.params import registry_vnf
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
@@ -30,8 +31,16 @@ _CREDENTIAL_PAIRS = (('password', 'ssh_private_key'),
 _MAX_KEY_DEPTH = 6
 
 
-def _default_version():
-    return conf.CONF.k8s_mgmt.kubernetes_version
+def _default_version(report=None, package_dir=None):
+    """The version an instantiate request without one gets: the one the
+    VNF package names, else ``[k8s_mgmt] kubernetes_version``."""
+    try:
+        named = package_version.read(package_dir)
+    except exceptions.ValidationError as err:
+        for path, message in err.problems:
+            report.problem(path, message)
+        named = None
+    return named or conf.CONF.k8s_mgmt.kubernetes_version
 
 
 def _finish(report, params):
@@ -77,7 +86,8 @@ def _validate(report, operation, flavour, package_dir, additional_params,
     cps = request_body.ext_cps(report, ext_virtual_links)
     validator = validate.ClusterValidator(report, operation, flavour,
                                           package_dir)
-    params = validator.run(additional_params, _default_version(), cps)
+    params = validator.run(additional_params,
+                           _default_version(report, package_dir), cps)
     if package_dir is not None:
         package_checks.check_api(report, package_dir,
                                  request_body.api_of(report))

@@ -54,6 +54,8 @@ TACKER_KEYS = frozenset([
     'lcm-operation-coordinate-new-vnf-class',
     'namespace', 'use_helm', 'using_helm_install_param',
     'helm_replica_values', 'vdu_params', 'nfv',
+    # A v2 change of package (change_vnfpkg) must name it.
+    'upgrade_type',
     # A VNFC heal keeps the VDU's Cinder volumes when this is false.
     'tacker_extension_heal_include_block_storage',
     # The v1 LCM controller's _scale sets both ("False" unless given) in

@@ -36,6 +36,14 @@ class UpgradeStopped(exceptions.MgmtDriverError):
                '%(reason)s. Done: %(done)s; left: %(left)s. Run the upgrade '
                'again to resume at %(node)s')
 
+    def handling_data(self):
+        """Where the upgrade stopped, for the v2 operation's error."""
+        words = self.kwargs
+        return {'k8sMgmtUpgrade': {
+            'target': str(words.get('target')),
+            'stoppedAt': words.get('node'), 'step': words.get('step'),
+            'done': words.get('done'), 'left': words.get('left')}}
+
 
 @dataclasses.dataclass(frozen=True)
 class NodeCheck:
@@ -228,3 +236,31 @@ def done_and_left(plan, stopped_at):
         s.name for s in plan.steps[index:] if s.state == DONE]
     left = [n for n in names[index:] if n not in done]
     return ', '.join(done) or 'none', ', '.join(left) or 'none'
+
+
+class RollbackRefused(exceptions.MgmtDriverError):
+    message = 'Rollback of the upgrade refused: %(reason)s'
+
+
+def rollback_problem(kubelets, cluster_version, recorded):
+    """Why a failed upgrade may not be rolled back (a Kubernetes version
+    cannot be taken back), or None when nothing of it changed the cluster.
+
+    ``kubelets`` is {node: kubelet version text}; ``cluster_version`` the
+    version kubeadm-config names; ``recorded`` the version the cluster ran
+    before the upgrade (exact, or a minor for any patch of it)."""
+    before = versions.parse(recorded or '')
+    changed = []
+    for name, text in sorted(dict(kubelets, **{
+            'the control plane': cluster_version}).items()):
+        seen = versions.parse(text or '')
+        if seen is None or before is None:
+            continue
+        if not before.same_release(seen):
+            changed.append('%s runs %s' % (name, seen))
+    if not changed:
+        return None
+    return ('Kubernetes cannot be downgraded, and %s (the cluster ran %s '
+            'before): retry the operation, which resumes the upgrade where '
+            'it stopped, or fail it, which keeps what was upgraded'
+            % (', '.join(changed), recorded))

@@ -10,42 +10,21 @@ skips a hook the VNFD does not name. Here:
 * a rolled-back instantiate forgets what the failed one left, a
   rolled-back scale-out takes its new workers out of the cluster; the
   ``_end`` of both has nothing to do (Heat has removed the VMs);
-* modify_information runs the Kubernetes upgrade its request's metadata
-  asks for (``k8sMgmtUpgrade``), and nothing else;
-  change_current_package refuses, changing nothing;
+* modify_information runs the Kubernetes upgrade or the certificates'
+  check or renewal its request's metadata asks for (``k8sMgmtUpgrade``,
+  ``k8sMgmtCertificates``), and nothing else; change_current_package
+  upgrades to the version the change names, and its rollback is refused
+  once a node was upgraded (``_rollback_end`` has nothing to do);
 * change_external_connectivity has nothing to do for a cluster (as in v1).
 """
 
-from k8s_mgmt import exceptions
-
-UPGRADE_HOOKS = tuple(
-    '%s_%s' % (operation, when)
-    for operation in ('change_current_package',
-                      'change_current_package_rollback')
-    for when in ('start', 'end'))
 NOTHING_TO_DO = ('terminate_end', 'instantiate_rollback_end',
-                 'scale_rollback_end') + tuple(
+                 'scale_rollback_end',
+                 'change_current_package_rollback_end') + tuple(
     '%s_%s' % (operation, when)
     for operation in ('change_external_connectivity',
                       'change_external_connectivity_rollback')
     for when in ('start', 'end'))
-
-
-class NotRunUnderV2(exceptions.MgmtDriverError):
-    """A hook this version does not run under Tacker's v2 API."""
-
-    message = '%(hook)s: %(reason)s'
-
-
-NO_UPGRADE = ('changing a cluster\'s package is not supported by this '
-              'k8s-mgmt; nothing was changed (a Kubernetes upgrade: PATCH '
-              'the instance\'s metadata k8sMgmtUpgrade)')
-
-
-def _refusal(hook, reason):
-    def refuse(script_dict):
-        raise NotRunUnderV2(hook=hook, reason=reason)
-    return refuse
 
 
 def _nothing(script_dict):
@@ -58,7 +37,8 @@ OPERATION_HOOKS = (
     'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
     'scale_start', 'scale_end', 'scale_rollback_start', 'heal_start',
     'heal_end', 'terminate_start', 'modify_information_start',
-    'modify_information_end')
+    'modify_information_end', 'change_current_package_start',
+    'change_current_package_end', 'change_current_package_rollback_start')
 
 
 def _operation(name):
@@ -72,7 +52,5 @@ def table():
     """hook name -> ``hook(script_dict)``, for :func:`k8s_mgmt.v2.script.
     main`."""
     hooks = {name: _operation(name) for name in OPERATION_HOOKS}
-    hooks.update({name: _refusal(name, NO_UPGRADE)
-                  for name in UPGRADE_HOOKS})
     hooks.update({name: _nothing for name in NOTHING_TO_DO})
     return hooks

@@ -4,10 +4,11 @@ Tacker's v2 conductor starts ``python <script>`` under its own interpreter
 for each hook, writes ``pickle.dumps(script_dict)`` to its stdin and, when
 the process ends:
 
-* exit status 0: reads stdout as one pickled dict (a ``vnf_instance`` in it
-  replaces the instance's attributes; ``user_script_err_handling_data`` is
-  kept with the operation); anything else on stdout spoils the pickle and
-  the result is silently dropped;
+* whatever the exit status: reads stdout as one pickled dict (a
+  ``vnf_instance`` in it replaces the instance's attributes;
+  ``user_script_err_handling_data`` is kept with the operation, and shown
+  with its error); anything else on stdout spoils the pickle and the
+  result is silently dropped;
 * any other status: the operation fails (FAILED_TEMP while processing) and
   the whole of stderr becomes the operation's ``error.detail``, which every
   API reader sees.
@@ -234,6 +235,27 @@ def failure_line(err):
     return ' '.join(secrets.redact(text).split())
 
 
+def error_data(err):
+    """The failure's ``user_script_err_handling_data`` (Tacker's v2
+    conductor reads the pickle before the exit status and shows it with
+    the operation's error): the error's own data, secrets masked, or
+    None."""
+    if not isinstance(err, exceptions.MgmtDriverError):
+        return None
+    data = err.handling_data()
+    if not data:
+        return None
+    return {key: _redacted(value) for key, value in data.items()}
+
+
+def _redacted(value):
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, str):
+        return secrets.redact(value)
+    return value
+
+
 @contextlib.contextmanager
 def stdout_to(stream):
     """File descriptor 1 (and sys.stdout) on ``stream`` for the duration;
@@ -275,6 +297,12 @@ def main(hooks, stdin=None, stderr=None, environ=None):
                 LOG.exception('v2 hook failed')
                 stderr.write(failure_line(err) + '\n')
                 stderr.flush()
+                # Read by the conductor even when the hook fails.
+                data = error_data(err)
+                with result_stream:
+                    if data:
+                        result_stream.write(pickle.dumps(
+                            {'user_script_err_handling_data': data}))
                 return 1
             with result_stream:
                 result_stream.write(pickle.dumps(result))

@@ -63,3 +63,44 @@ def test_the_certificates_key():
                 'k8sMgmtCertificates': value}})
         [(path, message)] = err.value.problems
         assert path == 'metadata.k8sMgmtCertificates' and words in message
+
+
+def test_what_the_metadata_asks_for():
+    def asked(metadata):
+        return modify_request.asked({'vnf_metadata': metadata})
+    assert asked({'name': 'x'}) is None
+    assert asked({'k8sMgmtCertificates': 'renew'}) == ('certs_renew', {})
+    # kubeadm upgrade renews what it manages: the upgrade runs alone.
+    assert asked({'k8sMgmtCertificates': 'renew', 'k8sMgmtUpgrade':
+                  '1.36'}) == ('upgrade', {'upgrade_target': '1.36',
+                                           'max_unavailable': 0})
+
+
+@pytest.mark.parametrize('additional, version, expected', [
+    ({}, None, None),
+    ({}, '1.36\n', {'upgrade_target': '1.36', 'max_unavailable': 0}),
+    ({'kubernetes_version': '1.36.1', 'max_unavailable': 3}, '1.36',
+     {'upgrade_target': '1.36.1', 'max_unavailable': 3}),
+])
+def test_the_version_a_change_of_package_names(tmp_path, additional,
+                                               version, expected):
+    if version is not None:
+        folder = tmp_path / 'Files' / 'k8s-mgmt'
+        folder.mkdir(parents=True)
+        (folder / 'kubernetes_version').write_text(version)
+    assert modify_request.change_package_of(additional,
+                                            str(tmp_path)) == expected
+
+
+@pytest.mark.parametrize('additional, where', [
+    ({'kubernetes_version': 136}, 'additionalParams.kubernetes_version'),
+    ({'kubernetes_version': '1.36', 'max_unavailable': '2'},
+     'additionalParams.max_unavailable'),
+    ({'kubernetes_version': '1.36', 'max_unavailable': True},
+     'additionalParams.max_unavailable'),
+])
+def test_a_bad_change_of_package_names_its_field(tmp_path, additional,
+                                                 where):
+    with pytest.raises(exceptions.ValidationError) as err:
+        modify_request.change_package_of(additional, str(tmp_path))
+    assert [path for path, _ in err.value.problems] == [where]

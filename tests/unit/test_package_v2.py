@@ -28,7 +28,9 @@ HOOKS = ('instantiate_start', 'instantiate_end', 'scale_start', 'scale_end',
          'instantiate_rollback_start', 'instantiate_rollback_end',
          'scale_rollback_start', 'scale_rollback_end',
          'modify_information_start', 'modify_information_end',
-         'change_current_package_start', 'change_current_package_end')
+         'change_current_package_start', 'change_current_package_end',
+         'change_current_package_rollback_start',
+         'change_current_package_rollback_end')
 
 
 @pytest.fixture(scope='module')

@@ -326,3 +326,23 @@ def _version_phase(op, target,
 def _record_phase(op, plan):
     return _version_phase(op, plan.target,
                           'Record the upgrade to %s as done')
+
+
+def build_rollback(op):
+    """Before Heat rolls a failed change of package back (v2): refused
+    when the upgrade changed any node, since Kubernetes cannot be
+    downgraded; nothing to do otherwise."""
+    topology = yield node_work.topology_phase(op)
+    _helper, access = yield from heal_master.api_through_a_master(
+        op, topology, ())
+    states, cluster_version = yield cluster_phase(op, access)
+    recorded = op.params.kubernetes_version
+    problem = yield node_work.local_phase(
+        op, 'Check that the upgrade changed no node', up.rollback_problem,
+        {name: state.kubelet_version for name, state in states.items()},
+        cluster_version, recorded)
+    if problem:
+        raise up.RollbackRefused(reason=problem)
+    LOG.info('%s every node still runs %s: the rollback may go on',
+             op.prefix, recorded)
+    return {'version': recorded}

@@ -198,3 +198,53 @@ def test_kubespray_refuses_the_certificates_in_their_own_words():
         assert str(err.value).startswith(
             'Certificate %s refused, nothing was changed: the kubespray '
             'mode\'s certificates are kubespray\'s' % action)
+
+
+def test_a_change_of_package_upgrades_with_the_same_phases():
+    # v2's change_current_package_start runs the upgrade itself.
+    topo = op_helpers.topology(1, 1)
+    ctx = dataclasses.replace(
+        op_helpers.context(op_helpers.sample_params('simple'), 'upgrade',
+                           'change_current_package_start'),
+        upgrade_target='1.36')
+    titles = op_helpers.titles(catalog.plan(ctx, run_mod.Facts(
+        topology=topo, ready=frozenset(['master-1', 'worker-1']))))
+    assert titles == op_helpers.titles(walk('simple', 1, 1))
+
+
+def test_the_rollback_of_a_change_of_package_only_reads():
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    ctx = op_helpers.context(op_helpers.sample_params('complex'),
+                             'upgrade_rollback',
+                             'change_current_package_rollback_start')
+    titles = op_helpers.titles(catalog.plan(ctx, run_mod.Facts(
+        topology=topo, ready=frozenset(n.name for n in topo.all_nodes()))))
+    assert titles[0] == 'Read the topology from Heat'
+    assert titles[-2:] == ['Read the cluster\'s nodes and version',
+                           'Check that the upgrade changed no node']
+    # The kubespray mode never upgraded: nothing to check.
+    ctx = op_helpers.context(op_helpers.sample_params('kubespray'),
+                             'upgrade_rollback',
+                             'change_current_package_rollback_start')
+    assert catalog.plan(ctx, run_mod.Facts(topology=topo)) == []
+
+
+@pytest.mark.parametrize('kubelets, cluster, recorded, words', [
+    ({'master-1': 'v1.35.1', 'worker-1': 'v1.35.1'}, 'v1.35.1', '1.35.1',
+     None),
+    ({'master-1': 'v1.35.1', 'worker-1': 'v1.35.1'}, 'v1.35.1', '1.35',
+     None),
+    ({'master-1': 'v1.36.1', 'worker-1': 'v1.35.1'}, 'v1.36.1', '1.35.1',
+     'master-1 runs 1.36.1, the control plane runs 1.36.1'),
+    # A patch within the minor counts too.
+    ({'master-1': 'v1.35.2', 'worker-1': 'v1.35.1'}, 'v1.35.1', '1.35.1',
+     'master-1 runs 1.35.2 (the cluster ran 1.35.1 before)'),
+])
+def test_a_rollback_is_refused_once_any_node_moved(kubelets, cluster,
+                                                   recorded, words):
+    problem = upgrade_plan.rollback_problem(kubelets, cluster, recorded)
+    if words is None:
+        assert problem is None
+    else:
+        assert problem.startswith('Kubernetes cannot be downgraded, and ')
+        assert words in problem and 'retry the operation' in problem

@@ -165,3 +165,70 @@ def test_a_scale_with_the_parameters_sent_again_runs_on_them(paths):
     with pytest.raises(exceptions.ValidationError) as caught:
         hook.context('scale_out', 'scale_end')
     assert 'pod_cidr' in str(caught.value)
+
+
+def _package(tmp_path, version=None):
+    where = tmp_path / 'csar'
+    (where / 'Files' / 'k8s-mgmt').mkdir(parents=True, exist_ok=True)
+    if version is not None:
+        (where / 'Files' / 'k8s-mgmt' / 'kubernetes_version').write_text(
+            version + '\n')
+    return str(where)
+
+
+def _change(tmp_path, operation, version=None, **additional):
+    return {'operation': operation, 'vnf_instance': copy.deepcopy(INSTANCE),
+            'tmp_csar_dir': _package(tmp_path, version),
+            'request': {'vnfdId': 'new-vnfd', 'additionalParams': dict(
+                {'upgrade_type': 'RollingUpdate', 'vdu_params': []},
+                **additional)}}
+
+
+def test_a_change_of_package_upgrades_to_the_version_it_names(
+        paths, monkeypatch):
+    ran = []
+    monkeypatch.setattr(operations.V2Hook, 'run', lambda self, *a, **k: (
+        ran.append((a, k, self.script_dict['request']))))
+    operations.change_current_package_start(_change(
+        paths, 'change_current_package_start', '1.36'))
+    # The package's version; the request's own wins; Tacker's keys and
+    # ours are not cluster parameters.
+    operations.change_current_package_start(_change(
+        paths / 'b', 'change_current_package_start', '1.36',
+        kubernetes_version='1.36.1', max_unavailable=2, force_drain=True))
+    assert [(a, k) for a, k, _ in ran] == [
+        (('upgrade', 'change_current_package_start'),
+         {'kwargs': {'upgrade_target': '1.36', 'max_unavailable': 0}}),
+        (('upgrade', 'change_current_package_start'),
+         {'kwargs': {'upgrade_target': '1.36.1', 'max_unavailable': 2}})]
+    assert ran[1][2]['additionalParams'] == {'force_drain': True}
+    # Naming no version is no upgrade.
+    ran.clear()
+    assert operations.change_current_package_start(_change(
+        paths / 'c', 'change_current_package_start')) is None
+    assert ran == []
+
+
+def test_a_package_naming_no_version_clearly_is_refused(paths):
+    with pytest.raises(exceptions.ValidationError) as err:
+        operations.change_current_package_start(_change(
+            paths, 'change_current_package_start', 'newest'))
+    assert err.value.problems == [(
+        'Files/k8s-mgmt/kubernetes_version', 'not a Kubernetes version such '
+        'as 1.36 or 1.36.1: \'newest\'')]
+
+
+def test_the_change_of_package_must_keep_every_vm(paths):
+    start = _change(paths, 'change_current_package_start')
+    operations.change_current_package_start(start)
+    # Heat kept the servers: nothing to say.
+    assert operations.change_current_package_end(_change(
+        paths, 'change_current_package_end')) is None
+    operations.change_current_package_start(start)
+    replaced = _change(paths, 'change_current_package_end')
+    replaced['vnf_instance']['instantiatedVnfInfo']['vnfcResourceInfo'][
+        0]['computeResource']['resourceId'] = 'srv-rebuilt'
+    with pytest.raises(operations.ServersReplaced) as err:
+        operations.change_current_package_end(replaced)
+    assert 'Heat replaced servers srv-new while changing the package' in \
+        str(err.value)

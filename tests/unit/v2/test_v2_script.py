@@ -58,22 +58,27 @@ def test_a_hook_with_nothing_to_do_answers_an_empty_pickle(tmp_path):
 
 
 @pytest.mark.parametrize('operation, request_body, words', [
-    ('change_current_package_end', {}, 'nothing was changed'),
+    ('change_current_package_start', {'additionalParams': {
+        'upgrade_type': 'RollingUpdate', 'vdu_params': [],
+        'kubernetes_version': '1.x'}},
+     'additionalParams.kubernetes_version: not a Kubernetes version'),
     ('modify_information_start', {'metadata': {
         'k8sMgmtUpgrade': 'latest'}},
      'metadata.k8sMgmtUpgrade: not a Kubernetes version'),
+    ('modify_information_start', {'metadata': {
+        'k8sMgmtCertificates': 'rotate'}},
+     'metadata.k8sMgmtCertificates: expected "check" or "renew"'),
 ])
-def test_a_refused_hook_fails_in_one_line_naming_it(tmp_path, operation,
-                                                    request_body, words):
+def test_a_bad_value_fails_in_one_line_naming_it(tmp_path, operation,
+                                                 request_body, words):
     proc, _ = run_shim(pickle.dumps(script_dict(
         operation, request=request_body)), tmp_path)
     assert proc.returncode == 1
+    # Nothing for Tacker beside the error (no data of a refusal).
     assert proc.stdout == b''
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and words in lines[0], lines
-    # A hook that never runs names itself; a bad value names its field.
-    assert lines[0].startswith(operation + ': ' if not request_body
-                               else 'Invalid parameters: ')
+    assert lines[0].startswith('Invalid parameters: ')
 
 
 def test_a_patch_without_an_upgrade_changes_nothing(tmp_path):
@@ -152,7 +157,15 @@ PROGRAM = textwrap.dedent('''
     def leaky(script_dict):
         raise RuntimeError('login with S3cr3t-pass refused\\nsecond line')
 
-    script.exit_with(script.main({'chatty': chatty, 'leaky': leaky}))
+    def stopped(script_dict):
+        from k8s_mgmt.shared_phases import upgrade_plan
+        raise upgrade_plan.UpgradeStopped(
+            target='1.36.1', node='worker-2', step='Drain worker-2',
+            reason='login with S3cr3t-pass refused', done='master-1',
+            left='worker-2')
+
+    script.exit_with(script.main({'chatty': chatty, 'leaky': leaky,
+                                  'stopped': stopped}))
 ''')
 
 
@@ -174,6 +187,21 @@ def test_a_crash_is_one_line_without_secret_or_traceback(tmp_path):
     assert 'S3cr3t-pass' not in text and 'RuntimeError: login with' in text
     assert 'Traceback' in log.read_text()
     assert 'S3cr3t-pass' not in log.read_text()
+
+
+def test_a_stopped_upgrade_tells_tacker_where_beside_its_line(tmp_path):
+    # Tacker's v2 conductor reads the pickle before the exit status and
+    # keeps its user_script_err_handling_data with the operation's error.
+    proc, _ = run([sys.executable, '-c', PROGRAM],
+                  pickle.dumps(script_dict('stopped')), tmp_path)
+    assert proc.returncode == 1
+    assert pickle.loads(proc.stdout) == {'user_script_err_handling_data': {
+        'k8sMgmtUpgrade': {'target': '1.36.1', 'stoppedAt': 'worker-2',
+                           'step': 'Drain worker-2', 'done': 'master-1',
+                           'left': 'worker-2'}}}
+    line = proc.stderr.decode()
+    assert line.startswith('Upgrade to 1.36.1 stopped at worker-2')
+    assert 'S3cr3t-pass' not in line
 
 
 def test_the_conductors_config_arguments_are_read_from_its_command_line(
