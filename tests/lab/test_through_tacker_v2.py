@@ -5,7 +5,10 @@ The complex flavour's life is the README's "Through Tacker's v2 API"
 session, run line by line with python-tackerclient
 (``--os-tacker-api-version 2``): the v2 package built and onboarded, the v2
 request made and checked, instantiate, scale out, heal a worker, terminate,
-delete. Between its calls, still through ``openstack vnflcm``: scale in,
+delete. Between its calls, still through ``openstack vnflcm``: Kubernetes
+upgraded one minor by a change to a package naming 1.36 (``change-vnfpkg``)
+and the certificates renewed by a PATCH, a probe of the VIP answering
+throughout both; scale in,
 heal a master, a scale-out whose new VM's ``kubeadm join`` fails
 (FAILED_TEMP, our one line in ``error.detail``) rolled back through v2's
 rollback, and a heal of the whole VNF. The cluster is Ready after each
@@ -25,13 +28,16 @@ Stand-ins: Nova, Neutron, Cinder and Glance (the lab's), the Kubernetes
 binaries.
 """
 
+import datetime
 import json
+import os
 import shutil
 
 import pytest
 
 import readme_session
 import tacker_flavours
+import vip_probe
 from lab_cli import LabCLI
 
 k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-v2', bridge='k8slabv2',
@@ -129,10 +135,94 @@ def _no_password_resent(session):
         assert not [w for w in SECRET_WORDS if w in text], (op, text)
 
 
+def _kubelets(session, master):
+    nodes = json.loads(k8s_mgmt(
+        'exec', master, '--', 'kubectl', '--kubeconfig',
+        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json').stdout)
+    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
+            for n in nodes['items']}
+
+
+def _vip_url():
+    [vim] = [v for v in readme_session.openstack_json(k8s_mgmt, 'vim',
+                                                      'list')
+             if v['type'] == 'kubernetes']
+    return readme_session.openstack_json(k8s_mgmt, 'vim', 'show',
+                                         vim['id'])['authurl']
+
+
+def _probed(session, line):
+    """The LCM call ``line`` with the VIP probed every 0.2 s; the probe."""
+    with vip_probe.VipProbe(vip_probe.Readyz(_vip_url())) as probe:
+        session.lcm(line)
+    print('%s: %d answers through the VIP, longest gap %.1f s'
+          % (line.split()[2], probe.answers, probe.longest_gap))
+    assert probe.answers > 10
+    assert probe.longest_gap < 6.0, probe.failed_attempts()
+    return probe
+
+
+CERTIFICATES = '/etc/kubernetes/standin/certificates.json'
+AGE = ('import json; p = %r; d = json.load(open(p)); '
+       'd["apiserver"] = "%%s"; json.dump(d, open(p, "w"))' % CERTIFICATES)
+
+
+def _upgrade_then_renew(session):
+    """Kubernetes one minor up by v2's Change Current VNF Package (a new
+    package naming 1.36), then every master's certificates renewed by a
+    v2 PATCH of the metadata; the VIP answering throughout both."""
+    masters = sorted(readme_session.server_id(v) for v in session.vnfcs()
+                     if v['vduid'] == 'masterNode')
+    servers = sorted(readme_session.server_id(v) for v in session.vnfcs())
+    before = set(_kubelets(session, masters[0]).values())
+    assert len(before) == 1 and before.pop().startswith('v1.35.')
+    vnfd_id = session.onboard('--api v2 --kubernetes-version 1.36',
+                              'k8s_mgmt_vnf_package_v2_k136.zip')
+    with open(os.path.join(session.workdir, 'change.json'), 'w') as handle:
+        json.dump({'vnfdId': vnfd_id, 'additionalParams': {
+            'upgrade_type': 'RollingUpdate', 'vdu_params': []}}, handle)
+    _probed(session, _line(session, 'change-vnfpkg VNF_INSTANCE_ID '
+                                    'change.json'))
+    assert set(_kubelets(session, masters[0]).values()) == {'v1.36.1'}
+    # Heat kept every VM; the instance names the new package.
+    assert sorted(readme_session.server_id(v)
+                  for v in session.vnfcs()) == servers
+    shown = readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'show', session.instance_id(),
+        *session.api_args)
+    assert shown['vnfdid'] == vnfd_id
+
+    # Every master's API server certificate 10 days from expiry, then
+    # renewed by a PATCH: a year again on every master.
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for master in masters:
+        k8s_mgmt('exec', master, '--', 'python3', '-c', AGE % (
+            now + datetime.timedelta(days=10)).isoformat())
+    with open(os.path.join(session.workdir, 'renew.json'), 'w') as handle:
+        json.dump({'metadata': {'k8sMgmtCertificates': 'renew'}}, handle)
+    _probed(session, _line(session, 'update VNF_INSTANCE_ID --I renew.json'))
+    for master in masters:
+        dates = json.loads(k8s_mgmt('exec', master, '--', 'cat',
+                                    CERTIFICATES).stdout)
+        assert datetime.datetime.fromisoformat(dates['apiserver']) > \
+            now + datetime.timedelta(days=364), (master, dates)
+    shown = readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'show', session.instance_id(),
+        *session.api_args)
+    metadata = next(value for key, value in shown.items()
+                    if 'metadata' in key)
+    assert 'k8sMgmtCertificates' not in metadata, metadata
+
+
 def _after_heal(session):
     _heal_master_then_roll_a_scale_out_back(session)
     _heal_the_whole_vnf(session)
     _no_password_resent(session)
+    # The nodes the scale-out and the heals brought, the whole VNF's
+    # rebuild included, run the upgrade's version.
+    master = [readme_session.server_id(v) for v in session.vnfcs()
+              if v['vduid'] == 'masterNode'][0]
+    assert set(_kubelets(session, master).values()) == {'v1.36.1'}
 
 
 def test_the_readme_v2_session_on_the_complex_flavour(
@@ -145,7 +235,8 @@ def test_the_readme_v2_session_on_the_complex_flavour(
             k8s_mgmt, str(tmp_path), status['tacker']['vim_id'],
             edit_request=tacker_flavours.operators_edits(
                 k8s_mgmt, SUBNET, 'complex'),
-            after={'scale': _scale_in, 'heal': _after_heal})
+            after={'instantiate': _upgrade_then_renew, 'scale': _scale_in,
+                   'heal': _after_heal})
         session.run()
         # Each change left a Ready cluster: 3 masters and 1 worker at
         # instantiate, 2 after the scale-out (the scale-in's check is its

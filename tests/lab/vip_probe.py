@@ -71,3 +71,40 @@ class VipProbe(object):
         self.stop.set()
         self.thread.join()
         self.api.close()
+
+
+class Readyz(object):
+    """The API's ``/readyz`` at ``url`` without credentials (as HAProxy's
+    and kubeadm's own checks ask it), in the shape VipProbe takes:
+    ``nodes(deadline)`` raises KubernetesAPIError unless it answers 200."""
+
+    def __init__(self, url):
+        import urllib.parse
+        parsed = urllib.parse.urlsplit(url)
+        self.host, self.port = parsed.hostname, parsed.port or 443
+
+    def nodes(self, deadline):
+        import http.client
+        import ssl
+        # Probe traffic only, to the lab's own VIP: no identity to check.
+        tls = ssl.create_default_context()
+        tls.check_hostname = False
+        tls.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection(
+            self.host, self.port, context=tls,
+            timeout=max(deadline - time.monotonic(), 0.1))
+        try:
+            conn.request('GET', '/readyz')
+            status = conn.getresponse().status
+        except (OSError, http.client.HTTPException) as err:
+            raise exceptions.KubernetesAPIError(
+                endpoint=self.host, what='GET /readyz', reason=str(err))
+        finally:
+            conn.close()
+        if status != 200:
+            raise exceptions.KubernetesAPIError(
+                endpoint=self.host, what='GET /readyz',
+                reason='status %d' % status)
+
+    def close(self):
+        pass

@@ -8,12 +8,15 @@ The phases (HA; a single master skips the VIP, HAProxy and etcd ones)::
     Upload the scripts
     Check every node for the upgrade to <target>
                                    (upgrade-check, all at once: versions,
-                                    what the target's repository offers)
+                                    what the target's repository offers;
+                                    in the background while the next
+                                    four run)
     Probe the other masters; Read the API credentials through <master>
     Read the cluster's nodes and version
                                    (Nodes, kubeadm-config)
     Read etcd members and health on <master>
     Find the VIP on <masters>
+    Wait until every node is checked
     Decide the upgrade to <target> (every refusal before any change:
                                     upgrade_plan.decide)
     Read the cluster network's prefix on <master>
@@ -43,6 +46,8 @@ runs ``kubeadm upgrade apply`` again once kubeadm-config names the target.
 A failure stops at the failing node with the others serving and says
 where (:class:`~k8s_mgmt.shared_phases.upgrade_plan.UpgradeStopped`).
 """
+
+import dataclasses
 
 from oslo_log import log as logging
 
@@ -152,7 +157,11 @@ def build(op):
     nodes = topology.masters + topology.workers
     yield node_work.connect_phase(op, 'Connect to every node', nodes)
     yield node_work.upload_phase(op, nodes)
-    reports = yield check_phase(op, nodes, target)
+    # The nodes' checks (an apt-get update each) run while the API, etcd
+    # and the VIP are read.
+    check = dataclasses.replace(check_phase(op, nodes, target),
+                                background=True)
+    checking = yield check
     helper, access = yield from heal_master.api_through_a_master(
         op, topology, ())
     states, cluster_version = yield cluster_phase(op, access)
@@ -166,6 +175,9 @@ def build(op):
                                               topology.vip)
         holder = next((m.name for m in topology.masters
                        if m.name in (holders or ())), None)
+    reports = yield phases.Phase(
+        'Wait until every node is checked', nodes=check.nodes,
+        action=lambda: checking.result(), assume=check.assume)
     plan = yield node_work.local_phase(
         op, 'Decide the upgrade to %s' % target, up.decide, target,
         node_checks(topology, reports, states),

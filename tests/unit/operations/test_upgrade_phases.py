@@ -35,6 +35,7 @@ def test_a_single_master_cluster_upgrades_master_then_workers():
         'Probe the other masters',
         'Read the API credentials through master-1',
         'Read the cluster\'s nodes and version',
+        'Wait until every node is checked',
         'Decide the upgrade to 1.36',
         'Drain master-1',
         'Upgrade the control plane on master-1 (kubeadm upgrade apply '
@@ -54,6 +55,16 @@ def test_a_single_master_cluster_upgrades_master_then_workers():
 def test_ha_masters_leave_haproxy_one_at_a_time_the_vip_holder_last():
     phases = walk('complex', 3, 2, vip='10.254.0.100', max_unavailable=2)
     titles = op_helpers.titles(phases)
+    # The nodes' checks run while the API, etcd and the VIP are read.
+    check = titles.index('Check every node for the upgrade to 1.36')
+    assert phases[check].background
+    assert titles[check + 1:titles.index('Decide the upgrade to 1.36')] == [
+        'Probe the other masters',
+        'Read the API credentials through master-1',
+        'Read the cluster\'s nodes and version',
+        'Read etcd members and health on master-1',
+        'Find the VIP on master-1, master-2, master-3',
+        'Wait until every node is checked']
     # The dry run assumes every master holds the VIP: the first is taken
     # as its holder, so it goes last.
     order = [t.split()[-1] for t in titles if t.startswith('Drain master')]
