@@ -30,14 +30,21 @@ renew (HA; a single master skips the VIP, HAProxy and etcd phases)::
                                    API waited for; the new dates read)
     Check etcd on <other>: N members, all healthy
     Put <m> behind HAProxy again; Start keepalived on <m> (its holder)
+    Check the registered VIM's credentials
     Record the certificates' expiry
 
 The VIM's credentials (a ServiceAccount token and the cluster CA, which
-``kubeadm certs renew`` does not renew) stay valid.
+``kubeadm certs renew`` does not renew) should stay valid: the check says
+so, and only if the API refuses them are fresh ones read on a master and
+the VIM registered again with them.
 """
 
+from oslo_log import log as logging
+
 from k8s_mgmt import exceptions
+from k8s_mgmt import vim as vim_mod
 from k8s_mgmt.engine import phases
+from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import upgrade_scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.shared_phases import cluster
@@ -46,7 +53,10 @@ from k8s_mgmt.shared_phases import maintenance
 from k8s_mgmt.shared_phases import upgrade_plan
 
 from k8s_mgmt.shared_phases import certs
+from k8s_mgmt.shared_phases import cluster_access
 from k8s_mgmt.shared_phases import node_work
+
+LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 
@@ -117,4 +127,41 @@ def build_renew(op):
                                               reachable, prefix)
         if holds:
             yield maintenance.keepalived_start_phase(op, master)
+    yield from vim_phases(op, topology, helper)
     return (yield certs.record_phase(op, found))
+
+
+# What the check of the registered VIM found.
+NO_VIM, ACCEPTED, REFUSED = 'no VIM', 'accepted', 'refused'
+
+
+def vim_phases(op, topology, helper):
+    """The registered VIM's credentials checked against the API; refused,
+    they are read again on ``helper`` and the VIM registered again."""
+    first = cluster.first_master_of(op, topology)
+    ends = scripts.endpoints(topology, op.params, first)
+    registrar = vim_mod.registrar_for(op.ctx, op.state)
+    name = vim_mod.instance_vim_name(op.ctx)
+
+    def check():
+        if registrar.registered(name) is None:
+            LOG.info('%s no VIM is registered for the cluster: nothing to '
+                     'check', op.prefix)
+            return NO_VIM
+        known = cluster_access.registered_access(op, ends)
+        return REFUSED if known is None else ACCEPTED
+    found = yield Phase(
+        cluster_access.TITLE_REGISTERED, work=(phases.api_work(
+            'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token '
+            'and CA' % ends.api_url),), action=check, assume=ACCEPTED)
+    if found != REFUSED:
+        return
+    access = yield cluster_access.api_phase(
+        op, 'Read fresh API credentials through %s' % helper.name,
+        topology, helper, first, registered=False)
+    yield Phase('Unregister the VIM whose credentials were refused',
+                work=(phases.api_work('unregister Kubernetes VIM %s in %s'
+                                      % (name, registrar.where),
+                                      kind=registrar.kind),),
+                action=lambda: registrar.unregister(name))
+    yield cluster.register_phase(op, access)

@@ -191,10 +191,36 @@ def test_renewal_one_master_at_a_time_the_vip_holder_last():
         'Renew the certificates on master-2 and restart its control plane',
         'Check etcd on master-1: 3 members, all healthy',
         'Put master-2 behind HAProxy again']
-    assert titles[-3:] == ['Put master-1 behind HAProxy again',
+    assert titles[-4:] == ['Put master-1 behind HAProxy again',
                            'Start keepalived on master-1',
+                           'Check the registered VIM\'s credentials',
                            'Record the certificates\' expiry']
     assert 'Hand the VIP over from master-1' in titles
+
+
+def test_a_vim_the_api_refuses_after_a_renewal_is_registered_again():
+    from k8s_mgmt.modes.kubeadm import certificates
+    topo = op_helpers.topology(3, 1, vip='10.254.0.100')
+    ctx = op_helpers.context(op_helpers.sample_params('complex'),
+                             'certs_renew', 'modify_information_end')
+    with run_mod.OperationRun(ctx, 'certs_renew i', facts=run_mod.Facts(
+            topology=topo)) as op:
+        # Accepted (or none registered): the check alone.
+        for verdict in (certificates.ACCEPTED, certificates.NO_VIM):
+            steps = certificates.vim_phases(op, topo, topo.masters[0])
+            assert next(steps).title == 'Check the registered VIM\'s ' \
+                'credentials'
+            with pytest.raises(StopIteration):
+                steps.send(verdict)
+        steps = certificates.vim_phases(op, topo, topo.masters[0])
+        next(steps)
+        read = steps.send(certificates.REFUSED)
+        unregister = steps.send(read.assume)
+        register = steps.send(None)
+        found = [p.title for p in (read, unregister, register)]
+        assert found == ['Read fresh API credentials through master-1',
+                         'Unregister the VIM whose credentials were refused',
+                         'Register the VIM']
 
 
 def test_kubespray_refuses_the_certificates_in_their_own_words():
