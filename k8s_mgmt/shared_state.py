@@ -55,6 +55,44 @@ class SharedStateError(exceptions.MgmtDriverError):
                '"%(key)s" in Tacker\'s database): %(problem)s')
 
 
+def unseal(key, instance, value):
+    """The files ``value`` seals for ``instance`` (a VNF instance id), opened
+    with ``key`` (a state_key.StateKey); SharedStateError saying why not."""
+    parts = value.split('.', 2) if isinstance(value, str) else ()
+    if len(parts) != 3 or parts[0] != FORMAT:
+        raise _error(instance, 'is not a value this driver wrote (%s.<key '
+                     'id>.<token> expected); was it changed through the '
+                     'API?' % FORMAT)
+    sealed_with, token = parts[1], parts[2]
+    if sealed_with != key.key_id:
+        raise _error(instance, (
+            'was sealed with the state key %s, and this conductor\'s %s (%s) '
+            'is another one: copy the key file from a conductor host that '
+            'has key %s' % (sealed_with, key.path, key.key_id, sealed_with)))
+    try:
+        document = json.loads(key.open(token))
+    except (fernet.InvalidToken, ValueError):
+        raise _error(instance, 'does not open with the state key %s (%s): it '
+                     'was changed after it was sealed'
+                     % (key.path, key.key_id))
+    if not isinstance(document, dict) or \
+            document.get('instance') != instance:
+        raise _error(instance, 'was sealed for VNF instance %s' % (
+            document.get('instance') if isinstance(document, dict)
+            else None))
+    files = document.get('files')
+    if not isinstance(files, dict) or not all(
+            name in SHARED_FILES and isinstance(text, str)
+            for name, text in files.items()):
+        raise _error(instance, 'holds files this driver does not keep')
+    return files
+
+
+def _error(instance, problem):
+    return SharedStateError(instance=instance, key=METADATA_KEY,
+                            problem=problem)
+
+
 class InstanceMetadata(object):
     """The sealed value in a Tacker (v1) VnfInstance's ``vnf_metadata``.
 
@@ -122,10 +160,6 @@ class SharedState(object):
         self._lock = threading.Lock()
         self._saved = None          # the files last pushed or pulled
 
-    def _error(self, problem):
-        return SharedStateError(instance=self.instance, key=METADATA_KEY,
-                                problem=problem)
-
     def _local_files(self):
         files = {}
         for name in SHARED_FILES:
@@ -141,36 +175,7 @@ class SharedState(object):
 
     def open(self, value):
         """The files ``value`` seals; SharedStateError saying why not."""
-        parts = value.split('.', 2) if isinstance(value, str) else ()
-        if len(parts) != 3 or parts[0] != FORMAT:
-            raise self._error('is not a value this driver wrote (%s.<key '
-                              'id>.<token> expected); was it changed '
-                              'through the API?' % FORMAT)
-        sealed_with, token = parts[1], parts[2]
-        if sealed_with != self.key.key_id:
-            raise self._error(
-                'was sealed with the state key %s, and this conductor\'s '
-                '%s (%s) is another one: copy the key file from a '
-                'conductor host that has key %s' % (
-                    sealed_with, self.key.path, self.key.key_id,
-                    sealed_with))
-        try:
-            document = json.loads(self.key.open(token))
-        except (fernet.InvalidToken, ValueError):
-            raise self._error(
-                'does not open with the state key %s (%s): it was changed '
-                'after it was sealed' % (self.key.path, self.key.key_id))
-        if not isinstance(document, dict) or \
-                document.get('instance') != self.instance:
-            raise self._error('was sealed for VNF instance %s' % (
-                document.get('instance') if isinstance(document, dict)
-                else None))
-        files = document.get('files')
-        if not isinstance(files, dict) or not all(
-                name in SHARED_FILES and isinstance(text, str)
-                for name, text in files.items()):
-            raise self._error('holds files this driver does not keep')
-        return files
+        return unseal(self.key, self.instance, value)
 
     def pull(self):
         """Rewrite the local cache from the database; a local state with

@@ -21,7 +21,7 @@ from k8s_mgmt.cli import errors
 
 COMMANDS = ('k8s_mgmt.cli.validate', 'k8s_mgmt.cli.package',
             'k8s_mgmt.cli.hostkeys', 'k8s_mgmt.cli.statekey',
-            'k8s_mgmt.cli.plan')
+            'k8s_mgmt.cli.plan', 'k8s_mgmt.cli.certs')
 PLUGIN_GROUP = 'k8s_mgmt.cli'
 
 

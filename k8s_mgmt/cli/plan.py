@@ -21,8 +21,9 @@ from k8s_mgmt.cli.errors import UserError
 # k8s_mgmt.cli.planning.OPERATIONS, which the parser cannot import
 # without loading the whole driver (kubernetes, keystoneauth1, oslo.*) at
 # every start-up; tests/unit/test_cli_importtime.py checks they agree.
-OPERATIONS = ('heal-end', 'heal-start', 'instantiate', 'scale-in',
-              'scale-out', 'scale-out-rollback', 'terminate', 'upgrade')
+OPERATIONS = ('certs-check', 'certs-renew', 'heal-end', 'heal-start',
+              'instantiate', 'scale-in', 'scale-out', 'scale-out-rollback',
+              'terminate', 'upgrade')
 
 
 def register(subparsers):

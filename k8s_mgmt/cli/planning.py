@@ -29,8 +29,11 @@ OPERATIONS = {
     'heal-start': ('heal', 'heal_start'),
     'heal-end': ('heal', 'heal_end'),
     'terminate': ('terminate', 'terminate_end'),
-    # The metadata PATCH's hook (k8sMgmtUpgrade: --to).
+    # The metadata PATCH's hook (k8sMgmtUpgrade: --to;
+    # k8sMgmtCertificates: check or renew).
     'upgrade': ('upgrade', 'modify_information_end'),
+    'certs-check': ('certs_check', 'modify_information_end'),
+    'certs-renew': ('certs_renew', 'modify_information_end'),
 }
 PLANNED = '<from Heat>'
 

@@ -24,6 +24,8 @@ LOG = logging.getLogger(__name__)
 
 Phase = phases.Phase
 RECORD_KEY = 'certificates'
+# When they were read (RFC 3339, UTC).
+READ_KEY = 'certificates_read'
 
 
 def now():
@@ -61,7 +63,8 @@ def as_record(found):
 def record_phase(op, found):
     def record():
         kept = as_record(found)
-        op.state.update_cluster_record(**{RECORD_KEY: kept})
+        op.state.update_cluster_record(**{
+            RECORD_KEY: kept, READ_KEY: now().isoformat(timespec='seconds')})
         warn_expiring(op)
         return kept
     return Phase('Record the certificates\' expiry', work=(phases.Work(

@@ -131,3 +131,20 @@ def test_the_upgrade_plan_names_the_target_and_walks_every_node(
                              files['complex'], '--topology',
                              files['topology'])
     assert status != 0 and 'an upgrade needs its target (--to)' in err
+
+
+def test_the_certificates_plans_read_or_renew_every_master(files, capsys):
+    status, out, err = _plan(capsys, 'certs-check', '--instantiate-request',
+                             files['complex'], '--topology',
+                             files['topology'])
+    assert status == 0, err
+    assert '. Read the certificates on every master' in out
+    assert 'Renew' not in out
+    status, out, err = _plan(capsys, 'certs-renew', '--instantiate-request',
+                             files['complex'], '--topology',
+                             files['topology'], '--json')
+    assert status == 0, err
+    titles = [p['title'] for p in json.loads(out)]
+    assert [t.split()[4] for t in titles if t.startswith('Renew')] == [
+        'master-2', 'master-3', 'master-1']
+    assert titles[-1] == 'Record the certificates\' expiry'

@@ -1,13 +1,16 @@
 """VNF instances (``/vnflcm/v1/vnf_instances``, or ``v2``: the same calls
 with v2's ``Version`` header and request shapes) and the LCM operations on
 them. Create, show, list and delete answer at once; instantiate, scale,
-heal and terminate answer 202 and return the id of the operation
-occurrence Tacker started (see ``op_occs`` to wait for it).
+heal, terminate, update (PATCH) and change_vnfpkg (v2) answer 202 and
+return the id of the operation occurrence Tacker started (see ``op_occs``
+to wait for it).
 
 Request bodies are Tacker's own (SOL002/SOL003 v1 in camelCase): an
 instantiate request goes as given, the others are built from their
 arguments with ``additionalParams`` passed through untouched.
 """
+
+import json
 
 from k8s_mgmt_lab.tacker_api.rest import op_id_from
 
@@ -88,6 +91,23 @@ class Instances(object):
         if additional_params is not None:
             body['additionalParams'] = additional_params
         return self._start('terminate', instance_id, body)
+
+    def update(self, instance_id, body):
+        """Start a change of the instance's information (a JSON merge
+        patch: ``metadata``, ``vnfInstanceName``, ...); the operation
+        occurrence's id."""
+        operation = 'update VNF instance %s' % instance_id
+        response = self.rest.call(
+            operation, 'PATCH', '%s/%s' % (self.path, instance_id),
+            expect=(202,), data=json.dumps(body).encode(),
+            headers={'Content-Type': 'application/merge-patch+json'})
+        return op_id_from(response, operation)
+
+    def change_vnfpkg(self, instance_id, vnfd_id, additional_params):
+        """Start a change of the instance's package to ``vnfd_id`` (v2's
+        ChangeCurrentVnfPkgRequest); the operation occurrence's id."""
+        return self._start('change_vnfpkg', instance_id, {
+            'vnfdId': vnfd_id, 'additionalParams': additional_params})
 
     def _start(self, verb, instance_id, body):
         operation = '%s VNF instance %s' % (verb, instance_id)

@@ -259,6 +259,16 @@ def terminate(settings, graceful_timeout=None, additional_params=None,
     return outcome
 
 
+def modify(settings, metadata, deadline=OPERATION_DEADLINE):
+    """PATCH the instance's metadata (what the driver's
+    modify_information hooks read: k8sMgmtUpgrade, k8sMgmtCertificates)."""
+    tacker, instance_id = _instantiated(settings)
+    return _run(settings, tacker, 'modify', instance_id,
+                lambda: tacker.instances.update(instance_id,
+                                                {'metadata': metadata}),
+                deadline)
+
+
 def _last_op(settings, op_id):
     record = tacker_record(settings)
     op_id = op_id or (record.get('last_op') or {}).get('id')

@@ -247,6 +247,13 @@ class FakeTacker(object):
                 if package.get('vnfdId') == instance['vnfdId']:
                     package['usageState'] = 'NOT_IN_USE'
             return 204, None, ()
+        if method == 'PATCH':
+            # A change of the instance's information (a merge patch; its
+            # metadata merged at once here).
+            change = json.loads(body)
+            instance.setdefault('metadata', {}).update(
+                change.get('metadata') or {})
+            rest = [rest[0], 'modify_info']
         occurrence = {'id': str(uuid.uuid4()), 'operation': rest[1].upper(),
                       'vnfInstanceId': instance['id'],
                       'operationParams': json.loads(body),

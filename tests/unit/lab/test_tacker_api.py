@@ -199,6 +199,26 @@ def test_each_lcm_call_sends_its_body_and_returns_the_op_id(
         'INSTANTIATE', 'SCALE', 'HEAL', 'HEAL', 'TERMINATE', 'TERMINATE']
 
 
+def test_a_patch_and_a_change_of_package(fake, tacker, csar):
+    instance = tacker.instances.create(_onboarded(tacker, csar)['vnfdId'])
+    patched = tacker.instances.update(instance['id'], {'metadata': {
+        'k8sMgmtCertificates': 'renew'}})
+    method, path, _query, headers, body = fake.requests[-1]
+    assert (method, path.rsplit('/', 1)[1]) == ('PATCH', instance['id'])
+    assert headers['Content-Type'] == 'application/merge-patch+json'
+    assert json.loads(body) == {'metadata': {'k8sMgmtCertificates':
+                                             'renew'}}
+    assert fake.occurrences[patched]['operation'] == 'MODIFY_INFO'
+    assert tacker.instances.show(instance['id'])['metadata'] == {
+        'k8sMgmtCertificates': 'renew'}
+    changed = tacker.instances.change_vnfpkg(instance['id'], 'vnfd-2', {
+        'upgrade_type': 'RollingUpdate', 'vdu_params': []})
+    assert json.loads(fake.requests[-1][4]) == {
+        'vnfdId': 'vnfd-2', 'additionalParams': {
+            'upgrade_type': 'RollingUpdate', 'vdu_params': []}}
+    assert fake.occurrences[changed]['operation'] == 'CHANGE_VNFPKG'
+
+
 def test_a_202_without_location_is_one_line(fake, tacker, csar):
     instance = tacker.instances.create(_onboarded(tacker, csar)['vnfdId'])
     fake.lcm_location = False

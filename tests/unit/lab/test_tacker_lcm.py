@@ -250,6 +250,19 @@ def test_scale_and_heal_carry_the_options_as_additional_params(fake, lab):
         'tacker_extension_heal_include_block_storage': False}
 
 
+def test_an_upgrade_or_a_renewal_is_a_patch_of_the_metadata(fake, lab):
+    from k8s_mgmt_lab.cli import lab_upgrade
+    operations.instantiate(lab)
+    operations._save(lab, stack_id='s1')
+    args = type('Args', (), {'to': '1.36', 'max_unavailable': 2})()
+    outcome = operations.modify(lab, lab_upgrade._metadata(args))
+    assert outcome.operation == 'modify'
+    [body] = [body for method, _path, _q, _h, body in fake.requests
+              if method == 'PATCH']
+    assert json.loads(body) == {'metadata': {
+        'k8sMgmtUpgrade': '1.36', 'k8sMgmtUpgradeMaxUnavailable': '2'}}
+
+
 def test_operations_need_an_instantiated_vnf(lab):
     with pytest.raises(operations.LabError, match='lab instantiate'):
         operations.scale(lab, 'SCALE_OUT')
