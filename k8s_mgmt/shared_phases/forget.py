@@ -47,7 +47,8 @@ def unregister_phase(op):
 
 def forget_state_phase(op):
     return Phase('Forget the old cluster\'s state', work=(phases.Work(
-        None, 'local', 'drop the host keys and remove %s' % op.state.path),),
+        None, 'local', 'drop the host keys and remove %s (the Kubernetes '
+        'version kept)' % op.state.path),),
         action=lambda: forget_state(op.ctx, op.state))
 
 
@@ -90,7 +91,18 @@ def remove_state_dir(state):
     return True
 
 
+# What the new cluster of a whole-VNF heal keeps of the old one's record:
+# the version it ran (an upgrade's, not the instantiate request's).
+KEPT_RECORD = ('kubernetes_version',)
+
+
 def forget_state(ctx, state):
-    """Whole-VNF heal: the old cluster's pins and state are meaningless."""
+    """Whole-VNF heal: the old cluster's pins and state are meaningless,
+    but for the Kubernetes version it ran, which the new one installs."""
     forget_host_keys(state, server_ids_of(ctx.vnf_instance, state))
-    return remove_state_dir(state)
+    kept = {key: value for key, value in state.cluster_record().items()
+            if key in KEPT_RECORD}
+    removed = remove_state_dir(state)
+    if kept:
+        state.update_cluster_record(**kept)
+    return removed

@@ -139,7 +139,10 @@ def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
     assert 'skips 1.36' in str(refused.value)
     assert versions_seen(lab, master)[2] == server
 
+    read_before = cluster_record(made)['certificates_read']
     done = lcm_upgrade.upgrade(SETTINGS, '1.36')
+    # kubeadm upgrade renewed the master's certificates: read again.
+    assert cluster_record(made)['certificates_read'] > read_before
     kubelets, cordoned, server, cluster = versions_seen(lab, master)
     assert server == cluster == 'v1.36.1', (server, cluster)
     assert set(kubelets.values()) == {'v1.36.1'}, kubelets

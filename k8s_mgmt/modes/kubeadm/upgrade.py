@@ -35,9 +35,13 @@ The phases (HA; a single master skips the VIP, HAProxy and etcd ones)::
                                     master but the next one)
     Start keepalived on <m>        (its holder only)
     Uncordon <m>
+    Read the certificates on every master
+                                   (in the background while the workers
+                                    go: kubeadm upgrade renewed them)
     -- then the workers, max_unavailable at a time --
     Drain <workers>; Upgrade <workers> (all at once); Wait until ...;
     Uncordon each
+    Wait until the certificates are read; Record the certificates' expiry
     Record the upgrade as done
 
 A re-run decides from what it reads: a node at the target is skipped, one
@@ -59,6 +63,7 @@ from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import upgrade_scripts
 from k8s_mgmt.engine import uploads
 from k8s_mgmt.kube import client as kube_client
+from k8s_mgmt.shared_phases import certs
 from k8s_mgmt.shared_phases import cluster
 from k8s_mgmt.shared_phases import heal_master
 from k8s_mgmt.shared_phases import maintenance
@@ -210,12 +215,36 @@ def build(op):
             op, topology, access, plan, step, master, ha, prefix, reachable,
             holder, back_with_next=merged))
         upgraded.append(step.name)
+    # kubeadm upgrade renewed the masters' certificates: read while the
+    # workers go.
+    renewed = [by_name[s.name] for s in plan.masters if s.state == up.TODO]
+    reading = None
+    if renewed and op.scripts.features.certs:
+        reading = yield dataclasses.replace(
+            certs.read_phase(op, topology.masters), background=True)
     for batch in plan.batches:
         yield from _stopping(op, plan, batch[0].name, _batch_phases(
             op, access, plan, [s for s in batch], by_name))
         upgraded += [s.name for s in batch]
+    if reading is not None:
+        found = yield phases.Phase(
+            'Wait until the certificates are read',
+            action=lambda: reading.result(),
+            nodes=node_work.names(topology.masters), assume={})
+        yield certs.record_phase(op, found or {})
+        _say_renewed(op, renewed, found or {})
     yield _record_phase(op, plan)
     return {'upgraded': upgraded, 'version': str(plan.target)}
+
+
+def _say_renewed(op, masters, found):
+    """The log line saying kubeadm upgrade renewed the certificates."""
+    leaves = [c.expires for name in node_work.names(masters)
+              for c in found.get(name, ()) if not c.is_authority]
+    LOG.info('%s kubeadm upgrade renewed the certificates it manages on %s'
+             '%s', op.prefix, ', '.join(node_work.names(masters)),
+             ' (the earliest now expires on %s)' % min(leaves).strftime(
+                 '%Y-%m-%d') if leaves else '')
 
 
 def _stopping(op, plan, name, steps):

@@ -95,6 +95,27 @@ def _print_table(rows):
                          for value, width in zip(row, widths)).rstrip())
 
 
+def _renewed(expires, names):
+    """``names`` a year on from now in ``expires``, written; the names."""
+    made = now()
+    for name in names:
+        expires[name] = made + datetime.timedelta(days=LEAF_DAYS)
+    kube.write_file(CERTS_FILE, json.dumps(
+        {k: v.isoformat() for k, v in expires.items()}, indent=1), 0o600)
+    return names
+
+
+def renew_in_upgrade():
+    """What ``kubeadm upgrade apply|node`` does to a control-plane node's
+    certificates unless told ``--certificate-renewal=false``: every leaf
+    renewed (the static pods it restarts then read them)."""
+    expires = read()
+    if expires is None:
+        return
+    for name in _renewed(expires, [name for name, _ca in LEAVES]):
+        print('[upgrade/staticpods] Renewing %s certificate' % name)
+
+
 def renew(which):
     """``kubeadm certs renew all|NAME``: the leaf certificates' new dates
     (the authorities are not renewed); the components must be restarted
@@ -108,12 +129,8 @@ def renew(which):
         if which not in names:
             raise OSError('[renew] unknown certificate %r' % which)
         names = [which]
-    made = now()
-    for name in names:
-        expires[name] = made + datetime.timedelta(days=LEAF_DAYS)
+    for name in _renewed(expires, names):
         print('certificate %s renewed' % name)
-    kube.write_file(CERTS_FILE, json.dumps(
-        {k: v.isoformat() for k, v in expires.items()}, indent=1), 0o600)
     print('')
     print('Done renewing certificates. You must restart the kube-apiserver, '
           'kube-controller-manager, kube-scheduler and etcd, so that they '

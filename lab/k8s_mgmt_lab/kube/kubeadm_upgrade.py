@@ -16,6 +16,8 @@ and records the version in kubeadm-config; ``node`` on another master
 brings its API server to this kubeadm's version; on a worker it has
 nothing to do (the kubelet, a package, is upgraded by apt and restarted
 by the caller). An upgrade takes ``upgrade_delay`` seconds as a whole.
+On a control-plane node both renew the certificates kubeadm manages, as
+kubeadm does, unless given ``--certificate-renewal=false``.
 """
 
 import json
@@ -23,6 +25,7 @@ import os
 
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import kube
+from k8s_mgmt_lab.kube import certs
 from k8s_mgmt_lab.kube import controlplane as cp
 from k8s_mgmt_lab.kube import systemctl
 
@@ -115,6 +118,11 @@ def upgrade_control_plane(version):
           'successfully!')
 
 
+def _renew_unless_told(args):
+    if '--certificate-renewal=false' not in args:
+        certs.renew_in_upgrade()
+
+
 def apply(args, words, admin_api):
     if len(words) < 3:
         raise cp.Failure('upgrade apply needs the version to upgrade to')
@@ -146,6 +154,7 @@ def apply(args, words, admin_api):
             'supported yet' % (_show(target), _show(current)))
     print('[upgrade/version] You have chosen to change the cluster version '
           'to "%s"' % _show(target))
+    _renew_unless_told(args)
     upgrade_control_plane(target)
     set_cluster_version(api, target)
     cp.model_duration('upgrade')
@@ -169,6 +178,7 @@ def node(args, admin_api):
             'kubeadm %s may not take it beyond that (upgrade the control '
             'plane first, with "kubeadm upgrade apply")'
             % (_show(current), _show(mine)))
+    _renew_unless_told(args)
     upgrade_control_plane(mine)
     cp.model_duration('upgrade')
     print('[upgrade] The control plane instance for this node was '

@@ -43,12 +43,16 @@ def test_a_single_master_cluster_upgrades_master_then_workers():
         'Record Kubernetes 1.36.0 as the cluster\'s version',
         'Wait until master-1 is Ready with kubelet 1.36.0',
         'Uncordon master-1',
+        # kubeadm renewed the master's certificates: read meanwhile.
+        'Read the certificates on every master',
         'Drain worker-1', 'Upgrade worker-1 (kubeadm upgrade node)',
         'Wait until worker-1 is Ready with kubelet 1.36.0',
         'Uncordon worker-1',
         'Drain worker-2', 'Upgrade worker-2 (kubeadm upgrade node)',
         'Wait until worker-2 is Ready with kubelet 1.36.0',
         'Uncordon worker-2',
+        'Wait until the certificates are read',
+        'Record the certificates\' expiry',
         'Record the upgrade to 1.36.0 as done']
 
 
@@ -285,3 +289,15 @@ def test_a_rollback_is_refused_once_any_node_moved(kubelets, cluster,
     else:
         assert problem.startswith('Kubernetes cannot be downgraded, and ')
         assert words in problem and 'retry the operation' in problem
+
+
+def test_a_whole_vnf_heal_keeps_the_version_the_cluster_ran(tmp_path):
+    from k8s_mgmt.shared_phases import forget
+    state = state_mod.InstanceState('inst-2')
+    state.write(state_mod.CLUSTER, json.dumps({
+        'kubernetes_version': '1.36.1', 'init_master_server_id': 'srv-1',
+        'certificates': {'master-1': {}}}))
+    ctx = op_helpers.context(op_helpers.sample_params('simple'), 'heal_vnf',
+                             'heal_start')
+    forget.forget_state(ctx, state)
+    assert state.cluster_record() == {'kubernetes_version': '1.36.1'}

@@ -45,3 +45,23 @@ def test_renew_all_moves_every_leaf_forward_not_the_authorities(
     assert 'You must restart the kube-apiserver' in capsys.readouterr().out
     with pytest.raises(OSError):
         certs.renew('nonsense')
+
+
+def test_an_upgrade_renews_every_leaf_unless_told_not_to(
+        tmp_path, capsys, monkeypatch):
+    from k8s_mgmt_lab.kube import kubeadm_upgrade
+    monkeypatch.setattr(certs, 'CERTS_FILE', str(tmp_path / 'c.json'))
+    certs.record_new()
+    before = certs.read()
+    aged = {k: v - datetime.timedelta(days=200) for k, v in before.items()}
+    certs.kube.write_file(certs.CERTS_FILE, certs.json.dumps(
+        {k: v.isoformat() for k, v in aged.items()}), 0o600)
+    kubeadm_upgrade._renew_unless_told(['upgrade', 'node',
+                                        '--certificate-renewal=false'])
+    assert certs.read() == aged
+    kubeadm_upgrade._renew_unless_told(['upgrade', 'node'])
+    after = certs.read()
+    assert after['apiserver'] >= before['apiserver']
+    assert after['ca'] == aged['ca']
+    assert '[upgrade/staticpods] Renewing apiserver certificate' in \
+        capsys.readouterr().out
