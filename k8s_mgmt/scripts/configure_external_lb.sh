@@ -303,9 +303,11 @@ haproxy_running() {
 
 # Reload a running haproxy (master-worker: the new workers serve the new
 # config, the old ones carry their connections until hard-stop-after; see
-# reload_haproxy), start a stopped one.
+# reload_haproxy, which gets the servers the new config left out, the
+# arguments after the first), start a stopped one.
 apply_haproxy() {
     local was_running=$1 action
+    shift
     if "$was_running"; then action=reload; else action=start; fi
     if "$DRY_RUN"; then
         echo "haproxy: would $action"
@@ -314,7 +316,7 @@ apply_haproxy() {
     echo "haproxy: $action"
     [[ -z $ROOT_DIR ]] || return 0
     if [[ $action == reload ]]; then
-        reload_haproxy || die "systemctl reload haproxy failed"
+        reload_haproxy "$@" || die "systemctl reload haproxy failed"
     else
         systemctl_do enable haproxy >/dev/null 2>&1 || log "warning: systemctl enable haproxy failed"
         systemctl_do restart haproxy || die "systemctl start haproxy failed"
@@ -355,12 +357,14 @@ configure_haproxy() {
     check_ownership "$dest"
     validate_haproxy "$rendered"
     haproxy_running "$dest" && was_running=true
+    local -a left_out=()
+    mapfile -t left_out < <(servers_left_out "$dest" "$rendered")
     if "$DRY_RUN"; then
         show_diff "$dest" "$rendered"
     else
         write_file "$dest" 0644 <"$rendered"
     fi
-    apply_haproxy "$was_running"
+    apply_haproxy "$was_running" "${left_out[@]}"
 }
 
 # ------------------------------------------------------------------ main

@@ -367,15 +367,17 @@ service_running() {
 }
 
 # Reload what runs (haproxy and keepalived both reload in place), start
-# what does not, and print what was done.
+# what does not, and print what was done. For haproxy, the servers its
+# previous config had and the new one lacks follow (see reload_haproxy).
 apply_service() {
     local service=$1 config=$2 was_running=$3 action
+    shift 3
     if "$was_running"; then action=reload; else action=start; fi
     printf '%s: %s\n' "$service" "$action"
     [[ -z $ROOT_DIR ]] || return 0
     if [[ $action == reload ]]; then
         if [[ $service == haproxy ]]; then
-            reload_haproxy || die "systemctl reload haproxy failed"
+            reload_haproxy "$@" || die "systemctl reload haproxy failed"
         else
             systemctl_do reload "$service" || die "systemctl reload $service failed"
         fi
@@ -426,8 +428,10 @@ configure_service() {
     fi
     "$validate" "$rendered"
     service_running "$service" "$dest" && was_running=true
+    local -a left_out=()
+    [[ $service != haproxy ]] || mapfile -t left_out < <(servers_left_out "$dest" "$rendered")
     write_file "$dest" "$mode" <"$rendered"
-    apply_service "$service" "$dest" "$was_running"
+    apply_service "$service" "$dest" "$was_running" "${left_out[@]}"
 }
 
 configure_haproxy() {

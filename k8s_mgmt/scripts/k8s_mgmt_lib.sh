@@ -297,11 +297,72 @@ all_gone() {
     done
 }
 
-# reload_haproxy: reload the running haproxy, then wait until the workers
-# of its previous config have exited (hard-stop-after bounds that): when
-# this returns, no connection goes to a server the new config left out.
-# Which workers are old comes from the master's children before the
-# reload (systemd's MainPID of the unit).
+# The address (IP or IP:PORT) of each "server" line of haproxy config FILE.
+haproxy_servers() {
+    [[ -f $1 ]] || return 0
+    awk '$1 == "server" && NF >= 3 { print $3 }' "$1" | sort -u
+}
+
+# The servers of haproxy config OLD that config NEW (a file) lacks.
+servers_left_out() {
+    comm -23 <(haproxy_servers "$1") <(haproxy_servers "$2")
+}
+
+# The established TCP connections of the processes PIDS (a space-separated
+# list) to ADDRESS (IP or IP:PORT), one "SRC DST" line each.
+connections_to() {
+    local pids=" $1 " address=$2 ip port line src dst owner pid
+    ip=${address%%:*}
+    port=${address#"$ip"}
+    port=${port#:}
+    local -a filter=(dst "$ip")
+    [[ -z $port ]] || filter+=(dport '=' ":$port")
+    ss -tnpH state established "${filter[@]}" 2>/dev/null | while read -r _recv _send src dst owner; do
+        while read -r pid; do
+            if [[ -n $pid && $pids == *" $pid "* ]]; then
+                echo "$src $dst"
+                break
+            fi
+        done < <(grep -o 'pid=[0-9]*' <<<"$owner" | cut -d= -f2)
+    done
+}
+
+# Cut (ss -K) the connections of the processes PIDS to each ADDRESS given:
+# best effort (a kernel without socket destruction leaves them to
+# hard-stop-after).
+cut_connections() {
+    local pids=$1 address src dst
+    shift
+    for address; do
+        while read -r src dst; do
+            [[ -n $src ]] || continue
+            ss -K -tnH state established src "${src%:*}" sport '=' ":${src##*:}" \
+                dst "${dst%:*}" dport '=' ":${dst##*:}" >/dev/null 2>&1 || true
+        done < <(connections_to "$pids" "$address")
+    done
+}
+
+# True once the processes PIDS hold no connection to any ADDRESS given (or
+# are gone).
+unreached() {
+    local pids=$1 address
+    shift
+    # shellcheck disable=SC2086 # the pids, one word each
+    all_gone $pids && return 0
+    for address; do
+        [[ -z $(connections_to "$pids" "$address") ]] || return 1
+    done
+}
+
+# reload_haproxy [LEFT_OUT...]: reload the running haproxy. LEFT_OUT are the
+# servers (IP or IP:PORT) the previous config had and the new one lacks:
+# the previous workers' connections to them are cut, and this returns once
+# none is left (at the latest when those workers are gone, which
+# hard-stop-after bounds): no connection goes to a server the new config
+# left out. With none left out the previous workers only finish what they
+# carry to servers the new config has too: nothing to wait for. Which
+# workers are old comes from the master's children before the reload
+# (systemd's MainPID of the unit).
 reload_haproxy() {
     local main previous=()
     main=$(systemctl_do show --property=MainPID --value haproxy 2>/dev/null) || main=
@@ -309,11 +370,12 @@ reload_haproxy() {
         mapfile -t previous < <(haproxy_workers "$main")
     fi
     systemctl_do reload haproxy || return 1
-    ((${#previous[@]})) || return 0
-    local RETRY_MAX_DELAY_MS=500
-    retry_until $((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) all_gone "${previous[@]}" ||
-        log "warning: haproxy's previous workers (${previous[*]}) still run" \
-            "$((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) s after the reload"
+    ((${#previous[@]} && $#)) || return 0
+    cut_connections "${previous[*]}" "$@"
+    local RETRY_MAX_DELAY_MS=200
+    retry_until $((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) unreached "${previous[*]}" "$@" ||
+        log "warning: haproxy's previous workers (${previous[*]}) still reach" \
+            "$* $((HAPROXY_HARD_STOP_SECONDS + HAPROXY_EXIT_SECONDS)) s after the reload"
 }
 
 # Run "$@" as step $1 of the script: die and on_error name it.

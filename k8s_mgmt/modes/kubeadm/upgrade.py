@@ -205,6 +205,10 @@ def build(op):
     by_name = {n.name: n for n in nodes}
     reachable = set(node_work.names(topology.masters))
     upgraded = []
+    # What runs in the background after a master: its etcd check (waited
+    # for before the next master's upgrade) and, for the last, its return
+    # into HAProxy (waited for at the end).
+    waits = Waits()
     for index, step in enumerate(plan.masters):
         master = by_name[step.name]
         # The next master's HAProxy change (every master but it) puts
@@ -213,7 +217,7 @@ def build(op):
         merged = bool(following) and following[0].state == up.TODO
         yield from _stopping(op, plan, step.name, _master_phases(
             op, topology, access, plan, step, master, ha, prefix, reachable,
-            holder, back_with_next=merged))
+            holder, waits, back_with_next=merged))
         upgraded.append(step.name)
     # kubeadm upgrade renewed the masters' certificates: read while the
     # workers go.
@@ -226,6 +230,11 @@ def build(op):
         yield from _stopping(op, plan, batch[0].name, _batch_phases(
             op, access, plan, [s for s in batch], by_name))
         upgraded += [s.name for s in batch]
+    if waits.etcd is not None:
+        yield from _stopping(op, plan, plan.masters[-1].name,
+                             waits.etcd_wait())
+    for wait in waits.at_end():
+        yield wait
     if reading is not None:
         found = yield phases.Phase(
             'Wait until the certificates are read',
@@ -287,8 +296,32 @@ def _upgrade_phase(op, node, target, apply):
                  action=upgrade)
 
 
+class Waits(object):
+    """Background work of the masters' upgrade still to be waited for:
+    the last etcd check (before the next upgrade), and phases to wait for
+    at the end: (wait title, phase, handle) each."""
+
+    def __init__(self):
+        self.etcd = None
+        self.end = []
+
+    def etcd_wait(self):
+        """The wait for the last etcd check (phases), if any."""
+        if self.etcd is not None:
+            title, phase, handle = self.etcd
+            self.etcd = None
+            yield phases.Phase(title, nodes=phase.nodes,
+                               action=lambda: handle.result(),
+                               assume=phase.assume)
+
+    def at_end(self):
+        found, self.end = self.end, []
+        return [phases.wait_for(title, phase, handle)
+                for title, phase, handle in found]
+
+
 def _master_phases(op, topology, access, plan, step, master, ha, prefix,
-                   reachable, holder, back_with_next=False):
+                   reachable, holder, waits, back_with_next=False):
     target = plan.target
     others = [m for m in topology.masters if m.name != master.name]
     if step.state == up.DONE:
@@ -312,19 +345,28 @@ def _master_phases(op, topology, access, plan, step, master, ha, prefix,
                                              prefix, meanwhile=[drain])
     else:
         yield drain
+    # etcd must be whole again after the previous master before this one
+    # restarts its member.
+    yield from waits.etcd_wait()
     yield _upgrade_phase(op, master, target, step.apply)
     if step.apply:
         yield _version_phase(op, target)
     yield maintenance.wait_version_phase(op, access, [master.name], target)
     if ha:
-        yield maintenance.etcd_check_phase(op, others[0], topology.masters)
+        check = dataclasses.replace(maintenance.etcd_check_phase(
+            op, others[0], topology.masters), background=True)
+        waits.etcd = ('Wait for the etcd check on %s' % others[0].name,
+                      check, (yield check))
         if back_with_next:
             yield phases.skipped(
                 'Put %s behind HAProxy again' % master.name,
                 'with the next master\'s HAProxy change')
         else:
-            yield maintenance.master_in_phase(op, topology, master,
-                                              reachable, prefix)
+            # The last master: back while the rest goes on.
+            back = dataclasses.replace(maintenance.master_in_phase(
+                op, topology, master, reachable, prefix), background=True)
+            title = 'Wait until %s is behind HAProxy again' % master.name
+            waits.end.append((title, back, (yield back)))
     if holds:
         yield maintenance.keepalived_start_phase(op, master)
     yield maintenance.uncordon_phase(op, access, master.name)

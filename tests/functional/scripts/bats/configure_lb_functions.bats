@@ -154,30 +154,103 @@ enable keepalived
 restart keepalived' ]
 }
 
-@test "reload_haproxy returns once the previous workers are gone" {
-    sleep 0.6 &
+@test "reload_haproxy with no server left out waits for nothing" {
+    sleep 30 &
     OLD_WORKER=$!
     systemctl_do() {
         echo "$*" >>"$BATS_TEST_TMPDIR/called"
         [ "$1" != show ] || echo 4242
     }
     pgrep() { [ "$*" = "-P 4242 -x haproxy" ] && echo "$OLD_WORKER"; }
+    cut_connections() { echo "cut $*" >>"$BATS_TEST_TMPDIR/called"; }
     reload_haproxy
-    [ ! -e "/proc/$OLD_WORKER" ]
+    # The previous worker finishes its connections on its own.
+    [ -e "/proc/$OLD_WORKER" ]
+    kill "$OLD_WORKER"
     [ "$(cat "$BATS_TEST_TMPDIR/called")" = 'show --property=MainPID --value haproxy
 reload haproxy' ]
 }
 
-@test "reload_haproxy warns, and goes on, when an old worker outlives the deadline" {
+@test "reload_haproxy cuts the previous workers' connections to a server left out, then returns" {
     sleep 30 &
     OLD_WORKER=$!
     systemctl_do() { [ "$1" != show ] || echo 4242; }
     pgrep() { echo "$OLD_WORKER"; }
+    # One connection to the server left out, until it is cut.
+    connections_to() {
+        [ "$1" = "$OLD_WORKER" ] && [ "$2" = 10.0.0.12:6443 ] || return 0
+        [ -e "$BATS_TEST_TMPDIR/cut" ] || echo '10.0.0.11:40000 10.0.0.12:6443'
+    }
+    ss() { echo "ss $*" >>"$BATS_TEST_TMPDIR/cut"; }
+    reload_haproxy 10.0.0.12:6443
+    # Back while the worker still carries what goes to the other servers.
+    [ -e "/proc/$OLD_WORKER" ]
+    kill "$OLD_WORKER"
+    [ "$(cat "$BATS_TEST_TMPDIR/cut")" = 'ss -K -tnH state established src 10.0.0.11 sport = :40000 dst 10.0.0.12 dport = :6443' ]
+}
+
+@test "reload_haproxy returns once the previous workers are gone, connections or not" {
+    sleep 0.6 &
+    OLD_WORKER=$!
+    systemctl_do() { [ "$1" != show ] || echo 4242; }
+    pgrep() { echo "$OLD_WORKER"; }
+    connections_to() { echo 'a kernel that cannot cut them'; }
+    cut_connections() { :; }
+    reload_haproxy 10.0.0.12:6443
+    [ ! -e "/proc/$OLD_WORKER" ]
+}
+
+@test "reload_haproxy warns, and goes on, when an old worker still reaches a server left out past the deadline" {
+    sleep 30 &
+    OLD_WORKER=$!
+    systemctl_do() { [ "$1" != show ] || echo 4242; }
+    pgrep() { echo "$OLD_WORKER"; }
+    connections_to() { echo 'still there'; }
+    cut_connections() { :; }
     HAPROXY_HARD_STOP_SECONDS=0 HAPROXY_EXIT_SECONDS=1
-    run --separate-stderr reload_haproxy
+    run --separate-stderr reload_haproxy 10.0.0.12:6443
     kill "$OLD_WORKER"
     [ "$status" -eq 0 ]
-    [[ $stderr == *"haproxy's previous workers ($OLD_WORKER) still run 1 s after the reload"* ]]
+    [[ $stderr == *"haproxy's previous workers ($OLD_WORKER) still reach 10.0.0.12:6443 1 s after the reload"* ]]
+}
+
+@test "servers_left_out: the servers of the old config the new one lacks" {
+    printf 'backend b\n    server m1 10.0.0.11:6443\n    server m2 10.0.0.12:6443\n    server w1 10.0.0.21\n' >"$BATS_TEST_TMPDIR/old"
+    printf 'backend b\n    server m1 10.0.0.11:6443\n    server m3 10.0.0.13:6443\n' >"$BATS_TEST_TMPDIR/new"
+    [ "$(servers_left_out "$BATS_TEST_TMPDIR/old" "$BATS_TEST_TMPDIR/new")" = '10.0.0.12:6443
+10.0.0.21' ]
+    # A first config leaves nothing out.
+    [ -z "$(servers_left_out "$BATS_TEST_TMPDIR/none" "$BATS_TEST_TMPDIR/new")" ]
+}
+
+@test "connections_to and cut_connections on a real connection" {
+    [ "$(id -u)" -eq 0 ] || skip "ss -K needs root"
+    local port_file=$BATS_TEST_TMPDIR/port
+    python3 -c '
+import socket, sys, time
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+open(sys.argv[1], "w").write(str(server.getsockname()[1]))
+conn, _ = server.accept(); time.sleep(30)' "$port_file" &
+    local server=$!
+    for _ in $(seq 50); do [ -s "$port_file" ] && break; sleep 0.1; done
+    local port
+    port=$(cat "$port_file")
+    python3 -c '
+import socket, sys, time
+client = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+try:
+    client.recv(1)
+except OSError:
+    pass
+time.sleep(30)' "$port" &
+    local client=$!
+    for _ in $(seq 50); do [ -n "$(connections_to "$client" "127.0.0.1:$port")" ] && break; sleep 0.1; done
+    [[ $(connections_to "$client" "127.0.0.1:$port") == "127.0.0.1:"*" 127.0.0.1:$port" ]]
+    # Another process's connections are not its.
+    [ -z "$(connections_to "$server" "127.0.0.1:$port")" ]
+    cut_connections "$client" "127.0.0.1:$port"
+    [ -z "$(connections_to "$client" "127.0.0.1:$port")" ]
+    kill "$client" "$server" 2>/dev/null || true
 }
 
 @test "reload_haproxy without a main pid (haproxy unknown to systemd) only reloads" {
