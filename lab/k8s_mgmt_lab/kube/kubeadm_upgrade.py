@@ -1,4 +1,5 @@
-"""kubeadm stand-in: ``upgrade apply VERSION --yes`` and ``upgrade node``.
+"""kubeadm stand-in: ``upgrade plan [VERSION]``, ``upgrade apply VERSION
+--yes`` and ``upgrade node``.
 
 The stand-in's version is its package's (the wrapper sets it), so the
 install script's apt path decides which kubeadm runs, as on a real node.
@@ -6,7 +7,8 @@ What kubeadm refuses is refused, in messages modelled on kubeadm's own
 (not verbatim):
 
 * ``apply`` to a version newer than this kubeadm, more than one minor
-  above the cluster's (kubeadm-config), or older than the cluster's;
+  above the cluster's (kubeadm-config), or older than the cluster's
+  (``plan`` says the same, exit status 1);
 * ``node`` on a control-plane node whose kubeadm is newer than the
   cluster (the control plane is upgraded first, by ``apply``).
 
@@ -123,6 +125,46 @@ def _renew_unless_told(args):
         certs.renew_in_upgrade()
 
 
+def refusal(target, mine, current):
+    """What kubeadm says when it will not upgrade the cluster at
+    ``current`` to ``target`` with this kubeadm (``mine``), or None."""
+    if target > mine:
+        return ('[upgrade/version] FATAL: the version to upgrade to "%s" is '
+                'higher than the kubeadm version "%s". Upgrade kubeadm first '
+                'using the tool you used to install kubeadm'
+                % (_show(target), _show(mine)))
+    if target[0] > current[0] + 1:
+        return ('[upgrade/version] FATAL: the version to upgrade to "%s" is '
+                'too high; kubeadm can upgrade only 1 minor version at a '
+                'time' % _show(target))
+    if target < current:
+        return ('[upgrade/version] FATAL: the version to upgrade to "%s" is '
+                'lower than the cluster version "%s". Downgrades are not '
+                'supported yet' % (_show(target), _show(current)))
+    return None
+
+
+def plan(words, admin_api):
+    """``kubeadm upgrade plan [VERSION]``: the versions, and whether
+    ``apply`` would take the cluster there (exit status 1 if not)."""
+    mine = parse(kube.kubernetes_version())
+    target = parse(words[2]) if len(words) > 2 else mine
+    current = cluster_version(admin_api())
+    print('[upgrade/versions] Cluster version: %s' % _show(current))
+    print('[upgrade/versions] kubeadm version: %s' % _show(mine))
+    print('[upgrade/versions] Target version: %s' % _show(target))
+    refused = refusal(target, mine, current)
+    if refused:
+        print(refused)
+        return 1
+    if target == current:
+        print('Awesome, you\'re up-to-date! Enjoy!')
+        return 0
+    print('You can now apply the upgrade by executing the following '
+          'command:\n\n\tkubeadm upgrade apply %s' % _show(target))
+    return 0
+
+
 def apply(args, words, admin_api):
     if len(words) < 3:
         raise cp.Failure('upgrade apply needs the version to upgrade to')
@@ -130,28 +172,14 @@ def apply(args, words, admin_api):
         raise cp.Failure('the lab stand-in has no terminal to ask on: '
                          'give --yes')
     target = parse(words[2])
-    mine = parse(kube.kubernetes_version())
-    if target > mine:
-        raise cp.Failure(
-            '[upgrade/version] FATAL: the version to upgrade to "%s" is '
-            'higher than the kubeadm version "%s". Upgrade kubeadm first '
-            'using the tool you used to install kubeadm'
-            % (_show(target), _show(mine)))
     if not is_control_plane():
         raise cp.Failure('[upgrade/apply] FATAL: this node runs no control '
                          'plane: run "kubeadm upgrade node" here')
     api = admin_api()
-    current = cluster_version(api)
-    if target[0] > current[0] + 1:
-        raise cp.Failure(
-            '[upgrade/version] FATAL: the version to upgrade to "%s" is too '
-            'high; kubeadm can upgrade only 1 minor version at a time'
-            % _show(target))
-    if target < current:
-        raise cp.Failure(
-            '[upgrade/version] FATAL: the version to upgrade to "%s" is '
-            'lower than the cluster version "%s". Downgrades are not '
-            'supported yet' % (_show(target), _show(current)))
+    refused = refusal(target, parse(kube.kubernetes_version()),
+                      cluster_version(api))
+    if refused:
+        raise cp.Failure(refused)
     print('[upgrade/version] You have chosen to change the cluster version '
           'to "%s"' % _show(target))
     _renew_unless_told(args)
@@ -191,5 +219,7 @@ def run(args, words, admin_api):
         return apply(args, words, admin_api)
     if words[1:2] == ['node']:
         return node(args, admin_api)
+    if words[1:2] == ['plan']:
+        return plan(words, admin_api)
     raise cp.Failure('the lab stand-in does not support "kubeadm %s"'
                      % ' '.join(args))
