@@ -31,14 +31,17 @@ def _nothing(script_dict):
     return None
 
 
-# The hooks :mod:`k8s_mgmt.v2.operations` runs; imported by the first one
-# called (the driver's imports are most of a hook's start).
+# The hooks :mod:`k8s_mgmt.v2.operations` and :mod:`k8s_mgmt.v2.modify`
+# run; imported by the first one called (the driver's imports are most of
+# a hook's start).
 OPERATION_HOOKS = (
     'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
     'scale_start', 'scale_end', 'scale_rollback_start', 'heal_start',
-    'heal_end', 'terminate_start', 'modify_information_start',
-    'modify_information_end', 'change_current_package_start',
-    'change_current_package_end', 'change_current_package_rollback_start')
+    'heal_end', 'terminate_start')
+MODIFY_HOOKS = (
+    'modify_information_start', 'modify_information_end',
+    'change_current_package_start', 'change_current_package_end',
+    'change_current_package_rollback_start')
 
 
 def _operation(name):
@@ -48,9 +51,17 @@ def _operation(name):
     return run
 
 
+def _modify(name):
+    def run(script_dict):
+        from k8s_mgmt.v2 import modify
+        return modify.OPERATIONS[name](script_dict)
+    return run
+
+
 def table():
     """hook name -> ``hook(script_dict)``, for :func:`k8s_mgmt.v2.script.
     main`."""
     hooks = {name: _operation(name) for name in OPERATION_HOOKS}
+    hooks.update({name: _modify(name) for name in MODIFY_HOOKS})
     hooks.update({name: _nothing for name in NOTHING_TO_DO})
     return hooks

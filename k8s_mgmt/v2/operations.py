@@ -18,12 +18,10 @@ run`). What differs is only where things come from:
   (scale-in, heal), the first VNFCs of the workers' VDU after a scale-out
   (Tacker lists the newest first);
 * **terminate** runs in ``terminate_start``: at ``terminate_end`` Tacker
-  has already deleted the stack and emptied the VIM connection;
-* **an upgrade**: a PATCH of the metadata (as in v1), or a change of the
-  instance's package that names a newer Kubernetes version, run in
-  ``change_current_package_start`` so that a refusal comes before Heat
-  updates the stack; its ``_end`` checks that Heat kept every VM, and its
-  rollback is refused once any node was upgraded.
+  has already deleted the stack and emptied the VIM connection.
+
+:mod:`k8s_mgmt.v2.modify` holds the hooks that change an instantiated
+cluster's information or package (an upgrade, the certificates).
 
 The hook table (:mod:`k8s_mgmt.v2.hooks`) maps each hook a v2 VNFD names
 to one of these, or to nothing where v2 leaves the driver nothing to do.
@@ -36,7 +34,6 @@ from oslo_log import log as logging
 
 from k8s_mgmt import context as ctx_mod
 from k8s_mgmt import exceptions
-from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import state_key
@@ -135,7 +132,7 @@ class V2Hook(object):
         text = self.local.read(state_mod.REQUEST_PARAMS)
         if text is None:
             # Sent again, as the refusal below asks: kept from now on.
-            additional = _additional(self.script_dict)
+            additional = additional_of(self.script_dict)
             root = root_of(additional)
             given = additional.get(root)
             if given is not None:
@@ -229,14 +226,14 @@ def instantiate_start(script_dict):
     """Refuse bad input before Heat makes any VM (as v1)."""
     hook = V2Hook(script_dict)
     ctx = hook.context('instantiate', 'instantiate_start',
-                       validate=_additional(script_dict))
+                       validate=additional_of(script_dict))
     LOG.info('%s parameters are valid (flavour %s, %s mode)',
              ctx.log_prefix, ctx.flavour, catalog.mode_of(ctx.params))
 
 
 def instantiate_end(script_dict):
     return V2Hook(script_dict).run('instantiate', 'instantiate_end',
-                                   validate=_additional(script_dict))
+                                   validate=additional_of(script_dict))
 
 
 def terminate_start(script_dict):
@@ -291,10 +288,10 @@ def instantiate_rollback_start(script_dict):
     The instance's metadata has nothing (Tacker saved none of the failed
     operation): the parameters are the instantiate request's."""
     return V2Hook(script_dict).run('terminate', 'terminate_end',
-                                   validate=_additional(script_dict))
+                                   validate=additional_of(script_dict))
 
 
-def _additional(script_dict):
+def additional_of(script_dict):
     return (script_dict.get('request') or {}).get('additionalParams') or {}
 
 
@@ -352,116 +349,7 @@ def heal_end(script_dict):
     return hook.run(operation, 'heal_end')
 
 
-def _asked(script_dict):
-    """(operation, hook kwargs) the PATCH's metadata asks for, or None;
-    ValidationError for a bad value."""
-    request = script_dict.get('request') or {}
-    return modify_request.asked({'metadata': request.get('metadata') or {}})
-
-
-def modify_information_start(script_dict):
-    """A bad k8sMgmtUpgrade or k8sMgmtCertificates is refused before
-    Tacker saves it."""
-    _asked(script_dict)
-
-
-def modify_information_end(script_dict):
-    wanted = _asked(script_dict)
-    if wanted is None:
-        LOG.info('modify_information_end of VNF instance %s: nothing for '
-                 'k8s-mgmt in this change',
-                 v2_instance.instance_id(script_dict['vnf_instance']))
-        return None
-    operation, options = wanted
-    hook = V2Hook(script_dict)
-    done = hook.run(operation, 'modify_information_end', kwargs=options)
-    shared_state.drop_metadata(hook.instance, modify_request.KEYS)
-    return done
-
-
-# change_current_package_start's servers, for its _end (one conductor
-# runs both hooks of an operation; a retry runs both again).
-PACKAGE_SERVERS = 'v2_change_package_servers.json'
-# A change of package's additionalParams that are this driver's or
-# Tacker's, not the cluster's.
-_PACKAGE_PARAMS = (modify_request.VERSION_PARAM,
-                   modify_request.MAX_UNAVAILABLE_PARAM, 'upgrade_type',
-                   'vdu_params')
-
-
-def _servers(script_dict):
-    return sorted(vnfc['server_id'] for vnfc in
-                  v2_instance.vnfcs(script_dict['vnf_instance'])
-                  if vnfc['server_id'])
-
-
-def _cluster_request(script_dict):
-    """The script_dict with only the cluster's additionalParams left in
-    its request."""
-    request = dict(script_dict.get('request') or {})
-    request['additionalParams'] = {
-        key: value for key, value in
-        (request.get('additionalParams') or {}).items()
-        if key not in _PACKAGE_PARAMS}
-    return dict(script_dict, request=request)
-
-
-def change_current_package_start(script_dict):
-    """Upgrade Kubernetes to the version the change names, before Heat
-    updates the stack: a refusal comes before anything changed."""
-    wanted = modify_request.change_package_of(
-        _additional(script_dict), script_dict.get('tmp_csar_dir'))
-    hook = V2Hook(script_dict)
-    hook.local.write(PACKAGE_SERVERS, json.dumps(_servers(script_dict)))
-    if wanted is None:
-        LOG.info('change_current_package_start of VNF instance %s: the new '
-                 'package names no Kubernetes version (%s) and the request '
-                 'no additionalParams.%s: nothing to upgrade',
-                 hook.instance_id, modify_request.PACKAGE_VERSION_FILE,
-                 modify_request.VERSION_PARAM)
-        return None
-    hook.script_dict = _cluster_request(script_dict)
-    return hook.run('upgrade', 'change_current_package_start',
-                    kwargs=wanted)
-
-
-class ServersReplaced(exceptions.MgmtDriverError):
-    message = ('Heat replaced %(replaced)s while changing the package '
-               '(the new package\'s templates differ for them): the new '
-               'VMs are no nodes of the cluster; heal them '
-               '(openstack vnflcm heal --vnfc-instance ...)')
-
-
-def change_current_package_end(script_dict):
-    """Heat kept every VM: a change of package replaces no node."""
-    hook = V2Hook(script_dict)
-    recorded = hook.local.read(PACKAGE_SERVERS)
-    if recorded is None:
-        LOG.warning('change_current_package_end of VNF instance %s: '
-                    'change_current_package_start\'s servers are not on '
-                    'this conductor; not compared', hook.instance_id)
-        return None
-    hook.local.remove(PACKAGE_SERVERS)
-    gone = sorted(set(json.loads(recorded)) - set(_servers(script_dict)))
-    if gone:
-        raise ServersReplaced(replaced='servers %s' % ', '.join(gone))
-    return None
-
-
-def change_current_package_rollback_start(script_dict):
-    """Refused once the upgrade changed any node (Kubernetes cannot be
-    downgraded); else Heat's rollback goes on."""
-    return V2Hook(_cluster_request(script_dict)).run(
-        'upgrade_rollback', 'change_current_package_rollback_start')
-
-
 OPERATIONS = {
-    'modify_information_start': modify_information_start,
-    'modify_information_end': modify_information_end,
-    'change_current_package_start': change_current_package_start,
-    'change_current_package_end': change_current_package_end,
-    'change_current_package_rollback_start':
-        change_current_package_rollback_start,
     'instantiate_start': instantiate_start,
     'instantiate_rollback_start': instantiate_rollback_start,
     'scale_rollback_start': scale_rollback_start,

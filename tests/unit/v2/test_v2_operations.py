@@ -11,6 +11,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import shared_state
 from k8s_mgmt import state as state_mod
+from k8s_mgmt.v2 import modify
 from k8s_mgmt.v2 import operations
 from tests.helpers.driver_paths import driver_paths
 from tests.unit.v2.test_v2_instance import INSTANCE
@@ -187,13 +188,13 @@ def _change(tmp_path, operation, version=None, **additional):
 def test_a_change_of_package_upgrades_to_the_version_it_names(
         paths, monkeypatch):
     ran = []
-    monkeypatch.setattr(operations.V2Hook, 'run', lambda self, *a, **k: (
+    monkeypatch.setattr(modify.V2Hook, 'run', lambda self, *a, **k: (
         ran.append((a, k, self.script_dict['request']))))
-    operations.change_current_package_start(_change(
+    modify.change_current_package_start(_change(
         paths, 'change_current_package_start', '1.36'))
     # The package's version; the request's own wins; Tacker's keys and
     # ours are not cluster parameters.
-    operations.change_current_package_start(_change(
+    modify.change_current_package_start(_change(
         paths / 'b', 'change_current_package_start', '1.36',
         kubernetes_version='1.36.1', max_unavailable=2, force_drain=True))
     assert [(a, k) for a, k, _ in ran] == [
@@ -204,14 +205,14 @@ def test_a_change_of_package_upgrades_to_the_version_it_names(
     assert ran[1][2]['additionalParams'] == {'force_drain': True}
     # Naming no version is no upgrade.
     ran.clear()
-    assert operations.change_current_package_start(_change(
+    assert modify.change_current_package_start(_change(
         paths / 'c', 'change_current_package_start')) is None
     assert ran == []
 
 
 def test_a_package_naming_no_version_clearly_is_refused(paths):
     with pytest.raises(exceptions.ValidationError) as err:
-        operations.change_current_package_start(_change(
+        modify.change_current_package_start(_change(
             paths, 'change_current_package_start', 'newest'))
     assert err.value.problems == [(
         'Files/k8s-mgmt/kubernetes_version', 'not a Kubernetes version such '
@@ -220,15 +221,15 @@ def test_a_package_naming_no_version_clearly_is_refused(paths):
 
 def test_the_change_of_package_must_keep_every_vm(paths):
     start = _change(paths, 'change_current_package_start')
-    operations.change_current_package_start(start)
+    modify.change_current_package_start(start)
     # Heat kept the servers: nothing to say.
-    assert operations.change_current_package_end(_change(
+    assert modify.change_current_package_end(_change(
         paths, 'change_current_package_end')) is None
-    operations.change_current_package_start(start)
+    modify.change_current_package_start(start)
     replaced = _change(paths, 'change_current_package_end')
     replaced['vnf_instance']['instantiatedVnfInfo']['vnfcResourceInfo'][
         0]['computeResource']['resourceId'] = 'srv-rebuilt'
-    with pytest.raises(operations.ServersReplaced) as err:
-        operations.change_current_package_end(replaced)
+    with pytest.raises(modify.ServersReplaced) as err:
+        modify.change_current_package_end(replaced)
     assert 'Heat replaced servers srv-new while changing the package' in \
         str(err.value)

@@ -127,7 +127,9 @@ def test_bad_input_is_one_line(tmp_path, data, words):
 
 def test_each_operation_hook_is_one_the_operations_run():
     from k8s_mgmt.v2 import operations
+    from k8s_mgmt.v2 import modify
     assert set(hooks_mod.OPERATION_HOOKS) == set(operations.OPERATIONS)
+    assert set(hooks_mod.MODIFY_HOOKS) == set(modify.OPERATIONS)
 
 
 def test_the_every_hook_tacker_calls_is_in_the_table():
