@@ -20,6 +20,7 @@ import pytest
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import k8s_repo
 from k8s_mgmt_lab.machines import repo_server
+from k8s_mgmt_lab.machines import repo_signing
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in
@@ -47,7 +48,7 @@ def served(kept, tmp_path):
     root = str(tmp_path / 'root')
     k8s_repo.build(root, kept['gnupg_home'], kept['cache'], payload,
                    minors=MINORS)
-    assert k8s_repo.agents(kept['gnupg_home']) == []
+    assert repo_signing.agents(kept['gnupg_home']) == []
     server = repo_server.serve(root, '127.0.0.1',
                                log_path=str(tmp_path / 'access.log'))
     server.root = root
@@ -179,7 +180,7 @@ def test_a_key_of_another_repository_fails_the_update(served, tmp_path):
     update = apt(work, source, 'apt-get', 'update')
     assert update.returncode != 0, update.stdout
     assert 'NO_PUBKEY' in update.stdout, update.stdout
-    assert k8s_repo.agents(str(other / 'gnupg')) == []
+    assert repo_signing.agents(str(other / 'gnupg')) == []
 
 
 def test_a_second_build_keeps_the_key_and_the_packages(kept, tmp_path):
