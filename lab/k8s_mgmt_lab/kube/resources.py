@@ -5,6 +5,7 @@ import copy
 
 from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import controllers
+from k8s_mgmt_lab.kube import crd_objects
 from k8s_mgmt_lab.kube import crds
 from k8s_mgmt_lab.kube import objects
 from k8s_mgmt_lab.kube import store as store_mod
@@ -94,7 +95,7 @@ class Resources(object):
         a custom object pruned and checked against its schema; its
         annotations within the limit."""
         if info.crd is not None:
-            obj = crds.admit(info, obj)
+            obj = crd_objects.admit(info, obj)
         elif info.plural == crds.PLURAL and info.group == crds.GROUP:
             obj = crds.prepare(obj, current)
         annotations = (obj.get('metadata') or {}).get('annotations') or {}
