@@ -22,6 +22,7 @@ import os
 import uuid
 
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import stack_request
 from k8s_mgmt_lab import user_data
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
@@ -61,7 +62,7 @@ def add(lab, name, request):
     if os.path.exists(companion.lab_file):
         raise LabError('companion %s already exists' % name)
     flavour = manager.request_flavour(request)
-    manager.check_request(request, s.package_dir)
+    stack_request.check_request(request, s.package_dir)
     parameters = user_data.hot_parameters(s.package_zip, request)
     template, files = stacks_mod.package_templates(s.package_dir, flavour)
     heat = lab.region.stacks()

@@ -17,10 +17,9 @@ import uuid
 
 from oslo_log import log as logging
 
-import yaml
-
 from k8s_mgmt import shipped
 from k8s_mgmt.cli import package as package_cli
+from k8s_mgmt_lab import stack_request
 from k8s_mgmt_lab import user_data
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.kube import layer as standins_layer
@@ -58,9 +57,6 @@ LAB_FILE = 'lab.json'
 # Under the state dir: console texts that replace a server's own.
 CONSOLE_FAULTS = 'console'
 PACKAGE_SUBDIR = 'vnf_package'
-ROLE_OF_RESOURCE = {'masterNode': 'master', 'workerNode': 'worker',
-                    'storage_server': 'storage', 'externalLB': 'external_lb',
-                    'registry': 'registry'}
 
 
 # Tacker's VNF LCM APIs a lab with Tacker can drive.
@@ -274,7 +270,7 @@ class Lab(object):
             request = sample_on_subnet(shipped.sample_request(request),
                                        s.subnet, s.password)
         flavour = request_flavour(request)
-        network_id = request_network(request)
+        network_id = stack_request.request_network(request)
         if os.path.exists(s.lab_file):
             raise LabError('a lab is already up in %s; run "k8s-mgmt lab '
                            'down" first' % s.state_dir)
@@ -319,8 +315,8 @@ class Lab(object):
         if stack and not self.region.tacker:
             template, files = stacks_mod.package_templates(s.package_dir,
                                                            flavour)
-            template = raise_max_size(template, 'workerNode',
-                                      max(workers or 0, max_workers or 0))
+            template = stack_request.raise_max_size(
+                template, 'workerNode', max(workers or 0, max_workers or 0))
             path = heat.create(stack_name, template, files, parameters)
             heat.wait(path, 'CREATE')
         server = (ansible_server.start(
@@ -352,15 +348,15 @@ class Lab(object):
         s = self.settings
         build_package(s, tacker=bool(self.region.tacker), api=s.api)
         if s.api == 'v1':
-            check_request(request, s.package_dir)
+            stack_request.check_request(request, s.package_dir)
             parameters = user_data.hot_parameters(s.package_zip, request)
-            override_group_sizes(parameters, masters=masters,
-                                 workers=workers)
+            stack_request.override_group_sizes(parameters, masters=masters,
+                                               workers=workers)
         else:
             # Tacker's v2 DefaultUserData makes the stack's parameters
             # at instantiate; the request is checked in its v2 shape.
-            check_request(package_cli.v2_request(request), s.package_dir,
-                          api=s.api)
+            stack_request.check_request(package_cli.v2_request(request),
+                                        s.package_dir, api=s.api)
             parameters = None
         self.network = net.LabNetwork(s.state_dir, s.subnet, s.bridge, s.tag)
         self.network.up()
@@ -424,37 +420,6 @@ def daemon_log(settings):
     return settings.state_dir.rstrip('/') + '.daemon.log'
 
 
-def raise_max_size(template, vdu, at_least):
-    """The top template's text with the max_size of the group whose
-    desired capacity is ``vdu``'s raised to ``at_least`` (unchanged when
-    it is already as large)."""
-    if not at_least:
-        return template
-    body = yaml.safe_load(template)
-    wanted = {'get_param': ['nfv', 'VDU', vdu, 'desired_capacity']}
-    changed = False
-    for resource in (body.get('resources') or {}).values():
-        props = resource.get('properties') or {}
-        if resource.get('type') == 'OS::Heat::AutoScalingGroup' and \
-                props.get('desired_capacity') == wanted and \
-                isinstance(props.get('max_size'), int) and \
-                props['max_size'] < at_least:
-            props['max_size'] = at_least
-            changed = True
-    return yaml.safe_dump(body, sort_keys=False) if changed else template
-
-
-def override_group_sizes(parameters, masters=None, workers=None):
-    """Set the master and worker groups' desired capacities in the HOT
-    parameters (None: as the request's instantiation level says). Other
-    VDUs, such as the storage server, are no group and keep theirs."""
-    sizes = {'master': masters, 'worker': workers}
-    for vdu, role in ROLE_OF_RESOURCE.items():
-        if sizes.get(role) is not None and vdu in parameters['nfv']['VDU']:
-            parameters['nfv']['VDU'][vdu]['desired_capacity'] = sizes[role]
-    return parameters
-
-
 def request_flavour(request):
     """flavourId of an InstantiateVnfRequest body the lab can build."""
     flavour = request.get('flavourId') if isinstance(request, dict) else None
@@ -462,36 +427,6 @@ def request_flavour(request):
         raise LabError('request: flavourId must be one of %s, got %r'
                        % (', '.join(FLAVOURS), flavour))
     return flavour
-
-
-def check_request(request, package_dir, api='v1'):
-    """The driver's own validation, with the built package: a typo is
-    refused before the lab makes any VM."""
-    from k8s_mgmt import exceptions
-    from k8s_mgmt import params
-    try:
-        params.load_request(request, package_dir=package_dir, api=api)
-    except exceptions.ValidationError as err:
-        raise LabError('request: %s' % '; '.join(
-            '%s: %s' % pair for pair in err.problems))
-
-
-def request_network(request):
-    """The id of the one network the request's extVirtualLinks name: an
-    operator creates it before instantiating; the lab's stand-in Neutron
-    has it, on the lab's bridge and subnet. LabError naming the field for
-    none or several (the lab has one network)."""
-    named = []
-    for link in request.get('extVirtualLinks') or []:
-        if isinstance(link, dict) and isinstance(link.get('resourceId'),
-                                                 str):
-            if link['resourceId'] not in named:
-                named.append(link['resourceId'])
-    if len(named) != 1:
-        raise LabError('request: extVirtualLinks must name exactly one '
-                       'network (resourceId) for the lab, found %d'
-                       % len(named))
-    return named[0]
 
 
 def lab_request(record):

@@ -9,6 +9,7 @@ which is gone; none of them needs a cloud.)
 
 from k8s_mgmt import shipped
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import stack_request
 from k8s_mgmt_lab.machines import vm as vm_mod
 from k8s_mgmt_lab.openstack.iaas import compute
 
@@ -18,7 +19,7 @@ def test_lab_group_sizes_leave_the_storage_server_alone():
         'storage')
     storage = {'flavor': 'm1.medium',
                'image': 'ubuntu-22.04-server-cloudimg-amd64'}
-    parameters = manager.override_group_sizes({'nfv': {'VDU': {
+    parameters = stack_request.override_group_sizes({'nfv': {'VDU': {
         'masterNode': {'desired_capacity': 1},
         'workerNode': {'desired_capacity': 1},
         'storage_server': dict(storage)}}}, masters=1, workers=3)
