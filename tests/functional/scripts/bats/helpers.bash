@@ -32,3 +32,17 @@ mode_of() {
 
 # In a test body only a failing command on its own stops the test: a
 # failure on the left of && does not (set -e), so checks stand one a line.
+
+# The files install_k8s_cluster.sh's configure_registries writes, all under
+# the test's directory (install_functions.bats, install_registry_auth.bats).
+fake_registry_files() {
+    CERTS_D=$BATS_TEST_TMPDIR/certs.d
+    CA_DIR=$BATS_TEST_TMPDIR/ca-certificates
+    HOSTS_FILE=$BATS_TEST_TMPDIR/hosts
+    CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
+    printf '127.0.0.1 localhost\n10.0.0.5 node-1\n' >"$HOSTS_FILE"
+    printf '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = ""\n' >"$CONTAINERD_CONFIG"
+    printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$BATS_TEST_TMPDIR/ca.crt"
+    # update-ca-certificates is the system's: recorded, not run.
+    run() { printf '%s\n' "$*" >>"$BATS_TEST_TMPDIR/ran"; }
+}

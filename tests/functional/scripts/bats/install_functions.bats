@@ -511,19 +511,6 @@ vim_report() { start_vim_account; vim_json; }
     [ "$output" = 'prepare ran' ]
 }
 
-# The files configure_registries writes, all under the test's directory.
-fake_registry_files() {
-    CERTS_D=$BATS_TEST_TMPDIR/certs.d
-    CA_DIR=$BATS_TEST_TMPDIR/ca-certificates
-    HOSTS_FILE=$BATS_TEST_TMPDIR/hosts
-    CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
-    printf '127.0.0.1 localhost\n10.0.0.5 node-1\n' >"$HOSTS_FILE"
-    printf '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = ""\n' >"$CONTAINERD_CONFIG"
-    printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$BATS_TEST_TMPDIR/ca.crt"
-    # update-ca-certificates is the system's: recorded, not run.
-    run() { printf '%s\n' "$*" >>"$BATS_TEST_TMPDIR/ran"; }
-}
-
 @test "-g and -G: registries and hosts lines, each checked" {
     parse_args prepare -g "https://reg.example:5000,/root/ca.crt" -g http://10.0.0.9:5000 \
         -G "10.0.0.8 reg.example reg"

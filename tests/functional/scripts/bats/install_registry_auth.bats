@@ -8,15 +8,10 @@ load helpers
 setup() {
     export K8S_MGMT_STATE_DIR=$BATS_TEST_TMPDIR/state
     load_script install_k8s_cluster.sh
-    CERTS_D=$BATS_TEST_TMPDIR/certs.d
-    CA_DIR=$BATS_TEST_TMPDIR/ca-certificates
-    HOSTS_FILE=$BATS_TEST_TMPDIR/hosts
-    CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
-    printf '127.0.0.1 localhost\n' >"$HOSTS_FILE"
+    fake_registry_files
+    # containerd's own config has its version line, and others may read it.
     printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = ""\n' >"$CONTAINERD_CONFIG"
     chmod 0644 "$CONTAINERD_CONFIG"
-    printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$BATS_TEST_TMPDIR/ca.crt"
-    run() { printf '%s\n' "$*" >>"$BATS_TEST_TMPDIR/ran"; }
     # base64 of "robot$lab:S3cret-pw"
     AUTH=cm9ib3QkbGFiOlMzY3JldC1wdw==
 }
