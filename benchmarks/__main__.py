@@ -37,12 +37,8 @@ workers, no plot unless ``--plot``; no target enforced.
 """
 
 import argparse
-import contextlib
 import dataclasses
-import os
-import shutil
 import sys
-import tempfile
 import typing
 
 from benchmarks import importtime as importtime_mod
@@ -50,6 +46,7 @@ from benchmarks import operations
 from benchmarks import plot as plot_mod
 from benchmarks import report
 from benchmarks import rss as rss_mod
+from benchmarks import shared_plane
 from benchmarks import sweep as sweep_mod
 from benchmarks import wrong_password
 
@@ -198,33 +195,11 @@ def parse(argv):
     return args
 
 
-@contextlib.contextmanager
-def shared_control_plane():
-    """One control plane for every lab of the run (see the module's
-    docstring): a plane each would set up MariaDB, RabbitMQ, Keystone and
-    Heat again for every lab."""
-    from k8s_mgmt_lab.openstack import control_plane
-    from k8s_mgmt_lab.openstack import lab_region
-    if lab_region.shared_plane_default():
-        yield
-        return
-    root = tempfile.mkdtemp(prefix='k8s-mgmt-bench-plane-')
-    os.environ[lab_region.SHARED_PLANE_ENV] = root
-    try:
-        yield
-    finally:
-        del os.environ[lab_region.SHARED_PLANE_ENV]
-        try:
-            control_plane.ControlPlane(root).down()
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
-
-
 def main(argv=None):
     args = parse(argv)
     operations.prepare(args.verbose)
     results = Results()
-    with shared_control_plane():
+    with shared_plane.shared_control_plane():
         lab = operations.Lab(args.init_delay, args.join_delay)
         try:
             measure_all(lab, args, results)

@@ -41,7 +41,7 @@ from k8s_mgmt_lab.conductor import lcm_upgrade
 from k8s_mgmt_lab.conductor import status as lab_status
 
 from benchmarks import vip_failover
-from benchmarks.__main__ import shared_control_plane
+from benchmarks.shared_plane import shared_control_plane
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-upgrade'
 SUBNET = '10.254.225.0/24'
