@@ -29,6 +29,7 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import lcm_scale
 from k8s_mgmt_lab.conductor import lcm_upgrade
+from k8s_mgmt_lab.kube import faults
 from k8s_mgmt_lab.conductor import status as lab_status
 from k8s_mgmt.shared_phases import certs
 from k8s_mgmt.shared_phases import upgrade_plan
@@ -140,9 +141,26 @@ def test_a_simple_cluster_moves_one_minor_and_later_nodes_follow(lab):
     assert versions_seen(lab, master)[2] == server
 
     read_before = cluster_record(made)['certificates_read']
-    done = lcm_upgrade.upgrade(SETTINGS, '1.36')
+    # kubeadm upgrade fails on the worker: the upgrade stops there, the
+    # master upgraded and serving, the worker cordoned; a re-run resumes.
+    worker = first.workers[0]
+    fault = os.path.join(faults.FAULT_DIR, 'kubeadm-upgrade')
+    run(lab, worker, 'mkdir', '-p', faults.FAULT_DIR)
+    run(lab, worker, 'touch', fault)
+    with pytest.raises(upgrade_plan.UpgradeStopped) as stopped:
+        lcm_upgrade.upgrade(SETTINGS, '1.36')
+    text = str(stopped.value)
+    assert text.startswith('Upgrade to 1.36.1 stopped at %s (Upgrade %s '
+                           '(kubeadm upgrade node))' % (worker.name,
+                                                        worker.name)), text
+    assert 'Done: %s; left: ' % master.name in text
+    assert worker.name in text.split('left: ', 1)[1]
+    kubelets, cordoned, server, cluster = versions_seen(lab, master)
+    assert server == cluster == 'v1.36.1' and cordoned == [worker.name]
     # kubeadm upgrade renewed the master's certificates: read again.
     assert cluster_record(made)['certificates_read'] > read_before
+    run(lab, worker, 'rm', '-f', fault)
+    done = lcm_upgrade.upgrade(SETTINGS, '1.36')
     kubelets, cordoned, server, cluster = versions_seen(lab, master)
     assert server == cluster == 'v1.36.1', (server, cluster)
     assert set(kubelets.values()) == {'v1.36.1'}, kubelets

@@ -42,6 +42,7 @@ The phases (HA; a single master skips the VIP, HAProxy and etcd ones)::
     Drain <workers>; Upgrade <workers> (all at once); Wait until ...;
     Uncordon each
     Wait until the certificates are read; Record the certificates' expiry
+                                   (also when a worker stopped the upgrade)
     Record the upgrade as done
 
 A re-run decides from what it reads: a node at the target is skipped, one
@@ -220,30 +221,41 @@ def build(op):
             holder, waits, back_with_next=merged))
         upgraded.append(step.name)
     # kubeadm upgrade renewed the masters' certificates: read while the
-    # workers go.
+    # workers go, recorded after them (or after the worker that stopped
+    # the upgrade: a re-run does not read them again).
     renewed = [by_name[s.name] for s in plan.masters if s.state == up.TODO]
     reading = None
     if renewed and op.scripts.features.certs:
         reading = yield dataclasses.replace(
             certs.read_phase(op, topology.masters), background=True)
-    for batch in plan.batches:
-        yield from _stopping(op, plan, batch[0].name, _batch_phases(
-            op, access, plan, [s for s in batch], by_name))
-        upgraded += [s.name for s in batch]
+    try:
+        for batch in plan.batches:
+            yield from _stopping(op, plan, batch[0].name, _batch_phases(
+                op, access, plan, [s for s in batch], by_name))
+            upgraded += [s.name for s in batch]
+    except up.UpgradeStopped:
+        if reading is not None:
+            yield from _certificates_recorded(op, topology, renewed, reading)
+        raise
     if waits.etcd is not None:
         yield from _stopping(op, plan, plan.masters[-1].name,
                              waits.etcd_wait())
     for wait in waits.at_end():
         yield wait
     if reading is not None:
-        found = yield phases.Phase(
-            'Wait until the certificates are read',
-            action=lambda: reading.result(),
-            nodes=node_work.names(topology.masters), assume={})
-        yield certs.record_phase(op, found or {})
-        _say_renewed(op, renewed, found or {})
+        yield from _certificates_recorded(op, topology, renewed, reading)
     yield _record_phase(op, plan)
     return {'upgraded': upgraded, 'version': str(plan.target)}
+
+
+def _certificates_recorded(op, topology, renewed, reading):
+    """Wait for the certificates read in the background; record them."""
+    found = yield phases.Phase(
+        'Wait until the certificates are read',
+        action=lambda: reading.result(),
+        nodes=node_work.names(topology.masters), assume={})
+    yield certs.record_phase(op, found or {})
+    _say_renewed(op, renewed, found or {})
 
 
 def _say_renewed(op, masters, found):

@@ -19,6 +19,9 @@ STEPS = {
                     'must reset)',
     'kubeadm-join': 'kubeadm join fails in its kubelet-start phase, after '
                     'discovery accepted the token and the CA',
+    'kubeadm-upgrade': 'kubeadm upgrade apply|node fails in its static-pod '
+                       'phase, after apt upgraded kubeadm (a re-run '
+                       'resumes there)',
     'kubelet': 'the kubelet exits at start (systemctl start fails) and a '
                'running kubelet stops: its node turns NotReady',
     'apt': 'the package mirrors are unreachable: apt-get fails (exit 100) '

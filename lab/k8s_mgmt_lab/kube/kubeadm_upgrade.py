@@ -29,6 +29,7 @@ from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import certs
 from k8s_mgmt_lab.kube import controlplane as cp
+from k8s_mgmt_lab.kube import faults
 from k8s_mgmt_lab.kube import systemctl
 
 CONFIG_MAP = '/api/v1/namespaces/kube-system/configmaps/kubeadm-config'
@@ -120,6 +121,16 @@ def upgrade_control_plane(version):
           'successfully!')
 
 
+def _fail_if_faulted():
+    """An injected kubeadm-upgrade fault: the upgrade's static-pod (or,
+    on a worker, kubelet-config) phase fails, nothing of it done."""
+    if faults.active('kubeadm-upgrade'):
+        print('[upgrade] Upgrading the node')
+        faults.note('kubeadm-upgrade')
+        raise cp.Failure('[upgrade/staticpods] FATAL: timed out waiting '
+                         'for the condition')
+
+
 def _renew_unless_told(args):
     if '--certificate-renewal=false' not in args:
         certs.renew_in_upgrade()
@@ -182,6 +193,7 @@ def apply(args, words, admin_api):
         raise cp.Failure(refused)
     print('[upgrade/version] You have chosen to change the cluster version '
           'to "%s"' % _show(target))
+    _fail_if_faulted()
     _renew_unless_told(args)
     upgrade_control_plane(target)
     set_cluster_version(api, target)
@@ -193,6 +205,7 @@ def apply(args, words, admin_api):
 
 def node(args, admin_api):
     mine = parse(kube.kubernetes_version())
+    _fail_if_faulted()
     if not is_control_plane():
         cp.model_duration('upgrade')
         print('[upgrade] Skipping phase. Not a control plane node.')
