@@ -98,12 +98,13 @@ def record_of(args):
 def rows(record, now, days):
     """(master, certificate, expiry, days left, state) per recorded
     certificate, masters and names sorted."""
+    from k8s_mgmt import kube_certs
     found = []
     for master, certificates in sorted((record.get('certificates') or {})
                                        .items()):
         for name, expires in sorted(certificates.items()):
-            left = (datetime.datetime.fromisoformat(expires) - now
-                    ).total_seconds() / 86400.0
+            left = kube_certs.Certificate(
+                name, datetime.datetime.fromisoformat(expires)).days_left(now)
             state = ('expired' if left < 0 else
                      'renew' if left < days else 'ok')
             found.append((master, name, expires, left, state))

@@ -126,8 +126,10 @@ def skipped(title, reason, assume=None):
 
 def wait_for(title, started, running):
     """The phase that waits for the background phase ``started`` and
-    gives its result (``running``: what the runner handed back for it)."""
-    return Phase(title, nodes=started.nodes, action=lambda: running.result())
+    gives its result (``running``: what the runner handed back for it;
+    the dry run gets ``started``'s assumed result)."""
+    return Phase(title, nodes=started.nodes, action=lambda: running.result(),
+                 assume=started.assume)
 
 
 def run(operation, prefix):

@@ -60,23 +60,16 @@ def as_record(found):
             for node, certificates in sorted(found.items())}
 
 
-RECORD_WORK = phases.Work(None, 'local', 'cluster record: %s of every '
-                          'master' % RECORD_KEY)
-
-
-def record(op, found):
-    """Keep ``found`` (read_phase's result) in the cluster record, with
-    the time; warn of what expires soon. The record kept."""
-    kept = as_record(found)
-    op.state.update_cluster_record(**{
-        RECORD_KEY: kept, READ_KEY: now().isoformat(timespec='seconds')})
-    warn_expiring(op)
-    return kept
-
-
 def record_phase(op, found):
-    return Phase('Record the certificates\' expiry', work=(RECORD_WORK,),
-                 action=lambda: record(op, found))
+    def record():
+        kept = as_record(found)
+        op.state.update_cluster_record(**{
+            RECORD_KEY: kept, READ_KEY: now().isoformat(timespec='seconds')})
+        warn_expiring(op)
+        return kept
+    return Phase('Record the certificates\' expiry', work=(phases.Work(
+        None, 'local', 'cluster record: %s of every master' % RECORD_KEY),),
+        action=record)
 
 
 def expiring(record, at, days=kube_certs.WARNING_DAYS):

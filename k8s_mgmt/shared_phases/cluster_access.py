@@ -44,7 +44,7 @@ class ClusterAccess:
 TITLE_REGISTERED = 'Check the registered VIM\'s credentials'
 
 
-def _registered_work(ends, then=''):
+def registered_work(ends, then=''):
     return phases.api_work(
         'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token and '
         'CA (when there is one)%s' % (ends.api_url, then))
@@ -60,7 +60,7 @@ def registered_phase(op, topology, first):
     balancer and move no VIP: the check's client, and its connection,
     serve the operation."""
     ends = scripts.endpoints(topology, op.params, first)
-    return Phase(TITLE_REGISTERED, work=(_registered_work(ends),),
+    return Phase(TITLE_REGISTERED, work=(registered_work(ends),),
                  action=lambda: registered_access(op, ends, keep_check=True),
                  assume=None)
 
@@ -81,7 +81,7 @@ def api_phase(op, title, topology, master, first, registered=True):
         return access_with(op, ends, script_output.VimCredentials.from_output(
             master.name, call.mode, result.stdout))
     return Phase(title, nodes=(master.name,),
-                 work=((_registered_work(ends, '; if refused:'),)
+                 work=((registered_work(ends, '; if refused:'),)
                        if registered else ()) + (
                      phases.script_work(call, uploads.REMOTE_DIR),),
                  action=access, assume=ClusterAccess(None, None, ends))

@@ -22,7 +22,6 @@ from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
 from k8s_mgmt.v2 import instance as v2_instance
 from k8s_mgmt.v2 import operations
-from k8s_mgmt.v2.operations import V2Hook
 
 LOG = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ def modify_information_end(script_dict):
                  v2_instance.instance_id(script_dict['vnf_instance']))
         return None
     operation, options = wanted
-    hook = V2Hook(script_dict)
+    hook = operations.V2Hook(script_dict)
     done = hook.run(operation, 'modify_information_end', kwargs=options)
     shared_state.drop_metadata(hook.instance, modify_request.KEYS)
     return done
@@ -86,7 +85,7 @@ def change_current_package_start(script_dict):
     updates the stack: a refusal comes before anything changed."""
     wanted = modify_request.change_package_of(
         operations.additional_of(script_dict), script_dict.get('tmp_csar_dir'))
-    hook = V2Hook(script_dict)
+    hook = operations.V2Hook(script_dict)
     hook.local.write(PACKAGE_SERVERS, json.dumps(_servers(script_dict)))
     if wanted is None:
         LOG.info('change_current_package_start of VNF instance %s: the new '
@@ -109,7 +108,7 @@ class ServersReplaced(exceptions.MgmtDriverError):
 
 def change_current_package_end(script_dict):
     """Heat kept every VM: a change of package replaces no node."""
-    hook = V2Hook(script_dict)
+    hook = operations.V2Hook(script_dict)
     recorded = hook.local.read(PACKAGE_SERVERS)
     if recorded is None:
         LOG.warning('change_current_package_end of VNF instance %s: '
@@ -126,7 +125,7 @@ def change_current_package_end(script_dict):
 def change_current_package_rollback_start(script_dict):
     """Refused once the upgrade changed any node (Kubernetes cannot be
     downgraded); else Heat's rollback goes on."""
-    return V2Hook(_cluster_request(script_dict)).run(
+    return operations.V2Hook(_cluster_request(script_dict)).run(
         'upgrade_rollback', 'change_current_package_rollback_start')
 
 

@@ -243,9 +243,7 @@ def error_data(err):
     if not isinstance(err, exceptions.MgmtDriverError):
         return None
     data = err.handling_data()
-    if not data:
-        return None
-    return {key: _redacted(value) for key, value in data.items()}
+    return _redacted(data) if data else None
 
 
 def _redacted(value):

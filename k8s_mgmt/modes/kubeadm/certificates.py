@@ -151,9 +151,9 @@ def vim_phases(op, topology, helper):
         known = cluster_access.registered_access(op, ends)
         return REFUSED if known is None else ACCEPTED
     found = yield Phase(
-        cluster_access.TITLE_REGISTERED, work=(phases.api_work(
-            'GET %s/api/v1/nodes?limit=1 with the registered VIM\'s token '
-            'and CA' % ends.api_url),), action=check, assume=ACCEPTED)
+        cluster_access.TITLE_REGISTERED,
+        work=(cluster_access.registered_work(ends),), action=check,
+        assume=ACCEPTED)
     if found != REFUSED:
         return
     access = yield cluster_access.api_phase(

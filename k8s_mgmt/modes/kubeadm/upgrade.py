@@ -181,9 +181,8 @@ def build(op):
                                               topology.vip)
         holder = next((m.name for m in topology.masters
                        if m.name in (holders or ())), None)
-    reports = yield phases.Phase(
-        'Wait until every node is checked', nodes=check.nodes,
-        action=lambda: checking.result(), assume=check.assume)
+    reports = yield phases.wait_for('Wait until every node is checked',
+                                    check, checking)
     plan = yield node_work.local_phase(
         op, 'Decide the upgrade to %s' % target, up.decide, target,
         node_checks(topology, reports, states),
@@ -226,8 +225,10 @@ def build(op):
     renewed = [by_name[s.name] for s in plan.masters if s.state == up.TODO]
     reading = None
     if renewed and op.scripts.features.certs:
-        reading = yield dataclasses.replace(
-            certs.read_phase(op, topology.masters), background=True)
+        read = dataclasses.replace(certs.read_phase(op, topology.masters),
+                                   background=True)
+        reading = phases.wait_for('Wait until the certificates are read',
+                                  read, (yield read))
     try:
         for batch in plan.batches:
             yield from _stopping(op, plan, batch[0].name, _batch_phases(
@@ -235,7 +236,7 @@ def build(op):
             upgraded += [s.name for s in batch]
     except up.UpgradeStopped:
         if reading is not None:
-            yield from _certificates_recorded(op, topology, renewed, reading)
+            yield from _certificates_recorded(op, renewed, reading)
         raise
     if waits.etcd is not None:
         yield from _stopping(op, plan, plan.masters[-1].name,
@@ -243,17 +244,15 @@ def build(op):
     for wait in waits.at_end():
         yield wait
     if reading is not None:
-        yield from _certificates_recorded(op, topology, renewed, reading)
+        yield from _certificates_recorded(op, renewed, reading)
     yield _record_phase(op, plan)
     return {'upgraded': upgraded, 'version': str(plan.target)}
 
 
-def _certificates_recorded(op, topology, renewed, reading):
-    """Wait for the certificates read in the background; record them."""
-    found = yield phases.Phase(
-        'Wait until the certificates are read',
-        action=lambda: reading.result(),
-        nodes=node_work.names(topology.masters), assume={})
+def _certificates_recorded(op, renewed, reading):
+    """``reading`` (the wait for the certificates read in the background),
+    then the record of them."""
+    found = yield reading
     yield certs.record_phase(op, found or {})
     _say_renewed(op, renewed, found or {})
 
@@ -322,9 +321,7 @@ class Waits(object):
         if self.etcd is not None:
             title, phase, handle = self.etcd
             self.etcd = None
-            yield phases.Phase(title, nodes=phase.nodes,
-                               action=lambda: handle.result(),
-                               assume=phase.assume)
+            yield phases.wait_for(title, phase, handle)
 
     def at_end(self):
         found, self.end = self.end, []

@@ -188,7 +188,7 @@ def _change(tmp_path, operation, version=None, **additional):
 def test_a_change_of_package_upgrades_to_the_version_it_names(
         paths, monkeypatch):
     ran = []
-    monkeypatch.setattr(modify.V2Hook, 'run', lambda self, *a, **k: (
+    monkeypatch.setattr(operations.V2Hook, 'run', lambda self, *a, **k: (
         ran.append((a, k, self.script_dict['request']))))
     modify.change_current_package_start(_change(
         paths, 'change_current_package_start', '1.36'))
