@@ -53,14 +53,23 @@ class OpOccs(object):
         return self.rest.all_records('list op occurrences', self.path,
                                      filter)
 
-    def wait(self, op_id, deadline, expect=COMPLETED):
+    def wait(self, op_id, deadline, expect=COMPLETED, unrecorded=0.0):
         """The occurrence once it ends in ``expect`` (ROLLED_BACK after a
         rollback), within ``deadline`` seconds; TackerApiError with the
-        state and Tacker's ``error.detail`` when it ends otherwise."""
+        state and Tacker's ``error.detail`` when it ends otherwise.
+        ``unrecorded``: for how many seconds a 404 means the occurrence is
+        not recorded yet (Tacker 16's v1 PATCH answers 202 with the
+        occurrence's address before its conductor records it)."""
         poll = Poll(deadline, first=self.first, maximum=self.maximum)
         occurrence = {}
+        began = self._clock()
         for _ in poll:
-            occurrence = self.show(op_id, 'wait')
+            try:
+                occurrence = self.show(op_id, 'wait')
+            except TackerApiError as err:
+                if err.status == 404 and self._clock() - began < unrecorded:
+                    continue
+                raise
             state = occurrence.get('operationState')
             stale = self._stale(op_id, occurrence)
             if state in TERMINAL and not stale:

@@ -47,6 +47,9 @@ class FakeTacker(object):
         self.refuse_content = 0         # uploads set back to CREATED
         self.on_refuse = None           # called with the refused package
         self.stall_content = 0          # uploads left PROCESSING for good
+        # Reads of a PATCH's occurrence answered 404 first (Tacker 16's v1
+        # conductor records it after the API answered 202).
+        self.unrecorded_reads = 0
         self.on_stall = None            # called with the stalled package
         self.hold = set()
         self.lcm_location = True        # False: a 202 without Location
@@ -259,6 +262,8 @@ class FakeTacker(object):
                       'operationParams': json.loads(body),
                       'operationState': 'STARTING', 'error': None,
                       '_script': list(self.outcome)}
+        if rest[1] == 'modify_info':
+            occurrence['_unrecorded'] = self.unrecorded_reads
         self._enter(occurrence, 'STARTING')
         self.occurrences[occurrence['id']] = occurrence
         if not self.lcm_location:
@@ -272,6 +277,9 @@ class FakeTacker(object):
         if not rest:
             return 200, [_public(o) for o in self.occurrences.values()], ()
         occurrence = self.occurrences.get(rest[0])
+        if occurrence is not None and occurrence.get('_unrecorded'):
+            occurrence['_unrecorded'] -= 1
+            occurrence = None
         if occurrence is None:
             return _problem(404, 'VnfLcmOpOcc NOT FOUND', 'VnfLcmOpOcc %s '
                             'could not be found.' % rest[0])
