@@ -18,7 +18,7 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import preload
 from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
-from k8s_mgmt import tacker_op_params
+from k8s_mgmt import tacker_modify_info
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.tacker_objects import field
 
@@ -189,12 +189,21 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         # Tacker 16 recorded this PATCH's operationParams as a Python
         # literal its own API cannot show: rewritten as JSON, so that
         # 'openstack vnflcm op show' follows the operation.
-        tacker_op_params.repair(context, field(vnf_instance, 'id'))
+        tacker_modify_info.repair(context, field(vnf_instance, 'id'))
 
     def modify_information_end(self, context, vnf_instance,
                                modify_vnf_request, **kwargs):
         # Also here, for a VNFD that names no modify_information_start.
-        tacker_op_params.repair(context, field(vnf_instance, 'id'))
+        tacker_modify_info.repair(context, field(vnf_instance, 'id'))
+        try:
+            self._modify(context, vnf_instance, modify_vnf_request, kwargs)
+        except Exception:
+            # Tacker 16's revert of a failed PATCH would leave the VNF's
+            # row locked (tacker_modify_info).
+            tacker_modify_info.autocommit_legacy_session(context)
+            raise
+
+    def _modify(self, context, vnf_instance, modify_vnf_request, kwargs):
         # A PATCH of the instance's metadata k8sMgmtUpgrade asks for an
         # upgrade, k8sMgmtCertificates for a check or renewal (Tacker saved
         # the metadata before this hook).

@@ -160,7 +160,7 @@ def _patched(tmp_path, name, metadata):
     """``openstack vnflcm update INSTANCE --I NAME.json`` with
     ``metadata``: the one new MODIFY_INFO occurrence, followed with ``op
     list`` until it ended, as ``op show`` then shows it (Tacker 16 itself
-    answers 500 there for every MODIFY_INFO: tacker_op_params)."""
+    answers 500 there for every MODIFY_INFO: tacker_modify_info)."""
     inst_id = _status()['tacker']['vnf_instance_id']
     known = {o['id'] for o in _openstack('vnflcm', 'op', 'list')}
     path = tmp_path / ('%s.json' % name)

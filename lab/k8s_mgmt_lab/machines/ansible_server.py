@@ -66,6 +66,49 @@ def _venv_bin():
     return os.path.dirname(os.path.abspath(sys.executable))
 
 
+# The VM mounts its own tmpfs on these: what the host has there is bound
+# into the VM read-only (kube.layer.host_paths), never changed from it.
+_VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
+
+
+def _python_paths():
+    """The host directories the Ansible server's tools run from: the
+    environment's bin, its interpreter, the prefixes and this code."""
+    import k8s_mgmt
+    import k8s_mgmt_lab
+    return [_venv_bin(), os.path.dirname(os.path.realpath(sys.executable)),
+            sys.prefix, sys.base_prefix,
+            os.path.dirname(os.path.dirname(k8s_mgmt.__file__)),
+            os.path.dirname(os.path.dirname(k8s_mgmt_lab.__file__))]
+
+
+def closed_ancestors(paths):
+    """The directories on the way to ``paths`` (themselves included) that
+    others may not enter on the host (no o+x: /root, a checkout made with
+    mktemp -d under /var/tmp), on the host's root filesystem: the VM sees
+    them through its overlay, where a chmod changes only the VM's copy.
+    Under the VM's own mounts and on other filesystems the lab binds the
+    host's directories read-only; they are left as they are."""
+    root_dev = os.stat('/').st_dev
+    found = set()
+    for path in paths:
+        path = os.path.realpath(path)
+        while True:
+            if any(path == m or path.startswith(m + '/')
+                   for m in _VM_OWN_MOUNTS):
+                break
+            try:
+                info = os.stat(path)
+            except OSError:
+                break
+            if info.st_dev == root_dev and not info.st_mode & 0o001:
+                found.add(path)
+            if path == '/':
+                break
+            path = os.path.dirname(path)
+    return sorted(found)
+
+
 def dl_k8s_io_url_yaml(downloads):
     """The role-defaults file that points kubespray's ``dl_k8s_io_url`` at
     ``downloads`` (a JSON string is a YAML double-quoted scalar)."""
@@ -77,7 +120,7 @@ def dl_k8s_io_url_yaml(downloads):
             'dl_k8s_io_url: %s\n' % json.dumps(downloads))
 
 
-def setup_script(venv_bin, downloads=None):
+def setup_script(venv_bin, downloads=None, closed=None):
     """The root shell script that makes a fresh lab VM the Ansible server.
 
     Every path comes from the host's filesystem, which the VM sees through
@@ -85,7 +128,11 @@ def setup_script(venv_bin, downloads=None):
     at the same paths). With ``downloads`` (the lab's mirror of dl.k8s.io,
     ``http://GATEWAY:PORT/dl``) the copied stand-in downloads the
     Kubernetes binaries from there (:data:`DL_K8S_IO_URL_FILE`); without
-    it, from dl.k8s.io."""
+    it, from dl.k8s.io. ``closed``: the directories the SSH user must be
+    let through in the VM (default: :func:`closed_ancestors` of the
+    environment and this code)."""
+    if closed is None:
+        closed = closed_ancestors(_python_paths())
     site = []
     if downloads is not None:
         # One line of the script: printf writes each argument as a line.
@@ -97,9 +144,12 @@ def setup_script(venv_bin, downloads=None):
                      for tool in ANSIBLE_TOOLS)
     return '\n'.join([
         'set -eu',
-        # The environment's interpreter may live under /root (pyenv): the
-        # SSH user must be able to reach it. Only this VM's /root changes.
-        'chmod o+x /root',
+    ] + [
+        # The environment's interpreter may live under /root (pyenv), the
+        # checkout under a directory only root may enter: the SSH user must
+        # reach them. Only this VM's copy of each directory changes.
+        'chmod o+x %s' % shlex.quote(path) for path in closed
+    ] + [
         'rm -rf %s' % KUBESPRAY_ROOT,
         'mkdir -p /opt %s %s' % (CALLBACK_DIR,
                                  shlex.quote(os.path.dirname(AUDIT_LOG))),

@@ -59,7 +59,10 @@ class OpOccs(object):
         state and Tacker's ``error.detail`` when it ends otherwise.
         ``unrecorded``: for how many seconds a 404 means the occurrence is
         not recorded yet (Tacker 16's v1 PATCH answers 202 with the
-        occurrence's address before its conductor records it)."""
+        occurrence's address before its conductor records it), and a 500
+        of Tacker's JSONDecodeError that the driver has not made it
+        readable yet (k8s_mgmt.tacker_modify_info: its first hook rewrites
+        what Tacker recorded, a moment after)."""
         poll = Poll(deadline, first=self.first, maximum=self.maximum)
         occurrence = {}
         began = self._clock()
@@ -67,7 +70,7 @@ class OpOccs(object):
             try:
                 occurrence = self.show(op_id, 'wait')
             except TackerApiError as err:
-                if err.status == 404 and self._clock() - began < unrecorded:
+                if _not_yet(err) and self._clock() - began < unrecorded:
                     continue
                 raise
             state = occurrence.get('operationState')
@@ -131,6 +134,13 @@ class OpOccs(object):
             return True
         del self._restarted[op_id]
         return False
+
+
+def _not_yet(err):
+    """Whether ``err`` is Tacker 16 showing a PATCH's occurrence before it
+    is recorded (404), or before the driver made it readable (500)."""
+    return err.status == 404 or (
+        err.status == 500 and 'JSONDecodeError' in (err.detail or ''))
 
 
 def _operation(occurrence):

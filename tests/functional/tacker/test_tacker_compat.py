@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 CASES = [os.path.join(HERE, name)
          for name in ('tacker_cases.py', 'user_data_cases.py',
-                      'op_params_cases.py')]
+                      'modify_info_cases.py')]
 
 
 def test_tacker_compatibility_cases_pass_in_a_clean_process():

@@ -50,6 +50,7 @@ class FakeTacker(object):
         # Reads of a PATCH's occurrence answered 404 first (Tacker 16's v1
         # conductor records it after the API answered 202).
         self.unrecorded_reads = 0
+        self.unreadable_once = False    # the last of those a 500 instead
         self.on_stall = None            # called with the stalled package
         self.hold = set()
         self.lcm_location = True        # False: a 202 without Location
@@ -279,6 +280,11 @@ class FakeTacker(object):
         occurrence = self.occurrences.get(rest[0])
         if occurrence is not None and occurrence.get('_unrecorded'):
             occurrence['_unrecorded'] -= 1
+            if occurrence['_unrecorded'] == 0 and self.unreadable_once:
+                # Recorded, not yet rewritten as JSON by the driver.
+                return _problem(500, 'Internal Server Error',
+                                'Unexpected API Error. <class '
+                                '\'json.decoder.JSONDecodeError\'>')
             occurrence = None
         if occurrence is None:
             return _problem(404, 'VnfLcmOpOcc NOT FOUND', 'VnfLcmOpOcc %s '

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 
 import yaml
@@ -151,3 +152,34 @@ def _first_then_written(line, where):
     written(line, where / 'roles' / 'lab_kubeadm' / 'defaults' / 'main' /
             'dl_k8s_io_url.yml')
     return before, play(where)
+
+
+def test_the_ssh_user_is_let_through_closed_directories_in_the_vm():
+    # A checkout made with mktemp -d under /var/tmp (0700): the SSH user
+    # of the Ansible server VM could not reach its .venv's ansible-playbook.
+    top = tempfile.mkdtemp(dir='/var/tmp')
+    try:
+        venv_bin = os.path.join(top, 'main', '.venv', 'bin')
+        os.makedirs(venv_bin)
+        os.chmod(top, 0o700)
+        closed = ansible_server.closed_ancestors([venv_bin, '/tmp/x/y'])
+        assert top in closed
+        assert os.path.join(top, 'main') not in closed      # 0755
+        assert not [p for p in closed if p.startswith('/tmp')]
+        script = ansible_server.setup_script(venv_bin, closed=closed)
+        lines = script.splitlines()
+        chmods = [line for line in lines if line.startswith('chmod o+x ')]
+        assert 'chmod o+x %s' % shlex.quote(top) in chmods
+        # Before the tools are linked and tried as the SSH user.
+        assert lines.index(chmods[-1]) < next(
+            i for i, x in enumerate(lines) if x.startswith('su - '))
+    finally:
+        shutil.rmtree(top)
+
+
+def test_the_default_covers_the_running_environment():
+    closed = ansible_server.closed_ancestors(ansible_server._python_paths())
+    script = ansible_server.setup_script(VENV_BIN)
+    assert [line for line in script.splitlines()
+            if line.startswith('chmod o+x ')] == [
+        'chmod o+x %s' % shlex.quote(p) for p in closed]

@@ -174,13 +174,14 @@ def test_an_unknown_occurrence_is_tackers_404(tacker):
 def test_a_patch_not_recorded_yet_is_waited_for(fake, tacker, instance):
     # Tacker 16's v1 PATCH answers 202 with the occurrence's address before
     # its conductor records it: a 404 is "not yet" for a while...
-    fake.unrecorded_reads = 2
+    # (and a 500 while the driver has not rewritten what Tacker recorded)
+    fake.unrecorded_reads, fake.unreadable_once = 3, True
     op_id = tacker.instances.update(instance, {'metadata': {'a': 'b'}})
     done = tacker.op_occs.wait(op_id, deadline=5, unrecorded=5)
     assert (done['operation'], done['operationState']) == ('MODIFY_INFO',
                                                            'COMPLETED')
     # ... and at once an error for any other wait.
-    fake.unrecorded_reads = 1
+    fake.unrecorded_reads, fake.unreadable_once = 1, False
     op_id = tacker.instances.update(instance, {'metadata': {'a': 'c'}})
     with pytest.raises(TackerApiError) as caught:
         tacker.op_occs.wait(op_id, deadline=5)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from k8s_mgmt import tacker_op_params
+from k8s_mgmt import tacker_modify_info
 
 
 @pytest.mark.parametrize('body', [
@@ -16,7 +16,7 @@ from k8s_mgmt import tacker_op_params
     {'vimConnectionInfo': [{'id': 'v', 'extra': {'a': [1, {'b': True}]}}]},
 ])
 def test_what_tacker_16_records_becomes_the_json_of_the_same_body(body):
-    fixed = tacker_op_params.as_json(str(body))
+    fixed = tacker_modify_info.as_json(str(body))
     assert json.loads(fixed) == body
 
 
@@ -30,11 +30,11 @@ def test_what_tacker_16_records_becomes_the_json_of_the_same_body(body):
     "{'a': {1, 2}}",                   # a set: no JSON for it
 ])
 def test_anything_else_is_left_alone(text):
-    assert tacker_op_params.as_json(text) is None
+    assert tacker_modify_info.as_json(text) is None
 
 
 def test_nothing_happens_outside_a_tacker_conductor():
     # No Tacker context (the lab's own conductor, plan, tests): no database.
-    assert tacker_op_params.repair({'auth_token': 'x'}, 'i-1') == []
-    assert tacker_op_params.repair(None, 'i-1') == []
-    assert tacker_op_params.repair(object(), '') == []
+    assert tacker_modify_info.repair({'auth_token': 'x'}, 'i-1') == []
+    assert tacker_modify_info.repair(None, 'i-1') == []
+    assert tacker_modify_info.repair(object(), '') == []
