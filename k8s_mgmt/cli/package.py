@@ -167,6 +167,8 @@ def v2_request(body):
 
 
 def _v2_vim_connections(entries):
+    if isinstance(entries, dict):
+        return entries      # v2's shape already: kept as the operator wrote
     first = entries[0] if entries else {}
     return {V2_VIM_KEY: {'vimId': first.get('vimId'),
                          'vimType': V2_VIM_TYPE}}

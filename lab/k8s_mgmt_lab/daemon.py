@@ -15,6 +15,7 @@ import sys
 import threading
 
 from k8s_mgmt_lab import manager
+from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.tacker_lcm import vim as tacker_vim
 
 
@@ -53,6 +54,17 @@ def parse(argv):
     return parser.parse_args(argv)
 
 
+def failure(err, log_path):
+    """What ``lab up`` says of ``err``: a LabError's own words (the lab
+    refused something, naming it); anything else is a defect of the lab,
+    named with its type and the log that holds its traceback."""
+    if isinstance(err, LabError):
+        return str(err)
+    text = str(err)
+    return '%s%s (a fault of the lab itself; its traceback is in %s)' % (
+        type(err).__name__, ': ' + text if text else '', log_path)
+
+
 def main(argv=None):
     args = parse(argv)
     settings = manager.LabSettings(
@@ -80,10 +92,13 @@ def main(argv=None):
         if lab.region.tacker:
             tacker_vim.register_default(settings)
     except BaseException as err:  # report, then leave nothing behind
+        if not isinstance(err, LabError):
+            logging.exception('lab up failed')
         try:
             lab.down()
         finally:
-            _report(args.status_fd, {'error': str(err) or type(err).__name__})
+            _report(args.status_fd, {'error': failure(
+                err, manager.daemon_log(settings))})
         return 1
     _report(args.status_fd, {'ready': True})
     stop.wait()

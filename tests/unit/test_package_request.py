@@ -129,6 +129,15 @@ def test_the_v2_request_of_each_flavour(flavour):
     assert set(body) == set(v1)
 
 
+@pytest.mark.parametrize('flavour', shipped.sample_flavours())
+def test_a_v2_request_is_taken_as_it_is(flavour):
+    # "lab up --api v2 --request" with the body "package request --api v2"
+    # printed: reshaped again, it failed with "lab up failed: 0".
+    from k8s_mgmt.cli import package as package_cli
+    body = package_cli.filled_request(flavour, 'my-vim', 'my-net', api='v2')
+    assert package_cli.v2_request(json.loads(json.dumps(body))) == body
+
+
 def test_the_cli_prints_the_v2_request(tmp_path):
     proc = cli('simple', '--api', 'v2', '--vim-id', 'my-vim',
                cwd=str(tmp_path))
