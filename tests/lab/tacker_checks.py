@@ -69,3 +69,13 @@ def one_vip_and_verified_pins(cli, subnet, masters, instance_id):
     for conductor, keys in pins(cli, instance_id).items():
         assert keys and all(k['verified'] == 'console'
                             for k in keys.values()), (conductor, keys)
+
+
+def kubelets(cli, master):
+    """{node: kubelet version} as kubectl inside the master VM ``master``
+    (its name or server id) reports, through ``cli`` (a LabCLI)."""
+    nodes = json.loads(cli(
+        'exec', master, '--', 'kubectl', '--kubeconfig',
+        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json').stdout)
+    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
+            for n in nodes['items']}

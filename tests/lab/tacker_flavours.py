@@ -30,6 +30,7 @@ import re
 from k8s_mgmt_lab import manager
 
 import readme_session
+import tacker_checks
 
 # python-tackerclient merges the file into the heal request's body.
 KEEP_VOLUME = {'additionalParams': {
@@ -149,10 +150,7 @@ UPGRADE = {'metadata': {'k8sMgmtUpgrade': '1.36'}}
 
 
 def _kubelets(session):
-    nodes = json.loads(_kubectl(session.cli, _master(session), 'get',
-                                'nodes', '-o', 'json'))['items']
-    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
-            for n in nodes}
+    return tacker_checks.kubelets(session.cli, _master(session))
 
 
 def check_upgrade(session):

@@ -179,12 +179,8 @@ def _patched(tmp_path, name, metadata):
 
 
 def _kubelets():
-    master = _vnfc_of(_status(), 'master')['server_id']
-    nodes = json.loads(k8s_mgmt(
-        'exec', master, '--', 'kubectl', '--kubeconfig',
-        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json').stdout)
-    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
-            for n in nodes['items']}
+    return tacker_checks.kubelets(k8s_mgmt,
+                                  _vnfc_of(_status(), 'master')['server_id'])
 
 
 def _metadata():

@@ -36,6 +36,7 @@ import shutil
 import pytest
 
 import readme_session
+import tacker_checks
 import tacker_flavours
 import vip_probe
 from lab_cli import LabCLI
@@ -135,14 +136,6 @@ def _no_password_resent(session):
         assert not [w for w in SECRET_WORDS if w in text], (op, text)
 
 
-def _kubelets(session, master):
-    nodes = json.loads(k8s_mgmt(
-        'exec', master, '--', 'kubectl', '--kubeconfig',
-        '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json').stdout)
-    return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
-            for n in nodes['items']}
-
-
 def _vip_url():
     [vim] = [v for v in readme_session.openstack_json(k8s_mgmt, 'vim',
                                                       'list')
@@ -174,7 +167,7 @@ def _upgrade_then_renew(session):
     masters = sorted(readme_session.server_id(v) for v in session.vnfcs()
                      if v['vduid'] == 'masterNode')
     servers = sorted(readme_session.server_id(v) for v in session.vnfcs())
-    before = set(_kubelets(session, masters[0]).values())
+    before = set(tacker_checks.kubelets(k8s_mgmt, masters[0]).values())
     assert len(before) == 1 and before.pop().startswith('v1.35.')
     vnfd_id = session.onboard('--api v2 --kubernetes-version 1.36',
                               'k8s_mgmt_vnf_package_v2_k136.zip')
@@ -183,7 +176,8 @@ def _upgrade_then_renew(session):
             'upgrade_type': 'RollingUpdate', 'vdu_params': []}}, handle)
     _probed(session, _line(session, 'change-vnfpkg VNF_INSTANCE_ID '
                                     'change.json'))
-    assert set(_kubelets(session, masters[0]).values()) == {'v1.36.1'}
+    assert set(tacker_checks.kubelets(k8s_mgmt, masters[0]).values()) == {
+        'v1.36.1'}
     # Heat kept every VM; the instance names the new package.
     assert sorted(readme_session.server_id(v)
                   for v in session.vnfcs()) == servers
@@ -222,7 +216,8 @@ def _after_heal(session):
     # rebuild included, run the upgrade's version.
     master = [readme_session.server_id(v) for v in session.vnfcs()
               if v['vduid'] == 'masterNode'][0]
-    assert set(_kubelets(session, master).values()) == {'v1.36.1'}
+    assert set(tacker_checks.kubelets(k8s_mgmt, master).values()) == {
+        'v1.36.1'}
 
 
 def test_the_readme_v2_session_on_the_complex_flavour(
