@@ -66,6 +66,12 @@ def follow(settings, instance):
         record['vnfc_ids'] = vnfc_ids(instance, record.get('api') or 'v1')
         record.pop('terminated', None)
     else:
-        record.update(stack_id=None, stack_name=None, vnfc_ids={})
+        # Not instantiated: terminated (no stack), or an instantiate that
+        # ended FAILED_TEMP, whose VMs Heat still has and Tacker names in
+        # no VNFC: the lab's tools (status, exec, kill) reach them until
+        # a rollback or a retry.
+        found = find_stack(record, instance['id'])
+        record['stack_id'], record['stack_name'] = found or (None, None)
+        record['vnfc_ids'] = {}
     manager.write_record(settings.lab_file, record)
     return record

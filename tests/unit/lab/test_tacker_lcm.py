@@ -396,3 +396,20 @@ def test_v2_vnfc_ids_are_its_vnfc_info_ids():
         'vnfcInfo': [{'id': 'info-1', 'vduId': 'workerNode',
                       'vnfcResourceInfoId': 'vnfc-1'}]}}
     assert record_mod.vnfc_ids(v1) == {server: 'vnfc-1'}
+
+
+@pytest.mark.parametrize('stack, recorded', [
+    (('s-9', 'vnflcm_i-1'), ('s-9', 'vnflcm_i-1')),   # FAILED_TEMP: its VMs
+    (None, (None, None)),                             # terminated
+])
+def test_an_instance_not_instantiated_keeps_the_stack_heat_has(
+        tmp_path, monkeypatch, stack, recorded):
+    settings = manager.LabSettings(state_dir=str(tmp_path))
+    manager.write_record(settings.lab_file, {'flavour': 'simple',
+                                             'stack_id': 'old'})
+    monkeypatch.setattr(record_mod, 'find_stack',
+                        lambda record, instance_id: stack)
+    record = record_mod.follow(settings, {
+        'id': 'i-1', 'instantiationState': 'NOT_INSTANTIATED'})
+    assert (record['stack_id'], record['stack_name']) == recorded
+    assert record['vnfc_ids'] == {}
