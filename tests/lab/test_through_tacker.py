@@ -234,20 +234,37 @@ def test_an_upgrade_by_the_operators_patch_the_vip_answering(
     assert 'k8sMgmtUpgrade' not in _metadata()
 
 
-def test_certificates_renewed_by_the_labs_verb_through_tacker(lab):
-    """``lab certs renew`` PATCHes through Tacker's API and reports the
-    occurrence's end; ``op show`` and ``op list`` show it."""
-    report = _run('certs', 'renew')
-    assert report['operation'] == 'modify', report
-    assert report['operation_state'] == 'COMPLETED', report
+def test_certificates_renewed_by_the_operators_patch(lab, tmp_path):
+    done = _patched(tmp_path, 'renew', {'k8sMgmtCertificates': 'renew'})
+    assert done['operationstate'] == 'COMPLETED', done
+    assert 'k8sMgmtCertificates' not in _metadata()
+
+
+def test_the_labs_day_two_verbs_patch_through_tacker(lab, tmp_path):
+    """``lab certs check`` and ``lab upgrade`` PATCH through Tacker's API
+    and report the occurrence's end: COMPLETED with the cluster, or
+    FAILED_TEMP in one line naming the way on (``lab fail``, then the
+    change again: here a PATCH removing the refused key)."""
+    report = _run('certs', 'check')
+    assert (report['operation'], report['operation_state']) == (
+        'modify', 'COMPLETED'), report
+    assert all(n['ready'] for n in report['cluster']['nodes'])
     occurrence = _op(report['op_occ_id'])
     assert (occurrence['operation'], occurrence['operationstate']) == (
         'MODIFY_INFO', 'COMPLETED')
-    listed = {o['id']: o['operationstate']
-              for o in _openstack('vnflcm', 'op', 'list')}
-    assert listed[report['op_occ_id']] == 'COMPLETED'
-    assert 'k8sMgmtCertificates' not in _metadata()
-    assert all(n['ready'] for n in report['cluster']['nodes'])
+    refused = k8s_mgmt('upgrade', '--to', '1.35', check=False)
+    assert refused.returncode == 1, refused
+    line = refused.stderr.strip().splitlines()[-1]
+    assert 'FAILED_TEMP' in line and 'lab fail' in line, line
+    assert 'Upgrade refused, nothing was changed' in line, line
+    op_id = _status()['tacker']['last_op']['id']
+    assert op_id in line
+    failed = _run('fail')
+    assert failed['operation_state'] == 'FAILED', failed
+    cleared = _patched(tmp_path, 'clear', {'k8sMgmtUpgrade': None})
+    assert cleared['operationstate'] == 'COMPLETED', cleared
+    assert 'k8sMgmtUpgrade' not in _metadata()
+    assert set(_kubelets().values()) == {'v1.36.1'}
 
 
 def _vip():
