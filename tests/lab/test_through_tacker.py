@@ -19,6 +19,7 @@ the lab's VMs with OpenSSH, HAProxy, keepalived and etcd. Stand-ins: Nova,
 Neutron, Cinder and Glance (the lab's), the Kubernetes binaries.
 """
 
+import datetime
 import json
 import os
 import re
@@ -234,10 +235,28 @@ def test_an_upgrade_by_the_operators_patch_the_vip_answering(
     assert 'k8sMgmtUpgrade' not in _metadata()
 
 
+CERTIFICATES = '/etc/kubernetes/standin/certificates.json'
+AGE = ('import json; p = %r; d = json.load(open(p)); '
+       'd["apiserver"] = "%%s"; json.dump(d, open(p, "w"))' % CERTIFICATES)
+
+
 def test_certificates_renewed_by_the_operators_patch(lab, tmp_path):
+    """Every master's API server certificate 10 days from expiry, then a
+    year again after the PATCH."""
+    masters = [vm['server_id'] for vm in _status()['vms']
+               if vm['role'] == 'master']
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for master in masters:
+        k8s_mgmt('exec', master, '--', 'python3', '-c', AGE % (
+            now + datetime.timedelta(days=10)).isoformat())
     done = _patched(tmp_path, 'renew', {'k8sMgmtCertificates': 'renew'})
     assert done['operationstate'] == 'COMPLETED', done
     assert 'k8sMgmtCertificates' not in _metadata()
+    for master in masters:
+        dates = json.loads(k8s_mgmt('exec', master, '--', 'cat',
+                                    CERTIFICATES).stdout)
+        assert datetime.datetime.fromisoformat(dates['apiserver']) > \
+            now + datetime.timedelta(days=364), (master, dates)
 
 
 def test_the_labs_day_two_verbs_patch_through_tacker(lab, tmp_path):
