@@ -42,7 +42,9 @@ CANCEL_DEADLINE = 120.0
 DEFAULT_ASPECT = 'worker_instance'
 MODIFY_INFO = 'MODIFY_INFO'
 # Tacker 16's v1 PATCH answers 202 before its conductor records the
-# occurrence: for this long a wait takes a 404 for "not yet".
+# occurrence, and shows it only once the driver's first hook rewrote what
+# Tacker recorded: for this long a wait takes a 404 or that 500 for "not
+# yet" (op_occs.OpOccs.wait).
 UNRECORDED_GRACE = 60.0
 INSTANTIATED = 'INSTANTIATED'
 
