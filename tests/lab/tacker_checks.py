@@ -8,6 +8,8 @@ import json
 import os
 import re
 
+import readme_session
+
 
 def conductors(cli):
     """The lab's tacker-conductors as ``lab status`` lists them."""
@@ -79,3 +81,12 @@ def kubelets(cli, master):
         '/etc/kubernetes/admin.conf', 'get', 'nodes', '-o', 'json').stdout)
     return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
             for n in nodes['items']}
+
+
+def vip_url(cli):
+    """The API's URL through the VIP, as the Kubernetes VIM the driver
+    registered names it (``openstack vim show``), through ``cli``."""
+    [vim] = [v for v in readme_session.openstack_json(cli, 'vim', 'list')
+             if v['type'] == 'kubernetes']
+    return readme_session.openstack_json(cli, 'vim', 'show',
+                                         vim['id'])['authurl']

@@ -224,7 +224,7 @@ def test_an_upgrade_by_the_operators_patch_the_vip_answering(
     """The same key, now one minor up: every kubelet at 1.36, the key
     gone, /readyz through the VIP answering throughout."""
     with vip_probe.VipProbe(vip_probe.Readyz(
-            'https://%s:6443' % _vip())) as probe:
+            tacker_checks.vip_url(k8s_mgmt))) as probe:
         done = _patched(tmp_path, 'upgrade', {'k8sMgmtUpgrade': '1.36'})
     assert done['operationstate'] == 'COMPLETED', done
     print('upgrade by PATCH: %d answers through the VIP, longest gap %.1f s'
@@ -284,14 +284,6 @@ def test_the_labs_day_two_verbs_patch_through_tacker(lab, tmp_path):
     assert cleared['operationstate'] == 'COMPLETED', cleared
     assert 'k8sMgmtUpgrade' not in _metadata()
     assert set(_kubelets().values()) == {'v1.36.1'}
-
-
-def _vip():
-    """The cluster's VIP as the registered Kubernetes VIM names it."""
-    [vim] = [v for v in _openstack('vim', 'list')
-             if v['type'] == 'kubernetes']
-    url = _openstack('vim', 'show', vim['id'])['authurl']
-    return re.match(r'https://([^:/]+)', url).group(1)
 
 
 def test_a_failed_scale_out_is_rolled_back_through_tackers_api(lab):

@@ -136,17 +136,10 @@ def _no_password_resent(session):
         assert not [w for w in SECRET_WORDS if w in text], (op, text)
 
 
-def _vip_url():
-    [vim] = [v for v in readme_session.openstack_json(k8s_mgmt, 'vim',
-                                                      'list')
-             if v['type'] == 'kubernetes']
-    return readme_session.openstack_json(k8s_mgmt, 'vim', 'show',
-                                         vim['id'])['authurl']
-
-
 def _probed(session, line):
     """The LCM call ``line`` with the VIP probed every 0.2 s; the probe."""
-    with vip_probe.VipProbe(vip_probe.Readyz(_vip_url())) as probe:
+    with vip_probe.VipProbe(vip_probe.Readyz(
+            tacker_checks.vip_url(k8s_mgmt))) as probe:
         session.lcm(line)
     print('%s: %d answers through the VIP, longest gap %.1f s'
           % (line.split()[2], probe.answers, probe.longest_gap))

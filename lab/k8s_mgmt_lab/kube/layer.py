@@ -24,6 +24,7 @@ import sys
 from k8s_mgmt_lab import kube
 from k8s_mgmt_lab.kube import faults
 from k8s_mgmt_lab.machines import prereq
+from k8s_mgmt_lab.machines import rootfs
 
 TOOLS = {'usr/local/bin/systemctl': 'systemctl',
          'usr/local/sbin/exportfs': 'exportfs'}
@@ -317,15 +318,12 @@ def host_paths(python=None):
     return [p for p in kept if _hidden_in_vm(p)]
 
 
-# The VM mounts its own tmpfs here, hiding the host's content.
-_VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
-
-
 def _hidden_in_vm(path):
     """True when the VM's overlay of / would not show ``path``: it lies on
     another host filesystem than /, or under a mount the VM makes its own.
     Everything else is visible already, and binding it (say /usr) would hide
     the stand-in layer above it."""
-    if any(path == m or path.startswith(m + '/') for m in _VM_OWN_MOUNTS):
+    if any(path == m or path.startswith(m + '/')
+           for m in rootfs.VM_OWN_MOUNTS):
         return True
     return os.stat(path).st_dev != os.stat('/').st_dev

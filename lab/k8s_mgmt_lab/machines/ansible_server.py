@@ -22,6 +22,7 @@ import socket
 import sys
 
 from k8s_mgmt_lab.errors import LabError
+from k8s_mgmt_lab.machines import rootfs
 
 VM_ID = 'lab-ansible-server'
 HOSTNAME = 'ansible-server'
@@ -66,11 +67,6 @@ def _venv_bin():
     return os.path.dirname(os.path.abspath(sys.executable))
 
 
-# The VM mounts its own tmpfs on these: what the host has there is bound
-# into the VM read-only (kube.layer.host_paths), never changed from it.
-_VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
-
-
 def _python_paths():
     """The host directories the Ansible server's tools run from: the
     environment's bin, its interpreter, the prefixes and this code."""
@@ -95,7 +91,7 @@ def closed_ancestors(paths):
         path = os.path.realpath(path)
         while True:
             if any(path == m or path.startswith(m + '/')
-                   for m in _VM_OWN_MOUNTS):
+                   for m in rootfs.VM_OWN_MOUNTS):
                 break
             try:
                 info = os.stat(path)

@@ -31,6 +31,9 @@ DPKG_INFO = '/var/lib/dpkg/info'
 HIDDEN_PACKAGES = ('kubeadm', 'kubelet', 'kubectl', 'cri-tools',
                    'kubernetes-cni', 'containerd', 'containerd.io', 'runc')
 POLICY_RC_D = '/usr/sbin/policy-rc.d'
+# The VM mounts its own tmpfs on these (the boot script below), hiding the
+# host's content: what the host has there is bound into the VM read-only.
+VM_OWN_MOUNTS = ('/tmp', '/run', '/dev')
 # Package scripts start no daemon (as in an image build); the node scripts
 # start services through systemctl.
 POLICY_RC_D_SCRIPT = """#!/bin/sh

@@ -57,8 +57,7 @@ class OperationFailed(LabError):
         self.state = error.state
         self.detail = error.detail
         hint = ''
-        operation = (getattr(error, 'occurrence', None) or {}).get(
-            'operation')
+        operation = (error.occurrence or {}).get('operation')
         if error.state == op_occs_mod.FAILED_TEMP and \
                 operation == MODIFY_INFO:
             # Tacker 16 retries and rolls back no MODIFY_INFO (doc/source/
