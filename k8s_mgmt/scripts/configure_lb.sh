@@ -171,12 +171,18 @@ read_secrets() {
 detect_interface() {
     local vip=${VIP%/*} out
     [[ -n $INTERFACE ]] && return 0
-    # When the VIP is already ours, "ip route get" answers "dev lo".
-    out=$(ip -o -4 addr show 2>/dev/null | awk -v vip="$vip" '{ split($4, a, "/"); if (a[1] == vip) { print $2; exit } }')
-    if [[ -z $out ]]; then
+    # The interface that holds the VIP, else the one the route to it takes.
+    # When the VIP is ours, "ip route get" answers "dev lo": it became ours
+    # (keepalived moving it, as during an upgrade's hand-over) after the
+    # addresses were read, so they are read again.
+    for _ in 1 2 3; do
+        out=$(ip -o -4 addr show 2>/dev/null | awk -v vip="$vip" '{ split($4, a, "/"); if (a[1] == vip) { print $2; exit } }')
+        [[ -n $out ]] && break
         out=$(ip -o -4 route get "$vip" 2>/dev/null |
             awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')
-    fi
+        [[ $out != lo ]] && break
+        out=
+    done
     [[ -n $out ]] || die "cannot find the interface for VIP $vip; pass -i"
     INTERFACE=$out
 }

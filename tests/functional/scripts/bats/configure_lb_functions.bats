@@ -72,6 +72,53 @@ args() {
     [[ $output == *"no backends in -b"* ]]
 }
 
+@test "detect_interface: a VIP that became ours between the reads is found on its interface, never lo" {
+    args -v 10.0.0.100/24 -b 10.0.0.11 -s -
+    # The first read of the addresses misses the VIP; keepalived adds it
+    # before the route is read ("dev lo"); the second read finds it. (ip
+    # runs in a command substitution: it counts its reads in a file.)
+    reads=$BATS_TEST_TMPDIR/reads
+    ip() {
+        case "$*" in
+        '-o -4 addr show')
+            echo x >>"$reads"
+            echo '1: lo    inet 127.0.0.1/8 scope host lo'
+            echo '2: eth1    inet 10.0.0.11/24 brd 10.0.0.255 scope global eth1'
+            (($(wc -l <"$reads") < 2)) ||
+                echo '2: eth1    inet 10.0.0.100/24 scope global secondary eth1'
+            ;;
+        '-o -4 route get 10.0.0.100')
+            echo 'local 10.0.0.100 dev lo table local src 10.0.0.100 uid 0'
+            ;;
+        *) return 1 ;;
+        esac
+    }
+    detect_interface
+    [ "$INTERFACE" = eth1 ]
+    [ "$(wc -l <"$reads")" -eq 2 ]
+}
+
+@test "detect_interface: a VIP not held here takes the route's interface; only lo, ever, is refused" {
+    args -v 10.0.0.100/24 -b 10.0.0.11 -s -
+    ip() {
+        case "$*" in
+        '-o -4 addr show') echo '2: eth1    inet 10.0.0.11/24 scope global eth1' ;;
+        '-o -4 route get 10.0.0.100') echo '10.0.0.100 dev eth1 src 10.0.0.11 uid 0' ;;
+        esac
+    }
+    detect_interface
+    [ "$INTERFACE" = eth1 ]
+    INTERFACE=
+    ip() {
+        case "$*" in
+        '-o -4 route get 10.0.0.100') echo 'local 10.0.0.100 dev lo table local' ;;
+        esac
+    }
+    run --separate-stderr detect_interface
+    [ "$status" -ne 0 ]
+    [[ $stderr == *"cannot find the interface for VIP 10.0.0.100; pass -i"* ]]
+}
+
 @test "render_haproxy: the frontend port and one server line per master" {
     args -v 10.0.0.100/24 -b m1=10.0.0.11,m2=10.0.0.12 -p 8443 -a 6444 -s -
     run -0 render_haproxy
