@@ -38,6 +38,7 @@ from k8s_mgmt import conf
 from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import status as lab_status
+from k8s_mgmt_lab.errors import LabError
 
 STATE_DIR = '/var/lib/k8s-mgmt-lab-bench-vip'
 SUBNET = '10.254.242.0/24'
@@ -48,6 +49,8 @@ HAPROXY_PORT = 16443
 # keepalived writes its state here on SIGUSR1 (inside the VM).
 KEEPALIVED_DUMP = '/tmp/keepalived.data'
 KEEPALIVED_PID = '/run/standin/keepalived-main.pid'
+# kill's word for a process that exited before it was signalled.
+_GONE = re.compile(r'^kill: \(\d+\): No such process$')
 
 
 class FailoverError(Exception):
@@ -101,8 +104,16 @@ class Cluster(object):
         return self.exec(name, ['pidof', 'haproxy']).stdout.split()
 
     def kill(self, name, pids):
-        """SIGKILL those processes of that VM."""
-        self.exec(name, ['kill', '-KILL'] + list(pids))
+        """SIGKILL those processes of that VM. One gone already is no
+        failure: an old HAProxy worker that a reload let go may exit
+        between pidof and kill; any other error of kill is."""
+        done = self.exec(name, ['kill', '-KILL'] + list(pids), check=False)
+        errors = [line for line in done.stderr.splitlines()
+                  if not _GONE.search(line)]
+        if done.returncode and (errors or not done.stderr.strip()):
+            raise LabError('%s: kill -KILL %s exited %d: %s' % (
+                name, ' '.join(pids), done.returncode,
+                done.stderr.strip()[-500:]))
 
     def start_haproxy(self, name):
         self.exec(name, ['systemctl', 'start', 'haproxy'])
