@@ -38,7 +38,8 @@ def plugin_modules():
 
 def build_parser(commands=COMMANDS, plugins=True):
     """The parser of ``commands`` (module names), and of the plugins' verbs
-    unless ``plugins`` is false."""
+    (``plugins``: true for every one, false for none, or the entry points
+    to load)."""
     parser = argparse.ArgumentParser(
         prog=errors.PROG,
         description='Kubernetes clusters on Heat VMs: the Tacker management '
@@ -46,7 +47,9 @@ def build_parser(commands=COMMANDS, plugins=True):
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     for name in commands:
         importlib.import_module(name).register(subparsers)
-    for entry_point in plugin_modules() if plugins else ():
+    if plugins is True:
+        plugins = plugin_modules()
+    for entry_point in plugins or ():
         entry_point.load().register(subparsers)
     return parser
 
@@ -54,10 +57,14 @@ def build_parser(commands=COMMANDS, plugins=True):
 def parser_for(argv):
     """The parser ``argv`` needs: when its first word is a verb of
     :data:`COMMANDS` (each module is named after its verb), that verb's
-    alone; else (``--help``, a plugin's verb, a mistake) every verb's."""
+    alone; when it is a plugin's verb (its entry point's name), that
+    plugin's alone; else (``--help``, a mistake) every verb's."""
     for name in COMMANDS:
         if argv[:1] == [name.rpartition('.')[2]]:
             return build_parser(commands=(name,), plugins=False)
+    named = [ep for ep in plugin_modules() if argv[:1] == [ep.name]]
+    if named:
+        return build_parser(commands=(), plugins=named)
     return build_parser()
 
 

@@ -9,7 +9,6 @@ and the APIs, so any process can ask.
 """
 
 import concurrent.futures
-import dataclasses
 import json
 import os
 import re
@@ -36,12 +35,18 @@ from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt import package as package_mod
 from k8s_mgmt_lab.machines import registry as registry_mod
+# Re-exported: defined with the lab's settings, which the command line
+# reads without importing the lab.
+from k8s_mgmt_lab.settings import APIS  # noqa: F401
+from k8s_mgmt_lab.settings import DEFAULT_STATE_DIR  # noqa: F401
+from k8s_mgmt_lab.settings import FLAVOURS
+from k8s_mgmt_lab.settings import LAB_FILE  # noqa: F401
+from k8s_mgmt_lab.settings import LabSettings
+from k8s_mgmt_lab.settings import PACKAGE_SUBDIR  # noqa: F401
+from k8s_mgmt_lab.settings import read_record
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_STATE_DIR = '/var/lib/k8s-mgmt-lab'
-FLAVOURS = ('simple', 'complex', 'podaffinity', 'storage', 'kubespray',
-            'registry')
 # Flavours whose cluster kubespray builds from the lab's Ansible server.
 ANSIBLE_FLAVOURS = ('kubespray',)
 # The port of the lab's Kubernetes apt repository on the bridge's gateway
@@ -53,58 +58,8 @@ REPOSITORY_CACHE = os.path.join(prereq.PACKAGE_CACHE, 'k8s-debs')
 # Under the served repository tree: the mirror of the CNI presets'
 # manifests (cni_mirror), served beside the apt repository.
 CNI_MIRROR_DIR = 'github-raw'
-LAB_FILE = 'lab.json'
 # Under the state dir: console texts that replace a server's own.
 CONSOLE_FAULTS = 'console'
-PACKAGE_SUBDIR = 'vnf_package'
-
-
-# Tacker's VNF LCM APIs a lab with Tacker can drive.
-APIS = ('v1', 'v2')
-
-
-@dataclasses.dataclass(frozen=True)
-class LabSettings:
-    state_dir: str = DEFAULT_STATE_DIR
-    subnet: str = net.DEFAULT_SUBNET
-    bridge: str = net.DEFAULT_BRIDGE
-    tag: str = net.DEFAULT_TAG
-    password: str = 'ubuntu'         # of user ubuntu on every lab VM
-    compute_hosts: int = 4
-    init_delay: float = 0.0          # seconds the kubeadm init stand-in takes
-    join_delay: float = 0.0          # seconds the kubeadm join stand-in takes
-    upgrade_delay: float = 0.0       # kubeadm upgrade apply|node, likewise
-    # etcd's raft timing in the VMs: 'lab' (slow-network tuning, for a
-    # loaded machine) or 'kubeadm' (etcd's defaults, as kubeadm runs it).
-    etcd_timing: str = 'lab'
-    # The state dir of a control plane shared with other labs (None:
-    # $K8S_MGMT_LAB_CONTROL_PLANE, else the lab starts its own under its
-    # state dir).
-    control_plane: str = None
-    # A control plane of the lab's own even when one is shared: its
-    # stand-ins are then in RegionOne (what Tacker's v1 driver needs). With
-    # control_plane: that plane, kept running after the lab is down.
-    own_control_plane: bool = False
-    # How many tacker-conductors a plane of the lab's own runs, each as
-    # if on a host of its own.
-    conductors: int = 1
-    # The Tacker VNF LCM API the lab's verbs use (a lab with Tacker): its
-    # package is built for it (k8s-mgmt package build --api).
-    api: str = 'v1'
-
-    @property
-    def lab_file(self):
-        return os.path.join(self.state_dir, LAB_FILE)
-
-    @property
-    def package_dir(self):
-        """The VNF package built for this lab, unpacked as Tacker keeps
-        it."""
-        return os.path.join(self.state_dir, PACKAGE_SUBDIR)
-
-    @property
-    def package_zip(self):
-        return self.package_dir + '.zip'
 
 
 def guest_hostname(server_name):
@@ -281,7 +236,8 @@ class Lab(object):
             s.state_dir, s.tag, None if s.own_control_plane else
             s.control_plane or lab_region.shared_plane_default(),
             kept_plane=s.control_plane if s.own_control_plane else None,
-            conductors=s.conductors)
+            conductors=s.conductors,
+            warm_plane=lab_region.warm_plane_default())
         if s.api != 'v1' and not self.region.tacker:
             raise LabError('--api %s needs a lab that runs Tacker: add '
                            '--own-control-plane' % s.api)
@@ -443,13 +399,3 @@ def write_record(path, record):
     with os.fdopen(fd, 'w') as handle:
         json.dump(record, handle, indent=1)
     os.replace(tmp, path)
-
-
-def read_record(settings):
-    try:
-        with open(settings.lab_file) as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as err:
-        raise LabError('cannot read %s: %s' % (settings.lab_file, err))

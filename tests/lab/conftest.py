@@ -54,10 +54,14 @@ def lab_unavailable_reason():
 # .ci/run) the workers take modules in this order, and a long module
 # started last would run alone at the end of the lane.
 LONGEST_FIRST = ('test_through_tacker.py', 'test_through_tacker_v2.py',
-                 'test_through_tacker_flavours.py',
-                 'test_conductor_lost.py',
+                 'test_kubespray.py', 'test_heal.py',
+                 'test_through_tacker_readme.py',
+                 'test_through_tacker_kubespray.py',
+                 'test_through_tacker_simple.py',
                  'test_through_tacker_storage.py',
-                 'test_kubespray.py', 'test_heal.py', 'test_storage.py',
+                 'test_through_tacker_v2_flavours.py',
+                 'test_through_tacker_podaffinity.py',
+                 'test_conductor_lost.py', 'test_storage.py',
                  'test_scale.py', 'test_instantiate.py')
 
 
@@ -146,24 +150,30 @@ def _dist_mode(argv):
 
 @pytest.fixture(scope='session', autouse=True)
 def shared_control_plane(tmp_path_factory):
-    """One real control plane (MariaDB, RabbitMQ, Keystone, Heat) per
-    worker for every lab the session builds, in-process or through
-    ``k8s-mgmt lab up``: its directory goes to the environment
-    (``K8S_MGMT_LAB_CONTROL_PLANE``), the first lab up starts it, each lab
-    gets a region and project of its own in it, and it stops when the
-    session ends; nothing of it keeps running."""
+    """One real control plane (MariaDB, RabbitMQ, Keystone, Heat, and
+    Barbican and Tacker once a lab needs them) per worker for every lab
+    the session builds, in-process or through ``k8s-mgmt lab up``: its
+    directory goes to the environment, the first lab up starts it, and it
+    stops when the session ends; nothing of it keeps running. A lab on a
+    shared plane (``K8S_MGMT_LAB_CONTROL_PLANE``) gets a region and
+    project of its own in it; a lab with a plane of its own
+    (``--own-control-plane``, ``K8S_MGMT_LAB_WARM_PLANE``) borrows its
+    RegionOne and Tacker while it is up, with a project of its own, and
+    starts a plane of its own only when another lab holds them."""
     from k8s_mgmt_lab.openstack import control_plane
     from k8s_mgmt_lab.openstack import lab_region
     root = str(tmp_path_factory.mktemp('control-plane'))
-    saved = os.environ.get(lab_region.SHARED_PLANE_ENV)
-    os.environ[lab_region.SHARED_PLANE_ENV] = root
+    names = (lab_region.SHARED_PLANE_ENV, lab_region.WARM_PLANE_ENV)
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update(dict.fromkeys(names, root))
     try:
         yield root
     finally:
-        if saved is None:
-            del os.environ[lab_region.SHARED_PLANE_ENV]
-        else:
-            os.environ[lab_region.SHARED_PLANE_ENV] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
         control_plane.ControlPlane(root).down()
 
 

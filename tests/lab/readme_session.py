@@ -10,15 +10,22 @@ the IDs the operator is told to note (read from the earlier commands'
 output, as the operator reads them), the VIM's ID (``openstack vim
 list``), and ``net0``, the README's name for the operator's network, by
 the lab's. After each LCM call the session waits, as the README says,
-until ``openstack vnflcm op list`` shows its operation COMPLETED.
+until ``openstack vnflcm op list`` shows its operation COMPLETED: it
+polls the API that command reads (``GET .../vnf_lcm_op_occs``) from its
+own process, since each ``openstack`` run costs seconds of CPU, and runs
+``op list`` itself once the operation ended, to see it as the operator
+does.
 """
 
+import contextlib
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+
+import pytest
 
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab.tacker_lcm import logs
@@ -35,6 +42,7 @@ _TABLE_VNFD = re.compile(r'^\|\s*VNFD ID\s*\|\s*(\S+)', re.M)
 _TABLE_ONBOARDING = re.compile(r'^\|\s*Onboarding State\s*\|\s*(\w+)',
                                re.M)
 LCM_CALLS = ('instantiate', 'scale', 'heal', 'terminate')
+ENDED = ('COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
 
 
 def command_lines(path=README, first=FIRST):
@@ -86,6 +94,17 @@ def openstack_json(cli, *words):
         else norm(found)
 
 
+def tacker_api(cli):
+    """Tacker's API (k8s_mgmt_lab.tacker_api.Tacker), as the lab of
+    ``cli`` reaches it with ``openstack``: its admin, in its project,
+    through its VNF LCM API version."""
+    from k8s_mgmt_lab import manager
+    from k8s_mgmt_lab.tacker_lcm import operations as lab_operations
+    record = manager.read_record(manager.LabSettings(
+        state_dir=cli.state_dir))
+    return lab_operations.client(record)
+
+
 def server_id(vnfc):
     """The Nova server of a VNFC of ``openstack vnflcm show``."""
     return norm(vnfc['computeresource'])['resourceid']
@@ -120,6 +139,8 @@ class Session(object):
         self.transcript = []
         # After each LCM call but terminate: {node: Ready} of the cluster.
         self.ready_nodes = []
+        # Tacker's API, once the lab is up (tacker_api).
+        self._tacker = None
 
     def _prelude(self):
         lab = ' '.join(shlex.quote(a) for a in [
@@ -155,6 +176,20 @@ class Session(object):
     build_args = ''
 
     def run(self):
+        """The whole session, each ``after`` call run after its LCM call;
+        the transcript."""
+        for call in self.steps():
+            if call in self.after:
+                self.after[call](self)
+        return self.transcript
+
+    def steps(self):
+        """The session one LCM call at a time: runs the lines up to and
+        including the next LCM call, waits for its operation to complete
+        and for a Ready cluster (but after terminate), then yields the
+        call (``instantiate``, ``scale``, ``heal``, ``terminate``); once
+        exhausted, the lines after the last call ran too. A test module
+        advances it one test per call (``next``)."""
         for line in command_lines(first=self.first):
             words = line.split()
             lcm = words[:2] == ['openstack', 'vnflcm'] and \
@@ -168,9 +203,7 @@ class Session(object):
                 self.values['VNFC_ID'] = self.a_worker_vnfc()
             if words[2] != 'terminate':
                 self.ready_nodes.append(self.cluster_ready())
-            if words[2] in self.after:
-                self.after[words[2]](self)
-        return self.transcript
+            yield words[2]
 
     def lcm(self, line, expect='COMPLETED'):
         """Run the LCM call ``line`` and wait for the operation it starts
@@ -204,8 +237,9 @@ class Session(object):
         elif words[:4] == ['openstack', 'vnf', 'package', 'create']:
             self._created(out)
         elif words[:4] == ['openstack', 'vnf', 'package', 'show']:
-            out = self._until(lambda: self.bash(self.substituted(line)),
-                              self._onboarding_ended)
+            # Polled through the API the line reads, then shown once.
+            self._until(self._onboarding_state, self._onboarding_ended)
+            out = self.bash(self.substituted(line))
             if _onboarding(out) != 'ONBOARDED':
                 # The same race, the loser's revert saved last (CREATED),
                 # or the download counter left above zero (PROCESSING).
@@ -226,10 +260,21 @@ class Session(object):
         self.stalled = (logs.StallWatch(logs.Mark(paths), package_id)
                         if len(paths) > 1 else None)
 
-    def _onboarding_ended(self, table):
+    def _api(self):
+        """Tacker's API as the session's ``openstack`` reaches it."""
+        if self._tacker is None:
+            self._tacker = tacker_api(self.cli)
+        return self._tacker
+
+    def _onboarding_state(self):
+        """The package's onboardingState, as Tacker's API answers
+        ``openstack vnf package show``."""
+        return self._api().packages.show(
+            self.values['PACKAGE_ID'])['onboardingState']
+
+    def _onboarding_ended(self, state):
         """ONBOARDED or CREATED, or PROCESSING for good (Tacker 16 with
         several conductors, doc/source/tacker.rst)."""
-        state = _onboarding(table)
         return state in ('ONBOARDED', 'CREATED') or (
             state == 'PROCESSING' and bool(self.stalled and self.stalled()))
 
@@ -282,26 +327,34 @@ class Session(object):
                 return out
         raise AssertionError('not done in %d s: %s' % (self.deadline, out))
 
-    def operations(self):
-        """The instance's operation occurrences (none before it exists)."""
+    def operations(self, as_listed=False):
+        """The instance's operation occurrences (none before it exists),
+        as Tacker's API answers ``op list``, or (``as_listed``) as
+        ``openstack vnflcm op list`` shows them."""
         instance = self.values.get('VNF_INSTANCE_ID')
         if not instance:
             return []
-        return [o for o in openstack_json(self.cli, 'vnflcm', 'op', 'list',
-                                          *self.api_args)
-                if o.get('vnfinstanceid') == instance]
+        if as_listed:
+            found = openstack_json(self.cli, 'vnflcm', 'op', 'list',
+                                   *self.api_args)
+        else:
+            found = [norm(o) for o in self._api().op_occs.list()]
+        return [o for o in found if o.get('vnfinstanceid') == instance]
 
     def wait_ended(self, known):
         """Until the operations the last call started (those not in
         ``known``) end (COMPLETED, FAILED_TEMP, FAILED, ROLLED_BACK);
-        they."""
+        they, as ``openstack vnflcm op list`` shows them then."""
         def ended(ops):
             new = [o for o in ops if o['id'] not in known]
-            return new and all(o['operationstate'] in (
-                'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
-                for o in new)
-        ops = self._until(self.operations, ended)
-        return [o for o in ops if o['id'] not in known]
+            return new and all(o['operationstate'] in ENDED for o in new)
+        polled = self._until(self.operations, ended)
+        listed = [o for o in self.operations(as_listed=True)
+                  if o['id'] not in known]
+        assert sorted((o['id'], o['operationstate']) for o in listed) == \
+            sorted((o['id'], o['operationstate']) for o in polled
+                   if o['id'] not in known), (listed, polled)
+        return listed
 
     def shown(self):
         """``openstack vnflcm show`` of the instance's instantiated info."""
@@ -350,6 +403,37 @@ class V2Session(Session):
                    if norm(v)['vduid'] == 'workerNode']
         assert workers, self.values
         return workers[0]
+
+
+class Steps(object):
+    """A session (:meth:`Session.steps`) advanced by a module's tests in
+    order, one LCM call each, with tests of their own between them;
+    after a test that failed the later ones are skipped, naming it."""
+
+    def __init__(self, session):
+        self.session = session
+        self.calls = session.steps()
+        self.failed = None
+
+    @contextlib.contextmanager
+    def guard(self, request):
+        """The session for the test of ``request`` (a fixture's), unless
+        an earlier one failed; a failure of this one is remembered."""
+        if self.failed:
+            pytest.skip('an earlier step failed: %s' % self.failed)
+        failed_before = request.session.testsfailed
+        yield self.session
+        if request.session.testsfailed > failed_before:
+            self.failed = request.node.name
+
+    def next_call(self, expected):
+        """Run the session up to its next LCM call, which must be
+        ``expected``."""
+        assert next(self.calls) == expected
+
+    def finish(self):
+        """The session's lines after its last LCM call."""
+        assert list(self.calls) == []
 
 
 def _onboarding(table):

@@ -8,6 +8,8 @@ import json
 import os
 import re
 
+from k8s_mgmt_lab.openstack import conductor_operations
+
 import readme_session
 
 
@@ -19,10 +21,31 @@ def conductors(cli):
             if name.startswith('tacker-conductor')}
 
 
-def ran_by(cli):
-    """{conductor: [hook, ...]} of the hook calls each ran."""
-    return {name: [o['hook'] for o in conductor['operations']]
+def log_marks(cli):
+    """{conductor: its log's size now}: where :func:`ran_by` starts to
+    read (a warm plane's conductors served earlier labs too)."""
+    return {name: _size(conductor['log'])
             for name, conductor in conductors(cli).items()}
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def ran_by(cli, since):
+    """{conductor: [hook, ...]} of the hook calls each ran after
+    ``since`` (:func:`log_marks`)."""
+    ran = {}
+    for name, conductor in conductors(cli).items():
+        with open(conductor['log'], 'rb') as handle:
+            handle.seek(since.get(name, 0))
+            text = handle.read().decode('utf-8', 'replace')
+        ran[name] = [o['hook'] for o in
+                     conductor_operations.operations(text)]
+    return ran
 
 
 def vip_holders(cli, subnet, masters):

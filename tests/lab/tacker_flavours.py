@@ -1,5 +1,6 @@
 """One flavour's life through the lab's real Tacker, the operator's way (it
-holds no test itself; test_through_tacker_flavours*.py run it).
+holds no test itself; test_through_tacker_<flavour>.py run it, one test
+per step).
 
 The README's session (readme_session) with python-tackerclient: package,
 instance, instantiate, scale out, heal a worker, terminate, delete; the
@@ -177,30 +178,28 @@ def check_upgraded_scale_out(session):
     assert set(_kubelets(session).values()) == {'v1.36.1'}
 
 
-# After which LCM call of the README each flavour's own check runs.
-CHECKS = {'storage': {'heal': check_storage_heal},
-          'podaffinity': {'scale': check_podaffinity},
-          'kubespray': {'instantiate': check_kubespray},
-          'simple': {'instantiate': check_upgrade,
-                     'scale': check_upgraded_scale_out}}
+def lab_steps(cli, subnet, flavour, assert_lab_clean, workdir):
+    """What a module's ``steps`` fixture yields: ``lab up`` with Tacker,
+    then the README's session for ``flavour`` (readme_session.Steps),
+    held until the module ends."""
+    with cli.fresh(assert_lab_clean):
+        cli('up', '--flavour', flavour, '--subnet', subnet,
+            '--own-control-plane')
+        status = json.loads(cli('status', '--json').stdout)
+        yield readme_session.Steps(readme_session.Session(
+            cli, workdir, status['tacker']['vim_id'], flavour=flavour,
+            edit_request=operators_edits(cli, subnet, flavour)))
 
 
-def run(cli, workdir, subnet, flavour):
-    """``lab up`` with Tacker, the README's session for ``flavour`` with its
-    own checks; the session. The caller holds the lab (``cli.fresh``)."""
-    cli('up', '--flavour', flavour, '--subnet', subnet, '--own-control-plane')
-    status = json.loads(cli('status', '--json').stdout)
-    session = readme_session.Session(
-        cli, workdir, status['tacker']['vim_id'], flavour=flavour,
-        edit_request=operators_edits(cli, subnet, flavour),
-        after=CHECKS.get(flavour))
-    session.run()
-    # Scaled out by one worker, then healed: as many nodes, all Ready.
+def check_end(steps):
+    """After the README's terminate and delete: each change left as many
+    Ready nodes as it should (scaled out by one worker, then healed), no
+    instance, and the cluster's VIM went with it."""
+    steps.finish()
+    session, cli = steps.session, steps.session.cli
     sizes = [len(nodes) for nodes in session.ready_nodes]
     assert sizes[1:] == [sizes[0] + 1] * 2, session.ready_nodes
-    # Deleted: no instance, and the cluster's VIM went with it.
     assert not json.loads(cli('openstack', 'vnflcm', 'list', '-f',
                               'json').stdout)
     vims = readme_session.openstack_json(cli, 'vim', 'list')
     assert [v['type'] for v in vims] == ['openstack'], vims
-    return session

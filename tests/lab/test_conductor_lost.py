@@ -66,6 +66,7 @@ def test_a_master_heal_whose_conductor_dies_is_finished_by_the_other(
     with k8s_mgmt.fresh(assert_lab_clean):
         k8s_mgmt('up', '--flavour', 'complex', '--subnet', SUBNET,
                  '--own-control-plane', '--conductors', '2')
+        marks = tacker_checks.log_marks(k8s_mgmt)
         instance_id = json.loads(k8s_mgmt('instantiate', '--json').stdout)[
             'vnf_instance_id']
         master = next(vm for vm in _status()['vms']
@@ -96,10 +97,9 @@ def test_a_master_heal_whose_conductor_dies_is_finished_by_the_other(
         assert report['operation_state'] == 'COMPLETED'
         assert all(n['ready'] for n in report['cluster']['nodes'])
         status = _status()
-        survivor = [name for name in tacker_checks.ran_by(k8s_mgmt)
-                    if name != victim]
-        assert survivor and 'heal_end' in tacker_checks.ran_by(k8s_mgmt)[
-            survivor[0]]
+        ran = tacker_checks.ran_by(k8s_mgmt, marks)
+        survivor = [name for name in ran if name != victim]
+        assert survivor and 'heal_end' in ran[survivor[0]]
         masters = [vm['server_id'] for vm in status['vms']
                    if vm['role'] == 'master']
         assert len(masters) == 3

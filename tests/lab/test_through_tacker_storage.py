@@ -1,8 +1,9 @@
-"""The storage and podaffinity flavours through the lab's real Tacker, the
-operator's way: the README's session with python-tackerclient, each on a
-lab of its own, with the storage server's heal (refused, given up, then
-with its volume kept) and the workers' compute-host labels
-(tacker_flavours)."""
+"""The storage flavour through the lab's real Tacker, the operator's way
+(tacker_flavours): the README's session with python-tackerclient, one test
+per step, and after its heal of a worker the storage server's heal:
+refused when nothing says what becomes of its volume (FAILED_TEMP,
+Tacker's error naming the way on, given up with ``vnflcm op fail``), then
+healed with the volume kept and its data still there."""
 
 import pytest
 
@@ -14,8 +15,37 @@ k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-st', bridge='k8slabts',
 SUBNET = '10.254.253.0/24'
 
 
-@pytest.mark.parametrize('flavour', ['storage', 'podaffinity'])
-def test_flavour_through_the_operators_own_client(
-        assert_lab_clean, tmp_path, flavour):
-    with k8s_mgmt.fresh(assert_lab_clean):
-        tacker_flavours.run(k8s_mgmt, str(tmp_path), SUBNET, flavour)
+@pytest.fixture(scope='module')
+def steps(assert_lab_clean, tmp_path_factory):
+    yield from tacker_flavours.lab_steps(
+        k8s_mgmt, SUBNET, 'storage', assert_lab_clean,
+        str(tmp_path_factory.mktemp('storage')))
+
+
+@pytest.fixture
+def session(steps, request):
+    """The session, unless an earlier test of the module failed."""
+    with steps.guard(request) as session:
+        yield session
+
+
+def test_the_readme_to_its_instantiate(steps, session):
+    steps.next_call('instantiate')
+
+
+def test_the_readme_to_its_scale_out(steps, session):
+    steps.next_call('scale')
+
+
+def test_the_readme_to_its_heal_of_a_worker(steps, session):
+    steps.next_call('heal')
+
+
+def test_the_storage_servers_heal_refused_then_with_its_volume_kept(
+        session):
+    tacker_flavours.check_storage_heal(session)
+
+
+def test_the_readme_to_its_end(steps, session):
+    steps.next_call('terminate')
+    tacker_flavours.check_end(steps)

@@ -14,6 +14,9 @@ conductor's log); real Heat's events of Tacker's stack through
 python-openstackclient; ``lab terminate`` through Tacker; then ``lab
 down`` in a ``finally`` - also after a failure or Ctrl-C - and the
 control plane stopped if the demo started it.
+
+The demo imports the lab's modules when it runs: ``k8s-mgmt --help``
+builds its parser too.
 """
 
 import argparse
@@ -23,21 +26,14 @@ import subprocess
 import time
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab as lab_cli
 from k8s_mgmt_lab.cli import lab_control_plane
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.machines import net
-from k8s_mgmt_lab.openstack import control_plane
-from k8s_mgmt_lab.openstack import lab_region
-from k8s_mgmt_lab.tacker_lcm import logs
-from k8s_mgmt_lab.tacker_lcm import operations
-from k8s_mgmt_lab.tacker_lcm import progress
 
-DEFAULT_STATE_DIR = manager.DEFAULT_STATE_DIR + '-demo'
+DEFAULT_STATE_DIR = settings_mod.DEFAULT_STATE_DIR + '-demo'
 DEFAULT_BRIDGE = 'k8sdemo0'
 DEFAULT_TAG = 'k8dm'
 FLAVOUR = 'complex'
@@ -48,6 +44,7 @@ EVENTS_SHOWN = 8
 
 def control_plane_parts():
     """The control plane's services with the versions that run."""
+    from k8s_mgmt_lab.openstack import control_plane
     return ('Tacker %s (tacker-server and tacker-conductor): the v1 API, the '
             'conductor running the LCM and our driver, its OpenStack infra '
             'driver creating the stack' % control_plane.version(
@@ -90,7 +87,7 @@ def register(subparsers):
     demo.add_argument('--state-dir', default=DEFAULT_STATE_DIR,
                       help='the demo lab\'s state dir (default: '
                            '%(default)s)')
-    demo.add_argument('--subnet', default=net.DEFAULT_SUBNET,
+    demo.add_argument('--subnet', default=settings_mod.DEFAULT_SUBNET,
                       help='lab subnet, used by nothing else on this '
                            'machine (default: %(default)s)')
     demo.add_argument('--bridge', default=DEFAULT_BRIDGE)
@@ -136,6 +133,8 @@ def _print_parts(stand_ins):
 
 def _start_plane(args):
     """The control plane up; whether the demo started it."""
+    from k8s_mgmt_lab.openstack import control_plane
+    from k8s_mgmt_lab.openstack import lab_region
     plane = control_plane.ControlPlane(args.control_plane, tacker=True)
     if all(found['alive'] for found in plane.status().values()):
         print('==> control plane: running in %s' % args.control_plane)
@@ -152,7 +151,8 @@ def _start_plane(args):
 def _print_events(settings):
     """Real Heat's last events of Tacker's stack, through
     python-openstackclient as the lab's admin."""
-    record = manager.read_record(settings)
+    from k8s_mgmt_lab.openstack import lab_region
+    record = settings_mod.read_record(settings)
     print('==> openstack stack event list %s (the last %d)'
           % (record['stack_name'], EVENTS_SHOWN))
     done = lab_region.client_run(
@@ -166,6 +166,8 @@ def _print_events(settings):
 def _through_tacker(what, settings, call, log_path):
     """One operation through Tacker, the driver's lines shown; its
     report."""
+    from k8s_mgmt_lab.tacker_lcm import logs
+    from k8s_mgmt_lab.tacker_lcm import progress
     with reporting.reported(what, settings, log_path):
         with progress.ConductorProgress(
                 logs.driver_logs(settings.state_dir)):
@@ -174,6 +176,8 @@ def _through_tacker(what, settings, call, log_path):
 
 
 def _run(args, settings):
+    from k8s_mgmt_lab.conductor import status as status_mod
+    from k8s_mgmt_lab.tacker_lcm import operations
     print('==> lab up: flavour %s, its own control plane in %s'
           % (FLAVOUR, args.control_plane))
     request = ['--request', args.request] if args.request else []
@@ -207,6 +211,7 @@ def _run(args, settings):
 
 
 def _take_down(args, stop_plane):
+    from k8s_mgmt_lab.openstack import control_plane
     # A second Ctrl-C must not leave namespaces, mounts or services behind.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -226,8 +231,8 @@ def _take_down(args, stop_plane):
 
 
 def cmd_demo(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
-    if manager.read_record(settings) is not None:
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
+    if settings_mod.read_record(settings) is not None:
         # Not ours to take down.
         raise UserError('a lab is already up in %s; take it down with '
                         '"k8s-mgmt lab --state-dir %s down" or pick another '

@@ -1,4 +1,8 @@
-"""``k8s-mgmt lab up|status|down``: the OpenStack-shaped sandbox."""
+"""``k8s-mgmt lab up|status|down``: the OpenStack-shaped sandbox.
+
+Every ``k8s-mgmt lab`` command line builds this parser, so it starts
+light: a verb imports the lab's modules it needs when it runs.
+"""
 
 import argparse
 import json
@@ -10,8 +14,7 @@ import sys
 import time
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt.polling import Poll
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab_control_plane
 from k8s_mgmt_lab.cli import lab_heal
 from k8s_mgmt_lab.cli import lab_lcm
@@ -19,15 +22,8 @@ from k8s_mgmt_lab.cli import lab_plan
 from k8s_mgmt_lab.cli import lab_scale
 from k8s_mgmt_lab.cli import lab_upgrade
 from k8s_mgmt_lab.cli import lab_tools
-from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.machines import net
-from k8s_mgmt_lab.machines import prereq
-from k8s_mgmt_lab.openstack import lab_region
 from k8s_mgmt_lab.openstack import tacker_conductors
-from k8s_mgmt_lab.tacker_lcm import cleanup as tacker_cleanup
-from k8s_mgmt_lab.tacker_lcm import operations
-from k8s_mgmt import shipped
 
 # The first lab up on a machine builds the control plane's virtualenvs
 # (about 5 minutes) before it starts anything.
@@ -38,18 +34,19 @@ DOWN_DEADLINE = 30.0
 def register(subparsers):
     lab = subparsers.add_parser('lab', help='the lab: namespace VMs with '
                                 'sshd behind Keystone and Heat APIs')
-    lab.add_argument('--state-dir', default=manager.DEFAULT_STATE_DIR,
+    lab.add_argument('--state-dir', default=settings_mod.DEFAULT_STATE_DIR,
                      help='where the lab keeps its state (default: '
                           '%(default)s)')
     lab.add_argument('--bridge',
                      help='lab bridge name (default: %s; "down" reads it '
-                          'from the lab\'s registry)' % net.DEFAULT_BRIDGE)
+                          'from the lab\'s registry)'
+                          % settings_mod.DEFAULT_BRIDGE)
     lab.add_argument('--tag',
                      help='prefix of the lab\'s namespaces and links '
-                          '(default: %s)' % net.DEFAULT_TAG)
+                          '(default: %s)' % settings_mod.DEFAULT_TAG)
     verbs = lab.add_subparsers(dest='lab_command', metavar='VERB')
     up = verbs.add_parser('up', help='create the lab VMs and stack')
-    up.add_argument('--flavour', choices=manager.FLAVOURS,
+    up.add_argument('--flavour', choices=settings_mod.FLAVOURS,
                     help='build the stack for this flavour\'s sample request '
                          '(needed unless --request is given)')
     up.add_argument('--request', metavar='FILE',
@@ -66,7 +63,7 @@ def register(subparsers):
                     help='max_size of the worker group (default: the '
                          'BaseHOT\'s, 5 in the sample, raised to --workers '
                          'when that is larger)')
-    up.add_argument('--subnet', default=net.DEFAULT_SUBNET)
+    up.add_argument('--subnet', default=settings_mod.DEFAULT_SUBNET)
     up.add_argument('--compute-hosts', type=_positive, default=4)
     up.add_argument('--init-delay', type=_seconds, default=0.0,
                     help='seconds the kubeadm init stand-in takes, to model '
@@ -89,7 +86,7 @@ def register(subparsers):
                          'lab control-plane up) to share with other labs: '
                          'the lab gets its own region and project in it '
                          '(default: $%s, else the lab starts a control '
-                         'plane of its own)' % lab_region.SHARED_PLANE_ENV)
+                         'plane of its own)' % settings_mod.SHARED_PLANE_ENV)
     up.add_argument('--own-control-plane', action='store_true',
                     help='start a control plane of the lab\'s own even when '
                          'one is shared. A lab with its own plane runs '
@@ -105,7 +102,7 @@ def register(subparsers):
                          'own: its own Tacker host name, log and driver '
                          'state dir; one message bus, tacker.conf and state '
                          'key' % tacker_conductors.MAX_CONDUCTORS)
-    up.add_argument('--api', choices=manager.APIS, default='v1',
+    up.add_argument('--api', choices=settings_mod.APIS, default='v1',
                     help='with --own-control-plane: the Tacker VNF LCM API '
                          'the lab\'s verbs use, v1 (/vnflcm/v1, the '
                          'driver\'s entry points) or v2 (/vnflcm/v2, the '
@@ -198,6 +195,7 @@ def check_conductors(args):
 
 
 def _require_machine():
+    from k8s_mgmt_lab.machines import prereq
     problems = prereq.problems()
     if problems:
         raise UserError('; '.join(problems))
@@ -207,17 +205,15 @@ def cmd_up(args):
     conductors = check_conductors(args)
     api = check_api(args)
     _require_machine()
-    settings = manager.LabSettings(state_dir=args.state_dir,
-                                   subnet=args.subnet,
-                                   bridge=args.bridge or net.DEFAULT_BRIDGE,
-                                   tag=args.tag or net.DEFAULT_TAG,
-                                   compute_hosts=args.compute_hosts,
-                                   init_delay=args.init_delay,
-                                   join_delay=args.join_delay,
-                                   etcd_timing=args.etcd_timing,
-                                   control_plane=args.control_plane,
-                                   own_control_plane=args.own_control_plane,
-                                   conductors=conductors, api=api)
+    settings = settings_mod.LabSettings(
+        state_dir=args.state_dir, subnet=args.subnet,
+        bridge=args.bridge or settings_mod.DEFAULT_BRIDGE,
+        tag=args.tag or settings_mod.DEFAULT_TAG,
+        compute_hosts=args.compute_hosts, init_delay=args.init_delay,
+        join_delay=args.join_delay, etcd_timing=args.etcd_timing,
+        control_plane=args.control_plane,
+        own_control_plane=args.own_control_plane, conductors=conductors,
+        api=api)
     if os.path.exists(settings.lab_file):
         raise UserError('a lab is already up in %s; run "k8s-mgmt lab down" '
                         'first' % settings.state_dir)
@@ -232,6 +228,8 @@ def up_request(args, subnet):
     """The request ``lab up`` builds from: --request as given, else the
     sample of --flavour on the lab's ``subnet``; the two must agree when
     both are given."""
+    from k8s_mgmt import shipped
+    from k8s_mgmt_lab import manager
     if args.request is None:
         if args.flavour is None:
             raise UserError('lab up needs --flavour or --request')
@@ -239,9 +237,9 @@ def up_request(args, subnet):
                                         subnet)
     body = lab_lcm.read_request(args.request)
     flavour = body.get('flavourId') if isinstance(body, dict) else None
-    if flavour not in manager.FLAVOURS:
+    if flavour not in settings_mod.FLAVOURS:
         raise UserError('%s: flavourId must be one of %s, got %r' % (
-            args.request, ', '.join(manager.FLAVOURS), flavour))
+            args.request, ', '.join(settings_mod.FLAVOURS), flavour))
     if args.flavour is not None and args.flavour != flavour:
         raise UserError('--flavour %s but %s asks for flavour %s'
                         % (args.flavour, args.request, flavour))
@@ -249,6 +247,7 @@ def up_request(args, subnet):
 
 
 def _start_daemon(settings, args, request):
+    from k8s_mgmt_lab import manager
     read_fd, write_fd = os.pipe()
     argv = [sys.executable, '-m', 'k8s_mgmt_lab.daemon',
             '--state-dir', settings.state_dir, '--subnet', settings.subnet,
@@ -309,14 +308,16 @@ def _read_outcome(read_fd, daemon, log_path):
 
 
 def cmd_status(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     return _print_status(settings, as_json=args.json)
 
 
 def _print_status(settings, as_json):
+    from k8s_mgmt_lab.conductor import status as status_mod
     report = status_mod.lab_status(settings)  # a LabError is a UserError
-    record = manager.read_record(settings)
+    record = settings_mod.read_record(settings)
     if record and record.get('tacker'):
+        from k8s_mgmt_lab.tacker_lcm import operations
         report['tacker'] = operations.status_section(settings, record)
     if as_json:
         print(json.dumps(report, indent=2))
@@ -362,28 +363,34 @@ def _print_status(settings, as_json):
 
 def _openstack_record(state_dir):
     """The record of a lab that is up on real Keystone and Heat."""
-    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
+    record = settings_mod.read_record(
+        settings_mod.LabSettings(state_dir=state_dir))
     if record is None or 'openstack' not in record:
         raise UserError('no lab is up in %s' % state_dir)
     return record
 
 
 def cmd_openrc(args):
+    from k8s_mgmt_lab.openstack import lab_region
     record = _openstack_record(args.state_dir)
     sys.stdout.write(lab_region.openrc(args.state_dir, record['heat']))
     return 0
 
 
 def cmd_openstack(args):
-    record = _openstack_record(args.state_dir)
-    return lab_region.client_run(record, args.words).returncode
+    from k8s_mgmt_lab.openstack import tenancy
+    argv, env = tenancy.client_command(_openstack_record(args.state_dir),
+                                       args.words)
+    return subprocess.run(argv, env=env).returncode
 
 
 def cmd_down(args):
+    from k8s_mgmt_lab import manager
+    from k8s_mgmt_lab.tacker_lcm import cleanup as tacker_cleanup
     _require_machine()
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     try:
-        record = manager.read_record(settings)
+        record = settings_mod.read_record(settings)
     except LabError:
         record = None
     if record and record.get('tacker') and \
@@ -408,6 +415,7 @@ def cmd_down(args):
 
 
 def _stop_daemon(pid):
+    from k8s_mgmt.polling import Poll
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:

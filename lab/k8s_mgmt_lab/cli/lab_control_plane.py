@@ -2,16 +2,17 @@
 the real OpenStack services (MariaDB, RabbitMQ, Keystone, Heat, and with
 ``--tacker`` tacker-server and tacker-conductor) on their own, not yet
 behind ``lab up``; ``openstack ARGS`` runs python-openstackclient from
-the lab's cache as the plane's admin."""
+the lab's cache as the plane's admin.
+
+Each action imports the control plane's modules when it runs: building
+the parser imports none.
+"""
 
 import argparse
 import json
 import subprocess
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab.openstack import bootstrap
-from k8s_mgmt_lab.openstack import control_plane
-from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import venvs
 
 DEFAULT_DIR = '/var/lib/k8s-mgmt-lab-openstack'
@@ -27,7 +28,7 @@ def register(verbs):
     parser.add_argument('--dir', default=DEFAULT_DIR,
                         help='the control plane\'s state directory '
                              '(default: %(default)s)')
-    parser.add_argument('--cache-dir', default=control_plane.DEFAULT_CACHE,
+    parser.add_argument('--cache-dir', default=venvs.DEFAULT_CACHE,
                         help='where the service venvs are built '
                              '(default: %(default)s)')
     actions = parser.add_subparsers(dest='plane_command', metavar='ACTION')
@@ -57,6 +58,7 @@ def register(verbs):
 
 
 def _plane(args):
+    from k8s_mgmt_lab.openstack import control_plane
     return control_plane.ControlPlane(args.dir, args.cache_dir,
                                       tacker=getattr(args, 'tacker', False))
 
@@ -74,6 +76,8 @@ def cmd_build(args):
 
 
 def cmd_up(args):
+    from k8s_mgmt_lab.openstack import bootstrap
+    from k8s_mgmt_lab.openstack import processes
     try:
         _plane(args).up()
     except (processes.ServiceFailed, bootstrap.StepFailed,
@@ -90,6 +94,7 @@ def cmd_status(args):
 
 
 def cmd_openrc(args):
+    from k8s_mgmt_lab.openstack import control_plane
     try:
         print(_plane(args).openrc(), end='')
     except control_plane.NeverStarted as error:
@@ -98,6 +103,7 @@ def cmd_openrc(args):
 
 
 def cmd_openstack(args):
+    from k8s_mgmt_lab.openstack import control_plane
     plane = _plane(args)
     try:
         env = plane.client_env()

@@ -1,11 +1,12 @@
-"""``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``."""
+"""``k8s-mgmt lab heal`` and ``k8s-mgmt lab kill``.
 
-from k8s_mgmt_lab import manager
+Each verb imports the lab's modules it needs when it runs.
+"""
+
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import lcm_heal
 from k8s_mgmt_lab.errors import LabError
-from k8s_mgmt_lab.tacker_lcm import operations
 
 
 def register(verbs):
@@ -49,12 +50,14 @@ def cmd_heal(args):
         raise LabError('--keep-volumes needs --vnfc: a whole-VNF heal '
                        'builds a new stack with new volumes')
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         params = operations.heal_params(args.keep_volumes,
                                         args.recreate_volumes)
         return lab_tacker.run('heal', args.state_dir, lambda s: (
             operations.heal(s, [args.vnfc] if args.vnfc else (), params)),
             as_json=args.json, quiet=args.quiet)
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_heal
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('heal', settings):
         result = lcm_heal.heal(settings, args.vnfc,
@@ -70,7 +73,8 @@ def cmd_heal(args):
 
 
 def cmd_kill(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_heal
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     with reporting.reported('kill', settings):
         server_id, killed = lcm_heal.kill(settings, args.vnfc)
     print('VM of VNFC %s (server %s) %s' % (

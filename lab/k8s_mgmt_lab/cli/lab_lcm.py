@@ -1,13 +1,14 @@
-"""``k8s-mgmt lab instantiate`` (LCM on the lab through the driver's hooks)."""
+"""``k8s-mgmt lab instantiate`` (LCM on the lab through the driver's hooks).
+
+The verb imports the lab's modules it needs when it runs.
+"""
 
 import json
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import lcm
-from k8s_mgmt_lab.tacker_lcm import operations
 
 
 def register(verbs):
@@ -47,6 +48,7 @@ def run_instantiate(settings, request_body=None, driver=None,
                     log_path=None):
     """lcm.instantiate + the cluster's (or the registry's) report; every
     failure a UserError."""
+    from k8s_mgmt_lab.conductor import lcm
     with reporting.reported('instantiate', settings, log_path):
         result = lcm.instantiate(settings, driver=driver,
                                  request_body=request_body)
@@ -88,11 +90,12 @@ def print_cluster(report, vip=None):
 def cmd_instantiate(args):
     body = read_request(args.request)
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         return lab_tacker.run(
             'instantiate', args.state_dir,
             lambda s: operations.instantiate(s, request_body=body),
             as_json=args.json, quiet=args.quiet)
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     report = run_instantiate(settings, request_body=body)
     if args.json:

@@ -3,17 +3,14 @@
 The same walk as ``k8s-mgmt plan`` (the driver's own phases, nothing
 connected, nothing written), with the lab's request, its topology read
 from the lab's Heat, the instance's driver state, and the nodes the
-cluster's API reports Ready when the lab's cluster is up.
+cluster's API reports Ready when the lab's cluster is up. The verb
+imports the driver's and the lab's modules when it runs.
 """
 
 import os
 
-from k8s_mgmt import state as state_mod
 from k8s_mgmt.cli import plan as plan_cli
-from k8s_mgmt.kube import client as kube_client
-from k8s_mgmt_lab import manager
-from k8s_mgmt_lab.conductor import lcm
-from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab import settings as settings_mod
 
 
 def register(verbs):
@@ -31,6 +28,9 @@ def register(verbs):
 def ready_nodes(settings, inst_id):
     """Names of the Ready nodes of the lab's cluster; None when it has no
     cluster yet (no VIM config from an instantiate)."""
+    from k8s_mgmt import state as state_mod
+    from k8s_mgmt.kube import client as kube_client
+    from k8s_mgmt_lab.conductor import lcm
     path = os.path.join(lcm.driver_state_dir(settings), inst_id,
                         state_mod.VIM_CONFIG)
     if not os.path.exists(path):
@@ -42,7 +42,10 @@ def ready_nodes(settings, inst_id):
 
 
 def cmd_plan(args):
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab import manager
+    from k8s_mgmt_lab.conductor import lcm
+    from k8s_mgmt_lab.conductor import status as status_mod
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     record = lcm.read_lab(settings)
     body = manager.lab_request(record)
     if args.operation == 'instantiate' and args.request:

@@ -1,13 +1,15 @@
-"""``k8s-mgmt lab scale`` and ``k8s-mgmt lab terminate``."""
+"""``k8s-mgmt lab scale`` and ``k8s-mgmt lab terminate``.
+
+Each verb imports the lab's modules it needs when it runs.
+"""
 
 import json
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import lcm_scale
-from k8s_mgmt_lab.tacker_lcm import operations
+from k8s_mgmt_lab.conductor import scale_types
 
 
 def register(verbs):
@@ -22,8 +24,8 @@ def register(verbs):
                     'rolled back as Tacker does: through Heat alone, no '
                     'hook).')
     scale.add_argument('--type', required=True,
-                       choices=(lcm_scale.SCALE_OUT, lcm_scale.SCALE_IN))
-    scale.add_argument('--aspect-id', default=lcm_scale.DEFAULT_ASPECT)
+                       choices=(scale_types.SCALE_OUT, scale_types.SCALE_IN))
+    scale.add_argument('--aspect-id', default=scale_types.DEFAULT_ASPECT)
     scale.add_argument('--steps', type=int, default=1)
     scale.add_argument('--force-drain', action='store_true',
                        help='additionalParams force_drain: true (delete the '
@@ -48,10 +50,12 @@ def register(verbs):
 def cmd_scale(args):
     params = {'force_drain': True} if args.force_drain else None
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         return lab_tacker.run('scale', args.state_dir, lambda s: (
             operations.scale(s, args.type, args.aspect_id, args.steps,
                              params)), as_json=args.json, quiet=args.quiet)
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_scale
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     with reporting.reported('scale', settings):
         result = lcm_scale.scale(settings, args.type,
@@ -69,13 +73,15 @@ def cmd_scale(args):
 
 def cmd_terminate(args):
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         return lab_tacker.run('terminate', args.state_dir, lambda s: (
             operations.terminate(s, args.graceful_timeout)),
             as_json=args.json, quiet=args.quiet)
     if args.graceful_timeout is not None:
         raise UserError('--graceful-timeout needs a lab that runs Tacker '
                         '(the lab\'s own conductor terminates FORCEFUL)')
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_scale
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet)
     with reporting.reported('terminate', settings):
         result = lcm_scale.terminate(settings)

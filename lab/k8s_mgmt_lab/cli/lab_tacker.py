@@ -4,23 +4,20 @@ Tacker reports, the VNFCs, and the cluster's nodes as the lab sees them.
 
 A lab runs Tacker when it has a control plane of its own; on a shared
 control plane the verbs call the driver's hooks from the lab itself
-(:mod:`k8s_mgmt_lab.conductor.lcm`), and say so.
+(:mod:`k8s_mgmt_lab.conductor.lcm`), and say so. Each verb imports the
+lab's modules it needs when it runs.
 """
 
 import json
 
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import status as status_mod
-from k8s_mgmt_lab.tacker_lcm import logs
-from k8s_mgmt_lab.tacker_lcm import operations
-from k8s_mgmt_lab.tacker_lcm import progress
-from k8s_mgmt_lab.tacker_lcm import record as record_mod
 
 
 def drives(state_dir):
     """Whether the lab in ``state_dir`` runs Tacker."""
-    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
+    record = settings_mod.read_record(
+        settings_mod.LabSettings(state_dir=state_dir))
     return bool(record and record.get('tacker'))
 
 
@@ -55,13 +52,16 @@ def conductor_log(state_dir):
 def conductor_logs(state_dir):
     """Every tacker-conductor's log, first to last: an operation runs on
     any one of them."""
+    from k8s_mgmt_lab.tacker_lcm import logs
     return logs.conductor_logs(state_dir)
 
 
 def run(verb, state_dir, call, as_json=False, quiet=False):
     """``call(settings)`` (one of :mod:`.operations`), reported; the
     driver's progress lines on stderr unless ``quiet`` or ``as_json``."""
-    settings = manager.LabSettings(state_dir=state_dir)
+    from k8s_mgmt_lab.tacker_lcm import logs
+    from k8s_mgmt_lab.tacker_lcm import progress
+    settings = settings_mod.LabSettings(state_dir=state_dir)
     with reporting.reported(verb, settings):
         if quiet or as_json:
             outcome = call(settings)
@@ -77,6 +77,7 @@ def run(verb, state_dir, call, as_json=False, quiet=False):
 
 
 def cmd_recover(args):
+    from k8s_mgmt_lab.tacker_lcm import operations
     calls = {'retry': operations.retry, 'rollback': operations.rollback,
              'fail': operations.fail, 'cancel': operations.cancel}
     return run(args.verb, args.state_dir,
@@ -87,6 +88,8 @@ def cmd_recover(args):
 def report_of(settings, outcome):
     """What Tacker says of the instance and the operation, and the
     cluster's nodes read from the lab's masters."""
+    from k8s_mgmt_lab.conductor import status as status_mod
+    from k8s_mgmt_lab.tacker_lcm import record as record_mod
     instance = outcome.instance
     info = instance.get('instantiatedVnfInfo') or {}
     report = {
@@ -97,7 +100,7 @@ def report_of(settings, outcome):
         'seconds': round(outcome.seconds, 1),
         'flavour': info.get('flavourId'),
         'vnfcs': record_mod.vnfcs(
-            instance, (manager.read_record(settings) or {}).get('api')
+            instance, (settings_mod.read_record(settings) or {}).get('api')
             or 'v1'),
     }
     kube = status_mod.lab_status(settings, check_ssh=False).get(

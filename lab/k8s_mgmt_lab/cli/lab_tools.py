@@ -8,19 +8,17 @@ in the VM's own root, so it lasts until cleared or the VM is deleted;
 ``exec VM -- COMMAND...`` runs a command inside the VM as root, with this
 terminal's stdin, stdout and stderr and the command's exit status.
 
-VM is the name ``lab status`` shows or the server id.
+VM is the name ``lab status`` shows or the server id. Each verb imports
+the lab's modules it needs when it runs (``exec`` reads the lab's VM
+registry, and its Heat only for a name the registry does not hold).
 """
 
 import argparse
 import subprocess
 
 from k8s_mgmt.cli.errors import UserError
-from k8s_mgmt_lab import manager
-from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.kube import faults
-from k8s_mgmt_lab.machines import registry as registry_mod
-from k8s_mgmt_lab.machines import vm as vm_mod
-from k8s_mgmt_lab.machines import vm_faults
 
 
 def register(verbs):
@@ -57,7 +55,9 @@ def register(verbs):
 def node_names(state_dir):
     """{node name as ``lab status`` shows it: server id}, read from the
     lab's Heat stack."""
-    record = manager.read_record(manager.LabSettings(state_dir=state_dir))
+    from k8s_mgmt_lab.conductor import status as status_mod
+    record = settings_mod.read_record(
+        settings_mod.LabSettings(state_dir=state_dir))
     if record is None:
         raise UserError('no lab is up in %s; run "k8s-mgmt lab up"'
                         % state_dir)
@@ -72,6 +72,7 @@ def node_names(state_dir):
 def find_vm(state_dir, name):
     """(server id, registry record) of a running VM by the name ``lab
     status`` shows, its server id or its hostname."""
+    from k8s_mgmt_lab.machines import registry as registry_mod
     vms = registry_mod.Registry(state_dir).read()['vms']
     found = [(vm_id, rec) for vm_id, rec in vms.items()
              if name in (vm_id, rec.get('hostname'))]
@@ -91,6 +92,7 @@ def find_vm(state_dir, name):
 
 def set_fault(state_dir, name, step, clear=False):
     """Set (or clear) ``step``'s fault on the VM; True when it changed."""
+    from k8s_mgmt_lab.machines import vm_faults
     if step not in faults.STEPS:
         raise UserError('unknown step %r (steps: %s)'
                         % (step, ', '.join(sorted(faults.STEPS))))
@@ -99,6 +101,7 @@ def set_fault(state_dir, name, step, clear=False):
 
 
 def cmd_fault(args):
+    from k8s_mgmt_lab.machines import vm_faults
     if args.new_vms == bool(args.vm):
         raise UserError('lab fault needs a VM or --new-vms (not both)')
     if args.new_vms:
@@ -116,6 +119,7 @@ def cmd_fault(args):
 
 def exec_in_vm(state_dir, name, argv, **popen_kwargs):
     """Run ``argv`` as root inside the VM; the CompletedProcess."""
+    from k8s_mgmt_lab.machines import vm as vm_mod
     if argv[:1] == ['--']:
         argv = argv[1:]
     if not argv:

@@ -1,16 +1,20 @@
 """``k8s-mgmt lab upgrade --to VERSION`` and ``k8s-mgmt lab certs
 check|renew``: the instance's metadata changed as an operator changes it
 (``k8sMgmtUpgrade``, ``k8sMgmtCertificates``), through Tacker's API on a
-lab that runs Tacker, else by the lab's own conductor."""
+lab that runs Tacker, else by the lab's own conductor. Each verb
+imports the driver's and the lab's modules when it runs."""
 
 import json
 
-from k8s_mgmt import modify_request
-from k8s_mgmt_lab import manager
+from k8s_mgmt_lab import settings as settings_mod
 from k8s_mgmt_lab.cli import lab_tacker
 from k8s_mgmt_lab.cli import reporting
-from k8s_mgmt_lab.conductor import lcm_upgrade
-from k8s_mgmt_lab.tacker_lcm import operations
+
+# k8s_mgmt.modify_request.CERTIFICATE_ACTIONS: the parser cannot import
+# that module without loading oslo.config, oslo.log and yaml at every
+# start-up; tests/functional/packaging/test_cli_importtime.py checks they
+# agree.
+CERTIFICATE_ACTIONS = ('check', 'renew')
 
 
 def register(verbs):
@@ -37,13 +41,14 @@ def register(verbs):
                     'recorded) or renew (one master at a time, the VIP '
                     'answering): through Tacker\'s API on a lab that runs '
                     'Tacker, else on the lab\'s own conductor.')
-    certs.add_argument('action', choices=modify_request.CERTIFICATE_ACTIONS)
+    certs.add_argument('action', choices=CERTIFICATE_ACTIONS)
     certs.add_argument('--json', action='store_true')
     certs.add_argument('--quiet', action='store_true')
     certs.set_defaults(func=cmd_certs)
 
 
 def _metadata(args):
+    from k8s_mgmt import modify_request
     change = {modify_request.UPGRADE_KEY: args.to}
     if args.max_unavailable:
         change[modify_request.MAX_UNAVAILABLE_KEY] = str(
@@ -53,10 +58,12 @@ def _metadata(args):
 
 def cmd_upgrade(args):
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         return lab_tacker.run('upgrade', args.state_dir, lambda s: (
             operations.modify(s, _metadata(args))), as_json=args.json,
             quiet=args.quiet)
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_upgrade
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     with reporting.reported('upgrade', settings):
         result = lcm_upgrade.upgrade(settings, args.to,
@@ -70,12 +77,15 @@ def cmd_upgrade(args):
 
 
 def cmd_certs(args):
+    from k8s_mgmt import modify_request
     change = {modify_request.CERTIFICATES_KEY: args.action}
     if lab_tacker.drives(args.state_dir):
+        from k8s_mgmt_lab.tacker_lcm import operations
         return lab_tacker.run('certs ' + args.action, args.state_dir,
                               lambda s: operations.modify(s, change),
                               as_json=args.json, quiet=args.quiet)
-    settings = manager.LabSettings(state_dir=args.state_dir)
+    from k8s_mgmt_lab.conductor import lcm_upgrade
+    settings = settings_mod.LabSettings(state_dir=args.state_dir)
     reporting.show_progress(args.quiet or args.json)
     with reporting.reported('certs ' + args.action, settings):
         inst_id, seconds = lcm_upgrade.patch_metadata(settings, change)

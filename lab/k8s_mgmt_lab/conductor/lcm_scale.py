@@ -39,14 +39,13 @@ from k8s_mgmt_lab import manager
 from k8s_mgmt_lab.conductor import drivers
 from k8s_mgmt_lab.conductor import lcm
 from k8s_mgmt_lab.conductor import scale_cloud
+from k8s_mgmt_lab.conductor.scale_types import DEFAULT_ASPECT
+from k8s_mgmt_lab.conductor.scale_types import SCALE_IN
+from k8s_mgmt_lab.conductor.scale_types import SCALE_OUT
 from k8s_mgmt_lab.conductor import status as status_mod
 from k8s_mgmt_lab.errors import LabError
 
 LOG = logging.getLogger(__name__)
-
-SCALE_OUT = scale_cloud.SCALE_OUT
-SCALE_IN = scale_cloud.SCALE_IN
-DEFAULT_ASPECT = 'worker_instance'
 
 
 @dataclasses.dataclass

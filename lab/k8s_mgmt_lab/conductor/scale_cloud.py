@@ -28,10 +28,9 @@ raised a group's max_size over the package's.
 import dataclasses
 
 from k8s_mgmt_lab.conductor import status as status_mod
+from k8s_mgmt_lab.conductor.scale_types import SCALE_OUT
 from k8s_mgmt_lab.errors import LabError
 
-SCALE_OUT = 'SCALE_OUT'
-SCALE_IN = 'SCALE_IN'
 # The flavour whose scale goes by policy signals; the others update
 # desired_capacity, so that the lab runs both ways Tacker drives Heat.
 SIGNALLED_FLAVOURS = ('complex',)

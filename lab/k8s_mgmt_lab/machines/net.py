@@ -14,14 +14,14 @@ from oslo_log import log as logging
 from k8s_mgmt_lab.errors import LabError
 from k8s_mgmt_lab.machines import registry as registry_mod
 from k8s_mgmt_lab.machines.host import run
+# Defined with the lab's settings, which the command line reads without
+# importing the lab.
+from k8s_mgmt_lab.settings import DEFAULT_BRIDGE
+from k8s_mgmt_lab.settings import DEFAULT_SUBNET
+from k8s_mgmt_lab.settings import DEFAULT_TAG
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_SUBNET = '10.254.0.0/24'
-DEFAULT_BRIDGE = 'k8slab0'
-# Every netns and veth the lab makes starts with the tag, so cleanup can find
-# leftovers by name. Kept short: a veth name is at most 15 characters.
-DEFAULT_TAG = 'k8l'
 MAX_IFNAME = 15
 
 

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 
-from k8s_mgmt import state_key
 from k8s_mgmt_lab.openstack import config
 from k8s_mgmt_lab.openstack import processes
 from k8s_mgmt_lab.openstack import services
@@ -261,6 +260,7 @@ def tacker_state_key(layout):
     """The driver's state key (config.state_key_file), made when missing:
     before any conductor starts, so none of them makes its own; a kept
     plane keeps its key."""
+    from k8s_mgmt import state_key     # cryptography: only the key needs it
     path = config.state_key_file(layout)
     if not os.path.lexists(path):
         state_key.create(path)

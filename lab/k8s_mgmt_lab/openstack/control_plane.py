@@ -24,8 +24,10 @@ from k8s_mgmt_lab.openstack import state
 from k8s_mgmt_lab.openstack import tacker_conductors
 from k8s_mgmt_lab.openstack import tacker_driver
 from k8s_mgmt_lab.openstack import venvs
+# Defined beside the virtualenvs built there, where the command line reads
+# it without importing the control plane.
+from k8s_mgmt_lab.openstack.venvs import DEFAULT_CACHE
 
-DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
 # Start order; down() stops in the reverse one.
 SERVICE_NAMES = ('mariadb', 'epmd', 'rabbitmq', 'keystone', 'heat-api',
                  'heat-engine')
@@ -112,9 +114,14 @@ class ControlPlane(object):
         return env
 
     def up(self):
-        """Start every service (setting up what was never set up); on any
-        failure stop what started and re-raise."""
+        """Start every service that does not run (setting up what was
+        never set up): a plane that runs is left as it is, one whose Tacker
+        or a conductor is missing gets them, one that runs another number
+        of conductors has them (alone) restarted. On any failure stop
+        everything and re-raise."""
         built = self.venvs(VENV_NAMES if self.tacker else ('keystone', 'heat'))
+        if self.tacker and self.conductors_differ():
+            self._stop_conductors()
         layout = self.layout
         for path in (layout.root, layout.run, layout.logs, layout.mariadb,
                      layout.rabbitmq, layout.keystone_etc, layout.heat_etc):
@@ -155,8 +162,13 @@ class ControlPlane(object):
         os.makedirs(os.path.join(layout.keystone_etc, 'locks'),
                     exist_ok=True)
 
+    def _start(self, service):
+        """``service`` started unless it runs already."""
+        if not self.supervisor.alive(service.name):
+            self.supervisor.start(service)
+
     def _start_all(self, ports, secrets, built):
-        layout, start = self.layout, self.supervisor.start
+        layout, start = self.layout, self._start
         bootstrap.once(layout, 'mariadb-install-db',
                        bootstrap.install_mariadb, layout)
         start(services.mariadb(layout, ports))
@@ -195,7 +207,7 @@ class ControlPlane(object):
                        bootstrap.register_barbican, layout, ports, secrets)
         bootstrap.once(layout, 'barbican-db-manage',
                        bootstrap.barbican_db_manage, layout, venv)
-        self.supervisor.start(services.barbican_api(layout, ports, venv))
+        self._start(services.barbican_api(layout, ports, venv))
 
     def _start_tacker(self, ports, secrets, venv):
         """Tacker's database, Keystone user and catalog entry, schema,
@@ -216,9 +228,11 @@ class ControlPlane(object):
         bootstrap.once(layout, 'tacker-db-manage',
                        bootstrap.tacker_db_manage, layout, venv)
         driver = self._install_driver(venv)
-        self.supervisor.start(services.tacker_server(layout, ports, venv))
-        self._start_conductors(
-            venv, driver, range(1, self.conductors + 1))
+        self._start(services.tacker_server(layout, ports, venv))
+        self._start_conductors(venv, driver, [
+            number for number in range(1, self.conductors + 1)
+            if not self.supervisor.alive(
+                tacker_conductors.service_name(number))])
 
     def _install_driver(self, venv):
         with open(os.path.join(self.layout.logs, 'k8s-mgmt-driver.log'),
@@ -230,6 +244,8 @@ class ControlPlane(object):
         would, and record which driver wheel each loaded; the first
         failure is raised once all have come up or failed."""
         numbers, ports = list(numbers), self.ports
+        if not numbers:
+            return
         with concurrent.futures.ThreadPoolExecutor(len(numbers)) as pool:
             started = [pool.submit(self._start_conductor, venv, driver,
                                    ports, number) for number in numbers]
@@ -286,16 +302,20 @@ class ControlPlane(object):
         bootstrap.register_iaas(ports, state.secrets(self.layout),
                                 endpoints)
 
-    def down(self):
-        """Stop every service, last started first (the conductors, each
-        ignoring SIGTERM for seconds, side by side); returns the signal
-        that ended each one that ran."""
+    def _stop_conductors(self):
+        """Stop every conductor (each ignoring SIGTERM for seconds) side by
+        side; the signal that ended each."""
         conductors = tacker_conductors.ALL_NAMES
         with concurrent.futures.ThreadPoolExecutor(len(conductors)) as pool:
             stopping = {name: pool.submit(
                 self.supervisor.stop, name, _stop_timeout(name))
                 for name in reversed(conductors)}
-        ended = {name: future.result() for name, future in stopping.items()}
+        return {name: future.result() for name, future in stopping.items()}
+
+    def down(self):
+        """Stop every service, last started first (the conductors side by
+        side); returns the signal that ended each one that ran."""
+        ended = self._stop_conductors()
         for name in reversed(EVERY_SERVICE_NAME):
             if name not in ended:
                 ended[name] = self.supervisor.stop(name, _stop_timeout(name))

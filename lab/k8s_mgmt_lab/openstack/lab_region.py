@@ -27,6 +27,9 @@ from k8s_mgmt_lab.openstack.iaas import serve
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt_lab.openstack import state as plane_state
 from k8s_mgmt_lab.openstack import tenancy
+# Defined with the lab's settings, which the command line reads without
+# importing the lab.
+from k8s_mgmt_lab.settings import SHARED_PLANE_ENV
 
 LOG = logging.getLogger(__name__)
 
@@ -35,9 +38,10 @@ IAAS_STATE = 'iaas.json'
 PASSWORD_FILE = 'os-password'
 # In a kept plane's dir: the state dir of the lab that uses it.
 IN_USE_FILE = 'in-use-by'
-# The environment variable naming a running control plane that labs
-# share (``k8s-mgmt lab up --control-plane``'s default).
-SHARED_PLANE_ENV = 'K8S_MGMT_LAB_CONTROL_PLANE'
+# The environment variable naming a warm plane that labs with a plane of
+# their own (``--own-control-plane`` without ``--control-plane``) borrow
+# one at a time instead of starting one (a test worker sets it).
+WARM_PLANE_ENV = 'K8S_MGMT_LAB_WARM_PLANE'
 
 
 def own_plane_dir(state_dir):
@@ -48,16 +52,23 @@ def shared_plane_default():
     return os.environ.get(SHARED_PLANE_ENV) or None
 
 
+def warm_plane_default():
+    return os.environ.get(WARM_PLANE_ENV) or None
+
+
 class LabRegion(object):
 
     def __init__(self, state_dir, tag, shared_plane=None, kept_plane=None,
-                 cache_dir=control_plane.DEFAULT_CACHE, conductors=1):
+                 cache_dir=control_plane.DEFAULT_CACHE, conductors=1,
+                 warm_plane=None):
         """``shared_plane``: the state dir of a plane labs share, each in
         a region of its own. ``kept_plane``: the state dir of a plane of
         this lab's own that outlives it (started warm by the next lab
-        that uses it, one lab at a time). Neither: a plane of the lab's
-        own inside its state dir. ``conductors``: how many
-        tacker-conductors a plane of the lab's own runs."""
+        that uses it, one lab at a time). ``warm_plane``: a kept plane
+        this lab borrows if no other lab that is up holds it, else (or
+        with neither) a plane of the lab's own inside its state dir.
+        ``conductors``: how many tacker-conductors a plane of the lab's
+        own runs."""
         self.state_dir = os.path.abspath(state_dir)
         self.name = tenancy.name_for(tag)
         # Labs sharing a plane each have a region; a plane of the lab's own
@@ -65,7 +76,10 @@ class LabRegion(object):
         self.region = (self.name if shared_plane
                        else bootstrap.REGION)
         self.shared = bool(shared_plane)
+        self.borrowed = not (self.shared or kept_plane) and bool(warm_plane)
+        kept_plane = kept_plane or (warm_plane if self.borrowed else None)
         self.kept = bool(kept_plane) and not self.shared
+        self.cache_dir, self.conductors = cache_dir, conductors
         # A plane of the lab's own runs Tacker too: Tacker 16's v1 infra
         # driver names no region, so it can drive only stand-ins in
         # RegionOne, which a shared plane's labs are not.
@@ -76,18 +90,22 @@ class LabRegion(object):
             root = os.path.abspath(kept_plane)
         else:
             root = own_plane_dir(self.state_dir)
-        self.plane = control_plane.ControlPlane(
-            root, cache_dir, tacker=self.tacker,
-            conductors=conductors if self.tacker else None)
+        self.plane = self._plane(root)
         self.iaas = None
         self.credentials = None
 
+    def _plane(self, root):
+        return control_plane.ControlPlane(
+            root, self.cache_dir, tacker=self.tacker,
+            conductors=self.conductors if self.tacker else None)
+
     def start_plane(self):
-        """The control plane started (set up on its first start). A shared
-        one that runs is used as it is; one that does not (never started,
-        or a service died) is restarted here and keeps running after this
-        lab is down: whoever shares it stops it
-        (``k8s-mgmt lab control-plane --dir DIR down``)."""
+        """The control plane started (set up on its first start). Of a
+        shared or kept one, what does not run is started (a dead service,
+        Tacker for a lab that needs it, conductors of another count) and
+        what runs is used as it is; it keeps running after this lab is
+        down: whoever shares it stops it (``k8s-mgmt lab control-plane
+        --dir DIR down``)."""
         if not (self.shared or self.kept):
             self.plane.up()
             return
@@ -97,12 +115,19 @@ class LabRegion(object):
         with open(os.path.join(root, 'start.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.kept:
-                self._claim_kept_plane()
-            if all(found['alive'] for found in self.plane.status().values()) \
-                    and not self.plane.conductors_differ():
+                try:
+                    self._claim_kept_plane()
+                except LabError as err:
+                    if not self.borrowed:
+                        raise
+                    LOG.info('%s; the lab starts a control plane of its '
+                             'own', err)
+                    self.kept = self.borrowed = False
+                    self.plane = self._plane(own_plane_dir(self.state_dir))
+            if self.shared or self.kept:
+                self.plane.up()
                 return
-            self.plane.down()
-            self.plane.up()
+        self.plane.up()
 
     def _claim_kept_plane(self):
         """A kept plane serves one lab at a time (its one region holds
@@ -190,11 +215,7 @@ def client_run(record, words, **run_kwargs):
     as the lab's admin, in its project and region; the finished
     process."""
     import subprocess
-    from k8s_mgmt_lab.openstack import venvs
-    plane = control_plane.ControlPlane(record['openstack']['control_plane'])
-    env = dict(os.environ)
-    env.update(tenancy.client_env(record['heat']))
-    argv = venvs.entry_point_argv(plane.client_venv(), 'openstack', *words)
+    argv, env = tenancy.client_command(record, words)
     return subprocess.run(argv, env=env, **run_kwargs)
 
 

@@ -14,16 +14,16 @@ per project, so two labs may both call their stack ``k8s-lab-simple``.
     tenancy.unregister(plane, 'lab-k8t')    # endpoints, region, project
 """
 
-from keystoneauth1.identity import v3
-from keystoneauth1 import session as ks_session
-from oslo_log import log as logging
+import os
 
+# keystoneauth1 and oslo.log are imported where they are used: ``k8s-mgmt
+# lab openstack`` imports this module for client_command alone.
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import config
+from k8s_mgmt_lab.openstack import control_plane
 from k8s_mgmt_lab.openstack import stacks as stacks_mod
 from k8s_mgmt_lab.openstack import state
-
-LOG = logging.getLogger(__name__)
+from k8s_mgmt_lab.openstack import venvs
 
 USER = 'admin'
 DOMAIN = 'Default'
@@ -101,7 +101,9 @@ def unregister(plane, name, region=None):
         # region's endpoints: they stay until it has.
         heat.wait_no_stacks()
     except Exception as err:    # the region's project may be gone already
-        LOG.warning('stacks of lab region %s not abandoned: %s', name, err)
+        from oslo_log import log as logging
+        logging.getLogger(__name__).warning(
+            'stacks of lab region %s not abandoned: %s', name, err)
     iaas = None
     if region:
         iaas = {_service_id(identity, service_type)
@@ -130,6 +132,8 @@ def credentials(plane, name, region=None):
 
 def session(credentials):
     """A keystoneauth session scoped to the lab's project."""
+    from keystoneauth1.identity import v3
+    from keystoneauth1 import session as ks_session
     auth = v3.Password(
         auth_url=credentials['auth_url'], username=credentials['username'],
         password=credentials['password'],
@@ -150,6 +154,18 @@ def client_env(credentials):
             'OS_USERNAME': credentials['username'],
             'OS_USER_DOMAIN_NAME': credentials['user_domain_name'],
             'OS_PASSWORD': credentials['password']}
+
+
+def client_command(record, words):
+    """The argv and environment that run python-openstackclient (from the
+    lab's cache) with ``words`` as the admin of the lab whose record is
+    ``record``, in its project and region (the password in the
+    environment, never on the command line)."""
+    plane = control_plane.ControlPlane(record['openstack']['control_plane'])
+    env = dict(os.environ)
+    env.update(client_env(record['heat']))
+    return venvs.entry_point_argv(plane.client_venv(), 'openstack',
+                                  *words), env
 
 
 def openrc(credentials, password_file):

@@ -18,6 +18,8 @@ import tempfile
 
 from k8s_mgmt_lab.openstack import pins
 
+# The lab's cache: the virtualenvs are built under its ``venvs``.
+DEFAULT_CACHE = '/var/cache/k8s-mgmt-lab'
 # Runs the console script named by argv[1] from the virtualenv's own
 # package metadata, with argv[1:] as its sys.argv.
 _RUN_ENTRY_POINT = (

@@ -15,6 +15,8 @@ from k8s_mgmt.cli import main as cli_main
 from k8s_mgmt.cli import package as package_cli
 from k8s_mgmt.cli import plan as plan_cli
 from k8s_mgmt.cli import validate as validate_cli
+from k8s_mgmt_lab.cli import lab as lab_cli
+from k8s_mgmt_lab.cli import lab_upgrade
 
 # What the built-in verbs' modules loaded at start-up before they imported
 # the driver's modules only where a verb runs.
@@ -25,6 +27,25 @@ HEAVY = ('cryptography', 'heatclient', 'invoke', 'keystoneauth1',
 # A command line naming a built-in verb loads no plugin either.
 NOT_FOR_A_BUILT_IN_VERB = HEAVY + ('k8s_mgmt_lab',)
 VERBS = [name.rpartition('.')[2] for name in cli_main.COMMANDS]
+# "lab exec" enters the VM through k8s_mgmt_lab.machines.vm, which logs
+# with oslo.log; it loads none of these before it runs the command.
+NOT_FOR_AN_EXEC = ('cryptography', 'heatclient', 'keystoneauth1',
+                   'kubernetes', 'paramiko', 'requests', 'yaml')
+
+
+def sub_commands(parser):
+    """{name: parser} of ``parser``'s sub-commands."""
+    return {name: sub for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name, sub in action.choices.items()}
+
+
+def lab_verbs():
+    """Every verb of ``k8s-mgmt lab``, read from its parser."""
+    parser = argparse.ArgumentParser()
+    lab_cli.register(parser.add_subparsers())
+    return sorted(sub_commands(sub_commands(parser)['lab']))
+
 
 LOADED = ('print(json.dumps(sorted(m for m in sys.modules '
           'if m.split(".")[0] in %r)))')
@@ -67,6 +88,73 @@ def test_a_built_in_verbs_help_loads_no_heavy_module_and_no_plugin(verb):
                      NOT_FOR_A_BUILT_IN_VERB, verb, '--help') == []
 
 
+# The lab's plugin (k8s-mgmt-lab) is as light: its verbs import the lab
+# where they run.
+@pytest.mark.parametrize('argv', [[], ['lab', 'status'], ['demo']],
+                         ids=' '.join)
+def test_the_parser_with_the_labs_verbs_loads_no_heavy_module(argv):
+    # parser_for: every plugin's verbs for no verb, else the named one's.
+    loaded = loaded_by('from k8s_mgmt.cli import main; '
+                       'main.parser_for(sys.argv[1:])',
+                       HEAVY + ('k8s_mgmt_lab',), *argv)
+    assert [m for m in loaded if not m.startswith('k8s_mgmt_lab')] == []
+    assert 'k8s_mgmt_lab.cli.%s' % (argv or ['lab'])[0] in loaded
+
+
+@pytest.mark.parametrize('words', [['lab'], ['demo']] + [
+    ['lab', verb] for verb in lab_verbs()], ids=' '.join)
+def test_a_lab_verbs_help_loads_no_heavy_module(words):
+    assert loaded_by('from k8s_mgmt.cli import main; main.main(sys.argv[1:])',
+                     HEAVY, *words + ['--help']) == []
+
+
+def _launched(tmp_path, names, argv, code=''):
+    """The modules of ``names`` that ``k8s-mgmt`` with ``argv`` loaded
+    until it ran a program, and the argv and environment it ran that
+    with (``code`` runs first)."""
+    record = tmp_path / 'launched.json'
+    stub = ('subprocess.run = lambda argv, env=None, **kwargs: open(%r, '
+            '"w").write(json.dumps([argv, env])) and '
+            'subprocess.CompletedProcess(argv, 0)' % str(record))
+    loaded = loaded_by('; '.join(filter(None, [
+        'import subprocess', stub, code, 'from k8s_mgmt.cli import main',
+        'assert main.main(sys.argv[1:]) == 0'])), names, *argv)
+    return loaded, json.loads(record.read_text())
+
+
+def test_lab_openstack_runs_the_client_with_no_heavy_module(tmp_path):
+    # The lab's record, as lab up writes it; the client's virtualenv as
+    # the cache would hold it (not built).
+    heat = {'auth_url': 'http://127.0.0.1:15000/v3', 'username': 'admin',
+            'password': 'pw', 'project_name': 'lab-k8t',
+            'user_domain_name': 'Default', 'project_domain_name': 'Default',
+            'region_name': 'lab-k8t'}
+    (tmp_path / 'lab.json').write_text(json.dumps({
+        'heat': heat, 'openstack': {'control_plane': str(tmp_path / 'cp')}}))
+    loaded, (argv, env) = _launched(
+        tmp_path, HEAVY, ['lab', '--state-dir', str(tmp_path), 'openstack',
+                          'stack', 'list'],
+        'from k8s_mgmt_lab.openstack import venvs; venvs.ensure = '
+        'lambda cache_dir, name: "/venvs/" + name')
+    assert loaded == []
+    assert argv[0] == '/venvs/client/bin/python'
+    assert argv[3:] == ['openstack', 'stack', 'list']
+    assert (env['OS_REGION_NAME'], env['OS_PASSWORD']) == ('lab-k8t', 'pw')
+    assert not (tmp_path / 'cp').exists()
+
+
+def test_lab_exec_runs_the_command_with_no_heavy_module(tmp_path):
+    (tmp_path / 'lab-registry.json').write_text(json.dumps({
+        'network': None, 'vms': {'server-1': {
+            'hostname': 'master-1', 'status': 'running', 'init_pid': 4242}}}))
+    loaded, (argv, env) = _launched(
+        tmp_path, NOT_FOR_AN_EXEC, ['lab', '--state-dir', str(tmp_path),
+                                    'exec', 'master-1', '--', 'hostname'])
+    assert loaded == []
+    assert argv[:3] == ['nsenter', '--target', '4242']
+    assert argv[-2:] == ['--', 'hostname'] and env['HOME'] == '/root'
+
+
 @pytest.mark.parametrize('name', cli_main.COMMANDS)
 def test_each_verb_module_is_named_after_its_verb(name):
     # main.parser_for picks a verb's module by its name.
@@ -84,6 +172,12 @@ def test_the_parsers_names_agree_with_the_driver():
     assert plan_cli.OPERATIONS == tuple(sorted(planning.OPERATIONS))
     assert (package_cli.DRIVER_ARTIFACT, package_cli.TOSCA_META) == (
         package.DRIVER_ARTIFACT, package.TOSCA_META)
+
+
+def test_the_lab_parsers_names_agree_with_the_driver():
+    from k8s_mgmt import modify_request
+    assert lab_upgrade.CERTIFICATE_ACTIONS == (
+        modify_request.CERTIFICATE_ACTIONS)
 
 
 def test_importtime_reads_the_top_level_imports():

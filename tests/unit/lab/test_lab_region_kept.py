@@ -47,3 +47,55 @@ def test_a_kept_plane_serves_one_lab_that_is_up(tmp_path):
     marker = os.path.join(plane, lab_region.IN_USE_FILE)
     assert open(marker).read().strip() == str(tmp_path / 'two')
     assert oct(os.stat(marker).st_mode & 0o777) == '0o600'
+
+
+def test_a_warm_plane_is_borrowed_by_a_lab_of_its_own_alone(tmp_path):
+    warm = str(tmp_path / 'warm')
+    borrowed = lab_region.LabRegion(str(tmp_path / 'lab'), 'k1',
+                                    warm_plane=warm)
+    assert (borrowed.kept, borrowed.borrowed, borrowed.tacker) == (
+        True, True, True)
+    assert borrowed.plane.layout.root == warm
+    assert borrowed.region == 'RegionOne'
+    # A plane named for the lab (--control-plane) is not borrowed: a
+    # second lab is refused there, not sent elsewhere.
+    named = lab_region.LabRegion(str(tmp_path / 'lab'), 'k1',
+                                 kept_plane=str(tmp_path / 'plane'),
+                                 warm_plane=warm)
+    assert named.kept and not named.borrowed
+    assert named.plane.layout.root == str(tmp_path / 'plane')
+    # A lab on a shared plane takes a region of it, never the warm one.
+    shared = lab_region.LabRegion(str(tmp_path / 'lab'), 'k1',
+                                  shared_plane=warm, warm_plane=warm)
+    assert shared.shared and not (shared.kept or shared.borrowed)
+
+
+class _Plane(object):
+    def __init__(self, root):
+        self.layout = type('Layout', (), {'root': root})()
+        self.started = 0
+
+    def up(self):
+        self.started += 1
+
+
+def test_a_warm_plane_held_by_a_lab_that_is_up_is_left_to_it(
+        tmp_path, monkeypatch):
+    warm = str(tmp_path / 'warm')
+    monkeypatch.setattr(lab_region.control_plane, 'ControlPlane',
+                        lambda root, *args, **kwargs: _Plane(root))
+    first = lab_region.LabRegion(str(tmp_path / 'one'), 'k1',
+                                 warm_plane=warm)
+    first.start_plane()
+    assert first.kept and first.plane.started == 1
+    os.makedirs(str(tmp_path / 'one'))
+    (tmp_path / 'one' / 'lab.json').write_text('{}')
+    second = lab_region.LabRegion(str(tmp_path / 'two'), 'k2',
+                                  warm_plane=warm)
+    second.start_plane()
+    # The second lab started a plane of its own, in its state dir.
+    assert not (second.kept or second.borrowed)
+    assert second.plane.layout.root == str(tmp_path / 'two' / 'openstack')
+    assert second.plane.started == 1
+    with open(os.path.join(warm, lab_region.IN_USE_FILE)) as marker:
+        assert marker.read().strip() == str(tmp_path / 'one')

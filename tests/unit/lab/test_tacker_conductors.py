@@ -258,3 +258,89 @@ def test_conductors_are_one_to_four(count, capsys, tmp_path):
         main.main(['lab', '--state-dir', str(tmp_path), 'up', '--flavour',
                    'simple', '--own-control-plane', '--conductors', count])
     assert '--conductors' in capsys.readouterr().err
+
+
+class _Services(object):
+    """A supervisor of the services in ``running``: starting one adds it,
+    stopping one removes it; every call recorded."""
+
+    def __init__(self, running):
+        self.running = set(running)
+        self.calls = []
+
+    def alive(self, name):
+        return name in self.running
+
+    def pid(self, name):
+        return 1 if name in self.running else None
+
+    def start(self, service):
+        self.calls.append(('start', service.name))
+        self.running.add(service.name)
+
+    def stop(self, name, timeout):
+        if name in self.running:
+            self.calls.append(('stop', name))
+            self.running.discard(name)
+
+    def log_path(self, name):
+        return '/logs/%s.log' % name
+
+
+@pytest.fixture
+def quiet_plane(layout, monkeypatch, tmp_path):
+    """plane(running, **kwargs): a ControlPlane with Tacker whose
+    supervisor runs ``running``, set up as if before (no step, file or
+    wheel of the real start is made)."""
+    monkeypatch.setattr(control_plane.venvs, 'ensure',
+                        lambda cache, name, log=None: '/venvs/' + name)
+    monkeypatch.setattr(control_plane.bootstrap, 'once',
+                        lambda layout, name, step, *args: None)
+    for name in ('heat_files', 'barbican_files', 'tacker_files',
+                 'tacker_state_key'):
+        monkeypatch.setattr(control_plane.bootstrap, name,
+                            lambda *args: None)
+
+    def plane(running, **kwargs):
+        made = control_plane.ControlPlane(
+            layout.root, str(tmp_path / 'cache'), ports=PORTS, tacker=True,
+            **kwargs)
+        monkeypatch.setattr(made, '_install_driver', lambda venv: 'wheel')
+        monkeypatch.setattr(control_plane.state, 'secrets',
+                            lambda layout: SECRETS)
+        made.supervisor = _Services(running)
+        return made
+    return plane
+
+
+def test_a_plane_that_runs_is_left_as_it_is(quiet_plane):
+    every = (control_plane.SERVICE_NAMES + ('barbican-api', 'tacker-server')
+             + tacker_conductors.service_names(2))
+    plane = quiet_plane(every, conductors=2)
+    os.makedirs(plane.layout.root)
+    tacker_conductors.record_count(plane.layout, 2)
+    plane.up()
+    assert plane.supervisor.calls == []
+
+
+def test_a_plane_without_tacker_gets_tacker_alone(quiet_plane):
+    plane = quiet_plane(control_plane.SERVICE_NAMES, conductors=1)
+    plane.up()
+    assert plane.supervisor.calls == [
+        ('start', 'barbican-api'), ('start', 'tacker-server'),
+        ('start', 'tacker-conductor')]
+
+
+def test_another_count_of_conductors_restarts_the_conductors_alone(
+        quiet_plane):
+    running = control_plane.SERVICE_NAMES + ('barbican-api',
+                                             'tacker-server',
+                                             'tacker-conductor')
+    plane = quiet_plane(running, conductors=2)
+    os.makedirs(plane.layout.root)
+    tacker_conductors.record_count(plane.layout, 1)
+    plane.up()
+    assert plane.supervisor.calls == [
+        ('stop', 'tacker-conductor'), ('start', 'tacker-conductor'),
+        ('start', 'tacker-conductor-2')]
+    assert tacker_conductors.recorded_count(plane.layout) == 2

@@ -343,24 +343,44 @@ def test_the_drivers_lines_of_the_conductors_log_are_shown_short(tmp_path):
 
 
 def test_a_kept_planes_tacker_loses_what_the_lab_made(fake, lab, caplog):
-    """lab down on a kept plane: instances not instantiated and their
-    packages go; an instantiated one stays (Tacker refuses), named in a
-    warning, with its package; the VIM's removal is tried (the fake has no
-    VIM API: logged, not raised)."""
+    """lab down on a kept plane: every instance goes, one still
+    instantiated terminated first (FORCEFUL, once the operation it left
+    FAILED_TEMP was given up), and every package; the VIMs' removal is
+    tried (the fake has no VIM API: logged, not raised)."""
     operations.instantiate(lab)                   # package 1, instance 1
-    kept = next(iter(fake.instances.values()))
-    kept['instantiationState'] = 'INSTANTIATED'
+    instantiated = next(iter(fake.instances.values()))
+    instantiated['instantiationState'] = 'INSTANTIATED'
+    stuck = {'id': 'op-left', 'operation': 'SCALE', 'error': None,
+             'vnfInstanceId': instantiated['id'],
+             'operationState': 'FAILED_TEMP', '_script': []}
+    fake.occurrences[stuck['id']] = stuck
     tacker = operations.client(manager.read_record(lab))
     extra = tacker.packages.onboard(lab.package_zip, deadline=5)
-    gone = tacker.instances.create(extra['vnfdId'])
+    tacker.instances.create(extra['vnfdId'])
+    from k8s_mgmt_lab.tacker_lcm import cleanup
+    cleanup.release(manager.read_record(lab))
+    assert stuck['operationState'] == 'FAILED'
+    terminated = [o for o in fake.occurrences.values()
+                  if o['operation'] == 'TERMINATE']
+    assert [(o['vnfInstanceId'], o['operationParams']['terminationType'],
+             o['operationState']) for o in terminated] == [
+        (instantiated['id'], 'FORCEFUL', 'COMPLETED')]
+    assert not fake.instances and not fake.packages
+    assert 'delete VIM' in caplog.text
+
+
+def test_an_instance_that_cannot_be_terminated_stays_with_its_package(
+        fake, lab, caplog):
+    operations.instantiate(lab)
+    kept = next(iter(fake.instances.values()))
+    kept['instantiationState'] = 'INSTANTIATED'
+    fake.outcome = ['STARTING', 'FAILED_TEMP']
     from k8s_mgmt_lab.tacker_lcm import cleanup
     cleanup.release(manager.read_record(lab))
     assert list(fake.instances) == [kept['id']]
     assert [p['vnfdId'] for p in fake.packages.values()] == [
         kept['vnfdId']]
-    assert gone['id'] not in fake.instances
     assert 'still instantiated' in caplog.text
-    assert 'delete VIM' in caplog.text
 
 
 def test_a_v2_lab_sends_the_v2_shape_on_its_vim():

@@ -1,0 +1,45 @@
+"""The podaffinity flavour through the lab's real Tacker, the operator's
+way (tacker_flavours): the README's session with python-tackerclient, one
+test per step, every worker, the scaled-out one too, labelled with the
+compute host Nova put it on."""
+
+import pytest
+
+import tacker_flavours
+from lab_cli import LabCLI
+
+k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-pa', bridge='k8slabtp',
+                  tag='ktp', timeout=1800)
+SUBNET = '10.254.228.0/24'
+
+
+@pytest.fixture(scope='module')
+def steps(assert_lab_clean, tmp_path_factory):
+    yield from tacker_flavours.lab_steps(
+        k8s_mgmt, SUBNET, 'podaffinity', assert_lab_clean,
+        str(tmp_path_factory.mktemp('podaffinity')))
+
+
+@pytest.fixture
+def session(steps, request):
+    """The session, unless an earlier test of the module failed."""
+    with steps.guard(request) as session:
+        yield session
+
+
+def test_the_readme_to_its_instantiate(steps, session):
+    steps.next_call('instantiate')
+
+
+def test_the_readme_to_its_scale_out(steps, session):
+    steps.next_call('scale')
+    tacker_flavours.check_podaffinity(session)
+
+
+def test_the_readme_to_its_heal_of_a_worker(steps, session):
+    steps.next_call('heal')
+
+
+def test_the_readme_to_its_end(steps, session):
+    steps.next_call('terminate')
+    tacker_flavours.check_end(steps)
