@@ -7,7 +7,9 @@ made), ``kube`` (the Kubernetes stand-ins that run in the VMs, and the
 stand-in kubespray tree), ``conductor`` (the driver's hooks called the way
 Tacker's conductor calls them, and Tacker's own LCM code run on a lab),
 ``openstack`` (a real OpenStack control plane for the lab), ``cli`` (the
-``k8s-mgmt lab`` and ``demo`` verbs); ``manager`` and ``daemon`` run a lab
+``k8s-mgmt lab`` and ``demo`` verbs, which start light: ``settings``
+holds the lab's settings and reads its record without the rest of the
+lab); ``manager`` and ``daemon`` run a lab
 (its API and cloud: ``api``, ``cloud*``, ``heat_*``, ``hot``; the package's
 UserData: ``user_data``). Everything that makes VMs needs root.
 

@@ -23,6 +23,10 @@ DEFAULT_TAG = 'k8l'
 # The environment variable naming a running control plane that labs
 # share (``k8s-mgmt lab up --control-plane``'s default).
 SHARED_PLANE_ENV = 'K8S_MGMT_LAB_CONTROL_PLANE'
+# The environment variable naming a warm plane that labs with a plane of
+# their own (``--own-control-plane`` without ``--control-plane``) borrow
+# one at a time instead of starting one (a test worker sets it).
+WARM_PLANE_ENV = 'K8S_MGMT_LAB_WARM_PLANE'
 LAB_FILE = 'lab.json'
 PACKAGE_SUBDIR = 'vnf_package'
 

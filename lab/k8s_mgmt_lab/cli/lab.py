@@ -95,7 +95,10 @@ def register(subparsers):
                          'finds them) and its LCM verbs go through Tacker\'s '
                          'API. With --control-plane DIR: the plane in DIR, '
                          'the lab\'s alone while it is up, kept running '
-                         'after "lab down" so that the next lab starts warm')
+                         'after "lab down" so that the next lab starts warm; '
+                         'without it, the plane $%s names is so borrowed '
+                         'when no lab that is up holds it'
+                         % settings_mod.WARM_PLANE_ENV)
     up.add_argument('--conductors', type=_conductor_count, metavar='N',
                     help='with --own-control-plane: run N tacker-conductors '
                          '(1 to %d, default 1), each as if on a host of its '

@@ -30,6 +30,7 @@ from k8s_mgmt_lab.openstack import tenancy
 # Defined with the lab's settings, which the command line reads without
 # importing the lab.
 from k8s_mgmt_lab.settings import SHARED_PLANE_ENV
+from k8s_mgmt_lab.settings import WARM_PLANE_ENV
 
 LOG = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ IAAS_STATE = 'iaas.json'
 PASSWORD_FILE = 'os-password'
 # In a kept plane's dir: the state dir of the lab that uses it.
 IN_USE_FILE = 'in-use-by'
-# The environment variable naming a warm plane that labs with a plane of
-# their own (``--own-control-plane`` without ``--control-plane``) borrow
-# one at a time instead of starting one (a test worker sets it).
-WARM_PLANE_ENV = 'K8S_MGMT_LAB_WARM_PLANE'
 
 
 def own_plane_dir(state_dir):
