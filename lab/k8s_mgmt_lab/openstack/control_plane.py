@@ -14,6 +14,7 @@ import concurrent.futures
 import os
 import subprocess
 
+from k8s_mgmt import polling
 from k8s_mgmt_lab.openstack import bootstrap
 from k8s_mgmt_lab.openstack import conductor_operations
 from k8s_mgmt_lab.openstack import config
@@ -39,6 +40,14 @@ TACKER_SERVICE_NAMES = ('barbican-api', 'tacker-server', 'tacker-conductor')
 # whatever the plane's record says.
 EVERY_SERVICE_NAME = (SERVICE_NAMES + TACKER_SERVICE_NAMES[:-1] +
                       tacker_conductors.ALL_NAMES)
+# The ports each service listens on (state.PORT_NAMES and
+# TACKER_PORT_NAMES), free before it starts.
+SERVICE_PORTS = {'mariadb': ('mariadb',), 'epmd': ('epmd',),
+                 'rabbitmq': ('rabbitmq', 'rabbitmq_dist'),
+                 'keystone': ('keystone',), 'heat-api': ('heat_api',),
+                 'barbican-api': ('barbican',), 'tacker-server': ('tacker',)}
+# Seconds a port of a service may stay held before it starts.
+PORT_WAIT = 30.0
 # Every virtualenv a plane may run from: what ``control-plane build``
 # makes.
 VENV_NAMES = ('keystone', 'heat', 'tacker', 'barbican')
@@ -163,9 +172,24 @@ class ControlPlane(object):
                     exist_ok=True)
 
     def _start(self, service):
-        """``service`` started unless it runs already."""
-        if not self.supervisor.alive(service.name):
-            self.supervisor.start(service)
+        """``service`` started unless it runs already, once its ports are
+        free (a process of an earlier start that is not gone yet holds
+        them for a moment; one that holds them longer is named)."""
+        if self.supervisor.alive(service.name):
+            return
+        ports = self.ports
+        held = [ports[name] for name in SERVICE_PORTS.get(service.name, ())]
+        for _attempt in polling.Poll(PORT_WAIT, first=0.1, maximum=1.0):
+            held = [port for port in held if not state.port_free(port)]
+            if not held:
+                break
+        if held:
+            raise processes.ServiceFailed(
+                '%s cannot start: port %s on 127.0.0.1 is still held by '
+                'another process after %d s (an earlier plane\'s? '
+                '"ss -ltnp" names it)' % (
+                    service.name, ', '.join(map(str, held)), PORT_WAIT))
+        self.supervisor.start(service)
 
     def _start_all(self, ports, secrets, built):
         layout, start = self.layout, self._start

@@ -86,6 +86,18 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def port_free(port):
+    """Whether nothing listens on 127.0.0.1:``port`` (a connection left in
+    TIME_WAIT does not count: the services bind with SO_REUSEADDR)."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(('127.0.0.1', port))
+        except OSError:
+            return False
+    return True
+
+
 def recorded_ports(layout):
     """The ports recorded by a first start, or None before one."""
     return _load(layout.ports)

@@ -300,6 +300,7 @@ def quiet_plane(layout, monkeypatch, tmp_path):
                  'tacker_state_key'):
         monkeypatch.setattr(control_plane.bootstrap, name,
                             lambda *args: None)
+    monkeypatch.setattr(control_plane.state, 'port_free', lambda port: True)
 
     def plane(running, **kwargs):
         made = control_plane.ControlPlane(
@@ -344,3 +345,29 @@ def test_another_count_of_conductors_restarts_the_conductors_alone(
         ('stop', 'tacker-conductor'), ('start', 'tacker-conductor'),
         ('start', 'tacker-conductor-2')]
     assert tacker_conductors.recorded_count(plane.layout) == 2
+
+
+def test_a_service_whose_port_stays_held_is_not_started_and_named(
+        quiet_plane, monkeypatch):
+    plane = quiet_plane(control_plane.SERVICE_NAMES[:3])
+    monkeypatch.setattr(control_plane, 'PORT_WAIT', 0.3)
+    monkeypatch.setattr(control_plane.state, 'port_free',
+                        lambda port: port != PORTS['keystone'])
+    monkeypatch.setattr(plane, 'down', lambda: None)
+    with pytest.raises(control_plane.processes.ServiceFailed) as failed:
+        plane.up()
+    assert str(failed.value).startswith(
+        'keystone cannot start: port %d on 127.0.0.1 is still held'
+        % PORTS['keystone'])
+    assert plane.supervisor.calls == []
+
+
+def test_a_port_is_free_once_nothing_listens_on_it():
+    import socket
+    from k8s_mgmt_lab.openstack import state
+    with socket.socket() as listener:
+        listener.bind(('127.0.0.1', 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert not state.port_free(port)
+    assert state.port_free(port)
