@@ -11,7 +11,8 @@ naming 1.36 (``change-vnfpkg``) and the certificates renewed by a PATCH,
 a probe of the VIP answering throughout both; scale in, heal a master, a
 scale-out whose new VM's ``kubeadm join`` fails (FAILED_TEMP, our one line
 in ``error.detail``) rolled back through v2's rollback, and a heal of the
-whole VNF. The cluster is Ready after each change, no scale or heal
+whole VNF, and a heal of a worker that fails the same way given up
+(``op fail``). The cluster is Ready after each change, no scale or heal
 request carries a password (v2 keeps none of instantiate's
 additionalParams: the driver's sealed ``metadata`` does), and once the
 instance is deleted its Kubernetes VIM is gone too. The tests run in
@@ -222,13 +223,36 @@ def test_a_heal_of_the_whole_vnf_through_v2(session):
     assert len(vims) == 1, vims
 
 
+def test_a_failed_heal_of_a_worker_given_up_through_v2(session):
+    """A worker's heal whose new VM's ``kubeadm join`` fails: FAILED_TEMP
+    with our one line, then given up with ``op fail`` (FAILED), as an
+    operator who will not retry it does."""
+    worker = _vnfc_of(session, 'workerNode')
+    k8s_mgmt('fault', '--new-vms', 'kubeadm-join')
+    try:
+        failed = session.lcm(session.substituted(
+            'openstack vnflcm heal %s --vnfc-instance %s -- VNF_INSTANCE_ID'
+            % (V2, worker)), expect='FAILED_TEMP')
+    finally:
+        k8s_mgmt('fault', '--new-vms', 'kubeadm-join', '--clear')
+    detail = readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'op', 'show', failed['id'],
+        *session.api_args)['error']['detail']
+    assert 'heal_end failed' in detail and 'join' in detail, detail
+    assert 'Traceback' not in detail
+    session.bash('openstack vnflcm op fail %s %s' % (failed['id'], V2))
+    assert readme_session.openstack_json(
+        k8s_mgmt, 'vnflcm', 'op', 'show', failed['id'],
+        *session.api_args)['operationstate'] == 'FAILED'
+
+
 def test_no_scale_or_heal_resent_a_password_and_every_node_upgraded(
         session):
     """Every scale and heal of the instance as Tacker keeps it
     (``operationParams``, readable by any API user): no cluster
     parameter, no password. The nodes the scale-out and the heals
     brought, the whole VNF's rebuild included, run the upgrade's
-    version."""
+    version (the nodes that did join: the failed heal's did not)."""
     ops = [o for o in session.operations()
            if o['operation'] in ('SCALE', 'HEAL')]
     assert len(ops) >= 5, ops

@@ -1,5 +1,7 @@
 """Every flavour but the complex one through Tacker's v2 API: each
-instantiated and terminated through the lab's verbs on a lab of its own
+instantiated, changed (simple: a certificate check by a PATCH; the others
+scaled out by a worker) and terminated through the lab's verbs on a lab of
+its own
 (``lab up --api v2``), one after the other on the worker's control plane,
 kept between them as an operator's Tacker outlives its VNFs (the complex
 flavour's life: test_through_tacker_v2.py).
@@ -44,6 +46,19 @@ def test_every_other_flavour_through_v2(assert_lab_clean, flavour):
             report = json.loads(flavours_lab('certs', 'check',
                                              '--json').stdout)
             assert report['operation_state'] == 'COMPLETED', report
+        else:
+            # A change of the cluster: one worker more, Ready.
+            report = json.loads(flavours_lab('scale', '--type', 'SCALE_OUT',
+                                             '--json').stdout)
+            assert report['operation_state'] == 'COMPLETED', report
+            status = json.loads(flavours_lab('status', '--json').stdout)
+            workers = [vm for vm in status['vms'] if vm['role'] == 'worker']
+            assert len(workers) == len(
+                [vm for vm in kubernetes if vm['role'] == 'worker']) + 1
+            ready = readme_session.nodes_ready(flavours_lab,
+                                               master['server_id'])
+            assert len(ready) == len(kubernetes) + 1 and all(
+                ready.values()), ready
         vims = readme_session.openstack_json(flavours_lab, 'vim', 'list')
         assert sorted(v['type'] for v in vims) == [
             'kubernetes', 'openstack'], vims

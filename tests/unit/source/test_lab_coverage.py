@@ -35,7 +35,7 @@ REQUIRED = ('instantiate', 'scale out', 'scale in', 'heal worker',
             'upgrade', 'certificate renewal')
 THROUGH_TACKER = ('v1', 'v2')
 # (operation, API) of REQUIRED with no test yet: "not covered" rows.
-KNOWN_GAPS = {('fail', 'v2')}
+KNOWN_GAPS = set()
 NODE_ID = re.compile(r'^(tests/lab/test_\w+\.py)::(test_\w+)$')
 
 
