@@ -436,6 +436,16 @@ class Steps(object):
         assert list(self.calls) == []
 
 
+def session_fixture():
+    """A module's ``session`` fixture over its ``steps`` fixture (a
+    Steps): the session, unless an earlier test of the module failed."""
+    @pytest.fixture
+    def session(steps, request):
+        with steps.guard(request) as guarded:
+            yield guarded
+    return session
+
+
 def _onboarding(table):
     """The Onboarding State of ``openstack vnf package show``'s table."""
     found = _TABLE_ONBOARDING.search(table)

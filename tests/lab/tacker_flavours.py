@@ -28,6 +28,8 @@ Each flavour adds what only it has, still through ``openstack vnflcm``:
 import json
 import re
 
+import pytest
+
 from k8s_mgmt_lab import manager
 
 import readme_session
@@ -178,17 +180,21 @@ def check_upgraded_scale_out(session):
     assert set(_kubelets(session).values()) == {'v1.36.1'}
 
 
-def lab_steps(cli, subnet, flavour, assert_lab_clean, workdir):
-    """What a module's ``steps`` fixture yields: ``lab up`` with Tacker,
-    then the README's session for ``flavour`` (readme_session.Steps),
-    held until the module ends."""
-    with cli.fresh(assert_lab_clean):
-        cli('up', '--flavour', flavour, '--subnet', subnet,
-            '--own-control-plane')
-        status = json.loads(cli('status', '--json').stdout)
-        yield readme_session.Steps(readme_session.Session(
-            cli, workdir, status['tacker']['vim_id'], flavour=flavour,
-            edit_request=operators_edits(cli, subnet, flavour)))
+def steps_fixture(cli, subnet, flavour):
+    """A module's ``steps`` fixture: ``lab up`` with Tacker through
+    ``cli`` on ``subnet``, then the README's session for ``flavour``
+    (readme_session.Steps), held until the module ends."""
+    @pytest.fixture(scope='module')
+    def steps(assert_lab_clean, tmp_path_factory):
+        workdir = str(tmp_path_factory.mktemp(flavour))
+        with cli.fresh(assert_lab_clean):
+            cli('up', '--flavour', flavour, '--subnet', subnet,
+                '--own-control-plane')
+            status = json.loads(cli('status', '--json').stdout)
+            yield readme_session.Steps(readme_session.Session(
+                cli, workdir, status['tacker']['vim_id'], flavour=flavour,
+                edit_request=operators_edits(cli, subnet, flavour)))
+    return steps
 
 
 def check_end(steps):

@@ -4,8 +4,7 @@ per step, the request naming the operator's Ansible server (its address,
 user, password, and the fingerprint of its host key read on its
 console), and the masters' aspect refused by Tacker's own API."""
 
-import pytest
-
+import readme_session
 import tacker_flavours
 from lab_cli import LabCLI
 
@@ -14,18 +13,8 @@ k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-ks', bridge='k8slabtk',
 SUBNET = '10.254.229.0/24'
 
 
-@pytest.fixture(scope='module')
-def steps(assert_lab_clean, tmp_path_factory):
-    yield from tacker_flavours.lab_steps(
-        k8s_mgmt, SUBNET, 'kubespray', assert_lab_clean,
-        str(tmp_path_factory.mktemp('kubespray')))
-
-
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+steps = tacker_flavours.steps_fixture(k8s_mgmt, SUBNET, 'kubespray')
+session = readme_session.session_fixture()
 
 
 def test_the_readme_to_its_instantiate(steps, session):

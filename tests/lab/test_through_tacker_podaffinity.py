@@ -3,8 +3,7 @@ way (tacker_flavours): the README's session with python-tackerclient, one
 test per step, every worker, the scaled-out one too, labelled with the
 compute host Nova put it on."""
 
-import pytest
-
+import readme_session
 import tacker_flavours
 from lab_cli import LabCLI
 
@@ -13,18 +12,8 @@ k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-pa', bridge='k8slabtp',
 SUBNET = '10.254.228.0/24'
 
 
-@pytest.fixture(scope='module')
-def steps(assert_lab_clean, tmp_path_factory):
-    yield from tacker_flavours.lab_steps(
-        k8s_mgmt, SUBNET, 'podaffinity', assert_lab_clean,
-        str(tmp_path_factory.mktemp('podaffinity')))
-
-
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+steps = tacker_flavours.steps_fixture(k8s_mgmt, SUBNET, 'podaffinity')
+session = readme_session.session_fixture()
 
 
 def test_the_readme_to_its_instantiate(steps, session):

@@ -71,11 +71,7 @@ def steps(assert_lab_clean, tmp_path_factory):
             before_each=lambda line: _forget_conductor_one()))
 
 
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+session = readme_session.session_fixture()
 
 
 def test_the_readme_to_its_instantiate(steps, session):

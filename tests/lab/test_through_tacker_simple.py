@@ -5,8 +5,7 @@ metadata (``openstack vnflcm update --I``) after the instantiate, every
 node then at the new version, and the README's scale-out after it adding
 a worker at that version too."""
 
-import pytest
-
+import readme_session
 import tacker_flavours
 from lab_cli import LabCLI
 
@@ -15,18 +14,8 @@ k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-fl', bridge='k8slabtf',
 SUBNET = '10.254.252.0/24'
 
 
-@pytest.fixture(scope='module')
-def steps(assert_lab_clean, tmp_path_factory):
-    yield from tacker_flavours.lab_steps(
-        k8s_mgmt, SUBNET, 'simple', assert_lab_clean,
-        str(tmp_path_factory.mktemp('simple')))
-
-
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+steps = tacker_flavours.steps_fixture(k8s_mgmt, SUBNET, 'simple')
+session = readme_session.session_fixture()
 
 
 def test_the_readme_to_its_instantiate(steps, session):

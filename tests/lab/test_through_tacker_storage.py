@@ -5,8 +5,7 @@ refused when nothing says what becomes of its volume (FAILED_TEMP,
 Tacker's error naming the way on, given up with ``vnflcm op fail``), then
 healed with the volume kept and its data still there."""
 
-import pytest
-
+import readme_session
 import tacker_flavours
 from lab_cli import LabCLI
 
@@ -15,18 +14,8 @@ k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-st', bridge='k8slabts',
 SUBNET = '10.254.253.0/24'
 
 
-@pytest.fixture(scope='module')
-def steps(assert_lab_clean, tmp_path_factory):
-    yield from tacker_flavours.lab_steps(
-        k8s_mgmt, SUBNET, 'storage', assert_lab_clean,
-        str(tmp_path_factory.mktemp('storage')))
-
-
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+steps = tacker_flavours.steps_fixture(k8s_mgmt, SUBNET, 'storage')
+session = readme_session.session_fixture()
 
 
 def test_the_readme_to_its_instantiate(steps, session):

@@ -93,11 +93,7 @@ def steps(assert_lab_clean, tmp_path_factory):
                 k8s_mgmt, SUBNET, 'complex')))
 
 
-@pytest.fixture
-def session(steps, request):
-    """The session, unless an earlier test of the module failed."""
-    with steps.guard(request) as session:
-        yield session
+session = readme_session.session_fixture()
 
 
 def test_the_readme_v2_session_to_its_instantiate(steps, session):
