@@ -114,23 +114,18 @@ class Session(object):
     """Runs the README's lines against the lab of ``cli`` (a LabCLI)."""
 
     def __init__(self, cli, workdir, vim_id, flavour='complex',
-                 deadline=1500, edit_request=None, after=None,
-                 before_each=None, after_each=None):
+                 deadline=1500, edit_request=None, before_each=None):
         """``flavour``: the README's ``complex`` (its request and file)
         replaced by another flavour's. ``edit_request(path)``: what the
         operator sets in the request file before checking it (step 4);
-        ``after``: {LCM call: ``f(session)``}, run once that call's
-        operation COMPLETED and the cluster is Ready. ``before_each(line)``
-        and ``after_each(line)`` run around every LCM call of
-        :meth:`lcm` (``after_each`` once it COMPLETED)."""
+        ``before_each(line)`` runs before every LCM call of :meth:`lcm`.
+        The session runs through :meth:`steps`."""
         self.cli = cli
         self.workdir = workdir
         self.deadline = deadline
         self.flavour = flavour
         self.edit_request = edit_request
-        self.after = after or {}
         self.before_each = before_each
-        self.after_each = after_each
         # Packages Tacker onboarded and lost (several conductors).
         self.packages_lost = 0
         # Whether the package being onboarded is stalled (logs.StallWatch).
@@ -175,14 +170,6 @@ class Session(object):
     package_zip = 'k8s_mgmt_vnf_package.zip'
     build_args = ''
 
-    def run(self):
-        """The whole session, each ``after`` call run after its LCM call;
-        the transcript."""
-        for call in self.steps():
-            if call in self.after:
-                self.after[call](self)
-        return self.transcript
-
     def steps(self):
         """The session one LCM call at a time: runs the lines up to and
         including the next LCM call, waits for its operation to complete
@@ -220,8 +207,6 @@ class Session(object):
                       for o in new]
             raise AssertionError('%s: %s, not one %s: %s' % (
                 line, new, expect, errors))
-        if self.after_each and expect == 'COMPLETED':
-            self.after_each(line)
         return new[0]
 
     def instance_id(self):
