@@ -188,6 +188,7 @@ class LabRegion(object):
     def record(self, daemon_log=None):
         return {'control_plane': self.plane.layout.root,
                 'shared': self.shared, 'kept': self.kept,
+                'tacker': self.tacker,
                 'region': self.region,
                 'project': self.name,
                 'iaas': {name: server.url for name, server

@@ -192,3 +192,25 @@ def test_a_lost_conductor_is_no_dead_lab_while_another_runs():
     plane['services']['tacker-conductor-2'] = dead
     assert status.dead_services(record, plane) == [
         'tacker-conductor (pid 11)', 'tacker-conductor-2 (pid 11)']
+
+
+def test_a_lab_without_tacker_reports_none_of_the_planes_tacker(
+        monkeypatch, tmp_path):
+    """A test worker's plane runs Tacker for its Tacker labs (a conductor
+    of it may be down by such a lab's doing); a lab of that worker without
+    Tacker reports, and is judged by, only the services it uses."""
+    dead, alive = {'alive': False, 'pid': 11}, {'alive': True, 'pid': 10}
+    monkeypatch.setattr(
+        status.control_plane.ControlPlane, 'status', lambda self: {
+            'keystone': dict(alive), 'heat-engine': dict(alive),
+            'tacker-server': dict(alive), 'tacker-conductor': dict(dead)})
+    section = {'control_plane': str(tmp_path), 'shared': True,
+               'region': 'lab-r', 'project': 'lab-r', 'iaas': {},
+               'log': None}
+    record = dict(RECORD, daemon_pid=os.getpid(),
+                  openstack=dict(section, tacker=False))
+    assert set(status.openstack_report(record)['services']) == {
+        'keystone', 'heat-engine', 'nova', 'neutron', 'cinder', 'glance'}
+    assert status.dead_services(record) == []
+    record['openstack'] = dict(section, tacker=True)
+    assert status.dead_services(record) == ['tacker-conductor (pid 11)']
