@@ -59,10 +59,13 @@ LONGEST_FIRST = ('test_through_tacker.py', 'test_through_tacker_v2.py',
                  'test_through_tacker_kubespray.py',
                  'test_through_tacker_simple.py',
                  'test_through_tacker_storage.py',
-                 'test_through_tacker_v2_flavours.py',
+                 'test_through_tacker_v2_kubespray.py',
                  'test_through_tacker_podaffinity.py',
                  'test_conductor_lost.py', 'test_storage.py',
-                 'test_scale.py', 'test_instantiate.py')
+                 'test_through_tacker_v2_storage.py',
+                 'test_through_tacker_v2_podaffinity.py',
+                 'test_scale.py', 'test_instantiate.py',
+                 'test_through_tacker_v2_simple.py')
 
 
 def _module_rank(item):

@@ -30,6 +30,8 @@ import pytest
 from k8s_mgmt.polling import Poll
 from k8s_mgmt_lab.tacker_lcm import logs
 
+import module_steps
+
 README = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
 FIRST = '# 3. Build the VNF package'
 # The session of the README's "Through Tacker's v2 API".
@@ -390,7 +392,7 @@ class V2Session(Session):
         return workers[0]
 
 
-class Steps(object):
+class Steps(module_steps.Ordered):
     """A session (:meth:`Session.steps`) advanced by a module's tests in
     order, one LCM call each, with tests of their own between them;
     after a test that failed the later ones are skipped, naming it."""
@@ -398,18 +400,13 @@ class Steps(object):
     def __init__(self, session):
         self.session = session
         self.calls = session.steps()
-        self.failed = None
 
     @contextlib.contextmanager
     def guard(self, request):
         """The session for the test of ``request`` (a fixture's), unless
         an earlier one failed; a failure of this one is remembered."""
-        if self.failed:
-            pytest.skip('an earlier step failed: %s' % self.failed)
-        failed_before = request.session.testsfailed
-        yield self.session
-        if request.session.testsfailed > failed_before:
-            self.failed = request.node.name
+        with super().guard(request):
+            yield self.session
 
     def next_call(self, expected):
         """Run the session up to its next LCM call, which must be

@@ -19,7 +19,7 @@ instance is deleted its Kubernetes VIM is gone too. The tests run in
 order on one lab (``--dist loadfile`` keeps them on one worker); after a
 failure the later ones are skipped, naming it.
 
-Every other flavour through v2: test_through_tacker_v2_flavours.py.
+Every other flavour through v2: test_through_tacker_v2_<flavour>.py.
 
 Real: Tacker 16 (v2 conductor running the package's script, which runs
 the installed driver), Heat, Keystone, Barbican, the message bus and the

@@ -1,0 +1,23 @@
+"""The podaffinity flavour through Tacker's v2 API, one test per LCM call
+(v2_flavour_steps): instantiate, a scale-out by a worker, terminate."""
+
+import v2_flavour_steps
+from lab_cli import LabCLI
+
+k8s_mgmt = LabCLI('/var/lib/k8s-mgmt-lab-test-tacker-v2-podaffinity',
+                  bridge='k8slabv4', tag='kv4p', timeout=1800)
+SUBNET = '10.254.210.0/24'
+
+life, step = v2_flavour_steps.fixtures(k8s_mgmt, SUBNET, 'podaffinity')
+
+
+def test_instantiate_through_v2(step):
+    v2_flavour_steps.instantiate(step)
+
+
+def test_a_scale_out_through_v2(step):
+    v2_flavour_steps.scaled_out(step)
+
+
+def test_terminate_through_v2(step):
+    v2_flavour_steps.terminate(step)
