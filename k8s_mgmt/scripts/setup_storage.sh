@@ -49,7 +49,8 @@ readonly -a REFUSED_CLIENTS=(
 )
 # No mount point or export in, or holding, these; nor any lib* directory at
 # the top or a .ssh component (kept equal to k8s_mgmt/params/nfs_exports.py).
-readonly -a SYSTEM_DIRS=(/usr /etc /bin /sbin /boot /root /proc /sys /dev /run /tmp /var/lib)
+readonly -a SYSTEM_DIRS=(/usr /etc /bin /sbin /boot /root /proc /sys /dev /run /tmp /var/lib
+    /home /opt /var/log /var/spool/cron /snap)
 # What check_empty reads: the first MiB must be zero, and the usual first
 # partition starts there.
 readonly ZERO_HEAD_BYTES=1048576
@@ -117,7 +118,8 @@ client: installs nfs-common.
 
 Paths are absolute, of A-Z a-z 0-9 / . _ + - only, without "..", and
 neither in nor above a system directory (/usr /etc /bin /sbin /lib* /boot
-/root /proc /sys /dev /run /tmp /var/lib) nor through a .ssh directory.
+/root /proc /sys /dev /run /tmp /var/lib /home /opt /var/log /var/spool/cron
+/snap) nor through a .ssh directory.
 Exit status: 0 done, 2 bad arguments, 1 a step failed (named on stderr).
 EOF
 }
