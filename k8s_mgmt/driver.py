@@ -189,7 +189,16 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         # Tacker 16 recorded this PATCH's operationParams as a Python
         # literal its own API cannot show: rewritten as JSON, so that
         # 'openstack vnflcm op show' follows the operation.
-        tacker_modify_info.repair(context, field(vnf_instance, 'id'))
+        instance_id = field(vnf_instance, 'id')
+        tacker_modify_info.repair(context, instance_id)
+        try:
+            # Before Tacker merges the PATCH: none of the driver's keys.
+            modify_request.refuse_own_keys(
+                modify_vnf_request if modify_vnf_request is not None else
+                tacker_modify_info.processing_request(context, instance_id))
+        except Exception:
+            tacker_modify_info.autocommit_legacy_session(context)
+            raise
 
     def modify_information_end(self, context, vnf_instance,
                                modify_vnf_request, **kwargs):

@@ -39,13 +39,21 @@ class MgmtDriverError(Exception):
         self.args = (text,)
 
 
+def _one_line_path(path):
+    """A problem's path as one line: a control or format character that
+    reached it (a key of a request's map) is shown escaped."""
+    path = str(path)
+    return path if path.isprintable() else repr(path)[1:-1]
+
+
 class ValidationError(MgmtDriverError):
     """Bad input. ``problems`` is a list of ``(path, message)`` pairs."""
 
     message = 'Invalid parameters (%(count)d problem(s)):\n%(details)s'
 
     def __init__(self, problems):
-        self.problems = [(p, secrets.redact(m)) for p, m in problems]
+        self.problems = [(_one_line_path(p), secrets.redact(m))
+                         for p, m in problems]
         details = '\n'.join('%s: %s' % pm for pm in self.problems)
         super().__init__(count=len(self.problems), details=details)
 

@@ -26,6 +26,7 @@ additionalParams, else the package's ``Files/k8s-mgmt/kubernetes_version``
 from k8s_mgmt import exceptions
 from k8s_mgmt import kube_versions
 from k8s_mgmt import tacker_objects
+from k8s_mgmt.params import fields
 from k8s_mgmt.params import package_version
 
 UPGRADE_KEY = 'k8sMgmtUpgrade'
@@ -36,6 +37,10 @@ CERTIFICATES_KEY = 'k8sMgmtCertificates'
 CERTIFICATE_ACTIONS = ('check', 'renew')
 # Removed from the metadata once the operation they ask for is done.
 KEYS = (UPGRADE_KEY, MAX_UNAVAILABLE_KEY, CERTIFICATES_KEY)
+# The driver's own metadata keys (its sealed state k8sMgmtState, the
+# registry's k8sMgmtRegistry* and any later one) start so; of them a PATCH
+# may set only KEYS.
+OWN_PREFIX = 'k8sMgmt'
 PACKAGE_VERSION_FILE = package_version.FILE
 # A v2 change_vnfpkg request's additionalParams of ours (beside Tacker's
 # upgrade_type and vdu_params).
@@ -50,6 +55,29 @@ def metadata_of(vnf_instance):
     if found is None and isinstance(vnf_instance, dict):
         found = vnf_instance.get('metadata')
     return found if isinstance(found, dict) else {}
+
+
+def is_own_key(key):
+    """True for a metadata key the driver writes and a PATCH may not."""
+    return (isinstance(key, str) and key.startswith(OWN_PREFIX) and
+            key != OWN_PREFIX and key not in KEYS)
+
+
+def refuse_own_keys(patch):
+    """ValidationError naming each key of the driver's own that the
+    ``metadata`` of ``patch`` (a PATCH's body, dict or Tacker object) sets
+    or removes: a replayed or deleted k8sMgmtState would roll the
+    driver's state back or drop it."""
+    metadata = tacker_objects.field(patch, 'metadata')
+    if not isinstance(metadata, dict):
+        return
+    problems = [('metadata.%s' % fields.key_for_path(key),
+                 'kept by k8s-mgmt: a PATCH may not set or remove it (of '
+                 'the %s* keys a PATCH sets only %s)'
+                 % (OWN_PREFIX, ', '.join(KEYS)))
+                for key in metadata if is_own_key(key)]
+    if problems:
+        raise exceptions.ValidationError(problems)
 
 
 def upgrade_of(vnf_instance):

@@ -34,12 +34,20 @@ did.
 
 Each workaround does nothing outside a Tacker conductor and logs, never
 raises, a failure of its own: it never fails an operation.
+
+**The PATCH's body.** Tacker 16 calls ``modify_information_start`` with
+``modify_vnf_request=None``, before it merges the PATCH into the instance;
+the body is only in the occurrence it is processing.
+:func:`processing_request` reads it from there, for the driver to refuse
+a PATCH of its own keys before Tacker applies it.
 """
 
 import ast
 import json
 
 from oslo_log import log as logging
+
+from k8s_mgmt import exceptions
 
 LOG = logging.getLogger(__name__)
 
@@ -76,6 +84,29 @@ def as_json(text):
         return None
 
 
+def as_dict(text):
+    """The dict an occurrence's ``operationParams`` records (JSON, or
+    Tacker 16's Python literal), or None."""
+    if isinstance(text, str):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            fixed = as_json(text)
+            value = json.loads(fixed) if fixed is not None else None
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+class UnreadableRequest(exceptions.MgmtDriverError):
+    """The PATCH a Tacker conductor is processing cannot be read: refused,
+    since it might set or remove the driver's own metadata."""
+
+    message = ('cannot read the PATCH of VNF instance %(instance)s from '
+               'Tacker\'s database (%(reason)s): refused, as it might '
+               'change k8s-mgmt\'s own metadata')
+
+
 def _tacker_database():
     """(Tacker's enginefacade, its op-occurrence model, its Context class),
     or None outside a Tacker conductor (no Tacker, or no database in its
@@ -110,6 +141,37 @@ def rewrite(session, model, vnf_instance_id):
             {model.operation_params: fixed}, synchronize_session=False)
         done.append(op_id)
     return done
+
+
+def processing_request(context, vnf_instance_id):
+    """The body of the instance's MODIFY_INFO occurrence Tacker's conductor
+    is processing (a dict); None outside a Tacker conductor.
+    UnreadableRequest when the conductor's database holds none that
+    reads as a dict."""
+    found = _tacker_database()
+    if found is None or not vnf_instance_id:
+        return None
+    facade, model, context_class = found
+    if not isinstance(context, context_class):
+        return None
+    try:
+        with facade.reader.using(context) as session:
+            row = session.query(model.operation_params).filter(
+                model.vnf_instance_id == vnf_instance_id,
+                model.operation == OPERATION,
+                model.operation_state == 'PROCESSING').order_by(
+                    model.start_time.desc()).first()
+    except Exception as err:
+        raise UnreadableRequest(instance=vnf_instance_id,
+                                reason=type(err).__name__)
+    if row is None:
+        raise UnreadableRequest(instance=vnf_instance_id, reason='no '
+                                'MODIFY_INFO occurrence is PROCESSING')
+    body = as_dict(row[0])
+    if body is None:
+        raise UnreadableRequest(instance=vnf_instance_id,
+                                reason='its operationParams is no object')
+    return body
 
 
 def repair(context, vnf_instance_id):

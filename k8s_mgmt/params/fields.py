@@ -41,6 +41,8 @@ _PEM_KEY = re.compile(r'-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.+'
                       r'-----END ([A-Z0-9]+ )*PRIVATE KEY-----', re.S)
 # What the install script's -x list takes (no IPv6 brackets, no quoting).
 _NO_PROXY_ENTRY = re.compile(r'[A-Za-z0-9_.:*/-]+')
+# A key of a request's object that a path may show as it is.
+_PLAIN_KEY = re.compile(r'^[A-Za-z0-9_.-]{1,80}$')
 
 
 class Report(object):
@@ -80,6 +82,15 @@ def show(text):
     if len(text) > _SHOWN_CHARS:
         text = text[:_SHOWN_CHARS] + '...'
     return repr(text)
+
+
+def key_for_path(key):
+    """A key of a request's object as a path shows it: as it is when
+    plain, else escaped in brackets (``['a\\nb']``), so that no key can
+    add or hide a line."""
+    if isinstance(key, str) and _PLAIN_KEY.match(key):
+        return key
+    return '[%s]' % show(str(key))
 
 
 def text_problem(text, limit, allowed=''):

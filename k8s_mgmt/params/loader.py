@@ -12,7 +12,7 @@ from k8s_mgmt.params import package_version
 from k8s_mgmt.params import registry_vnf
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params import validate
-from k8s_mgmt.params.reader import key_for_path
+from k8s_mgmt.params.fields import key_for_path
 
 # What a scale or heal request may change in the stored parameters: how to
 # log in (credentials are rotated) and the proxy. Everything else was fixed

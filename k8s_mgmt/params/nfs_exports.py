@@ -30,7 +30,8 @@ REFUSED_CLIENTS = tuple((ipaddress.ip_network(network), what)
 # The widest client network allowed without allow_wide_export: a site.
 WIDEST_PREFIX = {4: 16, 6: 48}
 SYSTEM_DIRS = ('/usr', '/etc', '/bin', '/sbin', '/boot', '/root', '/proc',
-               '/sys', '/dev', '/run', '/tmp', '/var/lib')
+               '/sys', '/dev', '/run', '/tmp', '/var/lib', '/home', '/opt',
+               '/var/log', '/var/spool/cron', '/snap')
 
 
 def clients_refusal(clients, allow_wide=False):

@@ -6,25 +6,15 @@ reports missing required fields and the password/private-key choice. The
 cluster-specific rules live in :mod:`k8s_mgmt.params.validate`.
 """
 
-import re
-
 from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
-
-_PLAIN_KEY = re.compile(r'^[A-Za-z0-9_.-]{1,80}$')
+from k8s_mgmt.params.fields import key_for_path
 
 
 def child(path, key):
     if not path:
         return key
     return '%s.%s' % (path, key)
-
-
-def key_for_path(key):
-    """An unknown key as it can be shown in a path (it is user input)."""
-    if isinstance(key, str) and _PLAIN_KEY.match(key):
-        return key
-    return '[%s]' % fields.show(str(key))
 
 
 class Section(object):

@@ -23,6 +23,7 @@ import posixpath
 
 from k8s_mgmt.params import casing
 from k8s_mgmt.params import fields
+from k8s_mgmt.params.fields import key_for_path
 
 USER_DATA = 'lcm-operation-user-data'
 USER_DATA_CLASS = 'lcm-operation-user-data-class'
@@ -170,11 +171,12 @@ def _v2_cp_config(report, path, value):
     if not value:
         report.problem(path, 'needs at least 1 entry')
     for key, config in value.items():
+        where = '%s.%s' % (path, key_for_path(key))
         if not isinstance(config, dict):
-            report.problem('%s.%s' % (path, key), 'expected an object, got '
-                           '%s' % fields.describe(config))
+            report.problem(where, 'expected an object, got %s'
+                           % fields.describe(config))
             continue
-        _v2_protocol_data(report, '%s.%s.cpProtocolData' % (path, key),
+        _v2_protocol_data(report, where + '.cpProtocolData',
                           config.get('cpProtocolData'))
     return value
 
@@ -223,7 +225,7 @@ def _v2_vim_info(report, value):
                        'Tacker cannot tell which of several to use (got %d)'
                        % len(value))
     for key, info in value.items():
-        path = '%s.%s' % (_VIM_INFO, key)
+        path = '%s.%s' % (_VIM_INFO, key_for_path(key))
         if not isinstance(info, dict):
             report.problem(path, 'expected an object, got %s'
                            % fields.describe(info))

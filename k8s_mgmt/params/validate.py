@@ -38,7 +38,7 @@ from k8s_mgmt.params import pv_manifests
 from k8s_mgmt.params import registry_vnf
 from k8s_mgmt.params import request_body
 from k8s_mgmt.params.reader import child
-from k8s_mgmt.params.reader import key_for_path
+from k8s_mgmt.params.fields import key_for_path
 from k8s_mgmt.params.reader import SectionReader
 
 LOG = logging.getLogger(__name__)

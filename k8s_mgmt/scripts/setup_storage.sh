@@ -28,6 +28,9 @@ source "$LIB"
 # Where a KVM guest finds a virtio disk by the volume id (cut to 20
 # characters, the length of a virtio serial).
 BY_ID_DIR=/dev/disk/by-id
+# Where the kernel shows a disk's serial (virtio: the first 20 characters
+# of the Cinder volume id); lsblk's SERIAL when it has none there.
+SYS_BLOCK_DIR=/sys/class/block
 readonly BLOCK_BEGIN='# BEGIN k8s-mgmt storage'
 readonly BLOCK_END='# END k8s-mgmt storage'
 # Every export's options; root_squash or no_root_squash follows them.
@@ -49,7 +52,8 @@ readonly -a REFUSED_CLIENTS=(
 )
 # No mount point or export in, or holding, these; nor any lib* directory at
 # the top or a .ssh component (kept equal to k8s_mgmt/params/nfs_exports.py).
-readonly -a SYSTEM_DIRS=(/usr /etc /bin /sbin /boot /root /proc /sys /dev /run /tmp /var/lib)
+readonly -a SYSTEM_DIRS=(/usr /etc /bin /sbin /boot /root /proc /sys /dev /run /tmp /var/lib
+    /home /opt /var/log /var/spool/cron /snap)
 # What check_empty reads: the first MiB must be zero, and the usual first
 # partition starts there.
 readonly ZERO_HEAD_BYTES=1048576
@@ -89,7 +93,8 @@ Usage: setup_storage.sh server --volume ID,DEVICE,MOUNT_TO [--volume ...]
        setup_storage.sh client
 
 server: each volume is found as /dev/disk/by-id/virtio-<first 20 characters
-of ID>, else as DEVICE (the device Cinder reports; may be empty), formatted
+of ID>, else as DEVICE (the device Cinder reports; may be empty) when DEVICE
+reports the volume's serial (else refused, nothing formatted), formatted
 ext4 only when it is provably empty (no signature, no backup ext superblock,
 a zero first MiB), mounted nosuid,nodev at MOUNT_TO with an /etc/fstab entry
 by UUID (nofail); each DIR, on one of the mounts, is exported to CLIENTS (an
@@ -117,7 +122,8 @@ client: installs nfs-common.
 
 Paths are absolute, of A-Z a-z 0-9 / . _ + - only, without "..", and
 neither in nor above a system directory (/usr /etc /bin /sbin /lib* /boot
-/root /proc /sys /dev /run /tmp /var/lib) nor through a .ssh directory.
+/root /proc /sys /dev /run /tmp /var/lib /home /opt /var/log /var/spool/cron
+/snap) nor through a .ssh directory.
 Exit status: 0 done, 2 bad arguments, 1 a step failed (named on stderr).
 EOF
 }
@@ -676,14 +682,41 @@ find_device() {
         fi
     elif [[ -n $given ]]; then
         device=$(readlink -f -- "$given")
-        how="as reported by Cinder (no $link)"
+        how="as reported by Cinder (no $link; its serial is the volume's)"
     else
         die "volume $id: no $link and no device given"
     fi
     [[ -b $device ]] || die "volume $id: $device is not a block device"
     check_whole_disk "$id" "$device"
+    [[ -e $link ]] || check_serial "$id" "$device" "$link"
     DEVICES[i]=$device
     echo "device: volume $id is $device, found $how"
+}
+
+# check_serial ID DEVICE LINK: DEVICE, named by Cinder without LINK, is
+# used (and may be formatted) only when it reports the volume's serial:
+# device names follow attach order, and a wrong guess would format
+# another disk.
+check_serial() {
+    local id=$1 device=$2 link=$3
+    device_serial "$device" ||
+        die "volume $id: no $link, and $device reports no serial: not using a disk not shown to be the volume (nothing formatted)"
+    [[ $REPLY == "${id:0:20}" || $REPLY == "$id" ]] ||
+        die "volume $id: no $link, and $device reports serial '${REPLY//[^A-Za-z0-9._-]/?}', not '${id:0:20}': another disk, not used (nothing formatted)"
+}
+
+# device_serial DEVICE: REPLY the serial DEVICE reports, without blanks;
+# non-zero when it reports none.
+device_serial() {
+    local file=$SYS_BLOCK_DIR/${1##*/}/serial serial=""
+    if [[ -r $file ]]; then
+        serial=$(<"$file") || serial=""
+    fi
+    if [[ -z ${serial//[[:space:]]/} ]]; then
+        serial=$(lsblk -d -n -r -o SERIAL -- "$1" 2>/dev/null) || serial=""
+    fi
+    REPLY=${serial//[[:space:]]/}
+    [[ -n $REPLY ]]
 }
 
 check_whole_disk() {

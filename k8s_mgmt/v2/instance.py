@@ -10,6 +10,7 @@ missing data is a ValidationError naming the field, never a KeyError.
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
+from k8s_mgmt.params.fields import key_for_path
 
 OPENSTACK_VIM_TYPE = 'ETSINFV.OPENSTACK_KEYSTONE.V_3'
 # Tacker names every v2 stack after the instance (its HeatClient).
@@ -47,14 +48,20 @@ def vim_connection(vnf_instance):
                 'API uses one, and this driver never adds one)'
                 % len(connections))
     (key, entry), = connections.items()
-    return key, _dict(entry, 'vnf_instance.vimConnectionInfo.%s' % key)
+    return key, _dict(entry, _vim_path(key))
+
+
+def _vim_path(key):
+    """Where the VIM connection ``key`` (the request's own name, escaped
+    when it is not plain) is in the instance."""
+    return 'vnf_instance.vimConnectionInfo.%s' % key_for_path(key)
 
 
 def vim_auth(vnf_instance):
     """The instance's OpenStack VIM as the auth dict the driver's Heat and
     Nova clients take; the password a Secret."""
     key, entry = vim_connection(vnf_instance)
-    path = 'vnf_instance.vimConnectionInfo.%s' % key
+    path = _vim_path(key)
     if entry.get('vimType') != OPENSTACK_VIM_TYPE:
         _refuse(path + '.vimType', 'expected %s (an OpenStack VIM holds the '
                 'VMs), got %.60r' % (OPENSTACK_VIM_TYPE,

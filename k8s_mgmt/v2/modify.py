@@ -4,7 +4,9 @@ instance (``modify_information``) and a change of its package
 
 * A PATCH's metadata asks for what it asks under v1 (``k8sMgmtUpgrade``,
   ``k8sMgmtCertificates``: :mod:`k8s_mgmt.modify_request`): checked at
-  ``_start``, before Tacker saves it, run at ``_end``.
+  ``_start``, before Tacker saves it, run at ``_end``. A PATCH that sets
+  or removes a key of the driver's own (``k8sMgmtState``,
+  ``k8sMgmtRegistry*``) is refused there too.
 * A change of package upgrades Kubernetes to the version the change names
   (``additionalParams.kubernetes_version``, else the new package's), in
   ``change_current_package_start``, so that a refusal comes before Heat
@@ -34,8 +36,9 @@ def _asked(script_dict):
 
 
 def modify_information_start(script_dict):
-    """A bad k8sMgmtUpgrade or k8sMgmtCertificates is refused before
-    Tacker saves it."""
+    """A PATCH of the driver's own metadata keys, or a bad k8sMgmtUpgrade
+    or k8sMgmtCertificates, is refused before Tacker saves it."""
+    modify_request.refuse_own_keys(script_dict.get('request'))
     _asked(script_dict)
 
 

@@ -104,3 +104,56 @@ def test_a_bad_change_of_package_names_its_field(tmp_path, additional,
     with pytest.raises(exceptions.ValidationError) as err:
         modify_request.change_package_of(additional, str(tmp_path))
     assert [path for path, _ in err.value.problems] == [where]
+
+
+# -- a PATCH may not touch what the driver keeps in the metadata ----------
+
+# What the driver writes: its sealed state, the registry it shows, and any
+# later key of its k8sMgmt namespace.
+OWN_KEYS = ['k8sMgmtState', 'k8sMgmtRegistryServer',
+            'k8sMgmtRegistryCaSha256', 'k8sMgmtRegistryCaPem',
+            'k8sMgmtRegistryConnectionType', 'k8sMgmtLater']
+LEGITIMATE = [{'k8sMgmtUpgrade': '1.36', 'k8sMgmtUpgradeMaxUnavailable': '2'},
+              {'k8sMgmtCertificates': 'check'}, {'k8sMgmtUpgrade': None},
+              {'owner': 'team-a', 'k8sMgmt': 'x', 'K8sMgmtState': 'x'}, {}]
+
+
+def _v1_start(metadata):
+    from k8s_mgmt.driver import KubernetesMgmtDriver
+    return KubernetesMgmtDriver().modify_information_start(
+        None, {'id': 'i-1', 'vnf_metadata': {}}, {'metadata': metadata})
+
+
+def _v2_start(metadata):
+    from k8s_mgmt.v2 import modify
+    return modify.modify_information_start({
+        'request': {'metadata': metadata},
+        'vnf_instance': {'id': 'i-1', 'metadata': {}}})
+
+
+@pytest.mark.parametrize('start', [_v1_start, _v2_start], ids=['v1', 'v2'])
+@pytest.mark.parametrize('key', OWN_KEYS)
+@pytest.mark.parametrize('value', ['v1.0123abcd.gAAAA-replayed', None],
+                         ids=['set', 'removed'])
+def test_a_patch_of_the_drivers_own_keys_is_refused(start, key, value):
+    with pytest.raises(exceptions.ValidationError) as err:
+        start({'owner': 'team-a', key: value})
+    [(path, message)] = err.value.problems
+    assert path == 'metadata.' + key
+    assert message.startswith('kept by k8s-mgmt: a PATCH may not set or '
+                              'remove it')
+    line = exceptions.one_line(err.value)
+    assert '\n' not in line and 'metadata.' + key in line
+
+
+@pytest.mark.parametrize('start', [_v1_start, _v2_start], ids=['v1', 'v2'])
+@pytest.mark.parametrize('metadata', LEGITIMATE)
+def test_day_two_keys_and_other_metadata_still_pass(start, metadata):
+    assert start(metadata) is None
+
+
+def test_a_forged_key_of_the_namespace_is_shown_escaped():
+    with pytest.raises(exceptions.ValidationError) as err:
+        _v2_start({'k8sMgmtState\nmetadata.x: ok': None})
+    [(path, _)] = err.value.problems
+    assert path == "metadata.['k8sMgmtState\\nmetadata.x: ok']"

@@ -92,3 +92,11 @@ def test_every_tacker_hook_of_both_drivers_is_wrapped():
                 kubespray_driver.KubesprayMgmtDriver):
         for hook in driver.TACKER_HOOKS:
             assert getattr(cls, hook).__wrapped__, (cls, hook)
+
+
+def test_a_problem_path_is_one_line_whatever_it_holds():
+    err = exceptions.ValidationError([('a.b\nc: forged\r\x1b[1A', 'required')])
+    assert str(err).splitlines()[1:] == [
+        "a.b\\nc: forged\\r\\x1b[1A: required"]
+    assert exceptions.one_line(err) == (
+        "Invalid parameters: a.b\\nc: forged\\r\\x1b[1A: required")

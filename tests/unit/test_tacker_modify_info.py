@@ -38,3 +38,21 @@ def test_nothing_happens_outside_a_tacker_conductor():
     assert tacker_modify_info.repair({'auth_token': 'x'}, 'i-1') == []
     assert tacker_modify_info.repair(None, 'i-1') == []
     assert tacker_modify_info.repair(object(), '') == []
+
+
+@pytest.mark.parametrize('text', [
+    json.dumps({'metadata': {'k8sMgmtState': None}}),
+    str({'metadata': {'k8sMgmtState': None}})])
+def test_the_patch_tacker_recorded_reads_as_a_dict_in_either_form(text):
+    assert tacker_modify_info.as_dict(text) == {
+        'metadata': {'k8sMgmtState': None}}
+
+
+@pytest.mark.parametrize('text', [None, '', '[1]', "{'a': __import__('os')}",
+                                  '"text"'])
+def test_anything_else_reads_as_no_patch(text):
+    assert tacker_modify_info.as_dict(text) is None
+
+
+def test_no_patch_is_read_outside_a_tacker_conductor():
+    assert tacker_modify_info.processing_request(None, 'i-1') is None

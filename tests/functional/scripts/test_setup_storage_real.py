@@ -45,8 +45,7 @@ def ext4_with_marker(source):
 
 def test_empty_volumes_are_formatted_mounted_and_exported(vm):
     vm.add_volume('vdb', volume_id='0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c')
-    # No by-id link: found as the device Cinder reports.
-    vm.add_volume('vdc')
+    vm.add_volume('vdc', volume_id='b7c1d2e3-0000-4000-8000-000000000002')
     vm.start()
     result = vm.run_script(
         '--volume', '0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c,,/srv/one',
@@ -57,7 +56,8 @@ def test_empty_volumes_are_formatted_mounted_and_exported(vm):
     assert ('device: volume 0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c is '
             '/dev/vdb, found by its link /dev/disk/by-id/virtio-0f5e6c1a-'
             '57d4-4c1e-9') in result.stdout
-    assert 'is /dev/vdc, found as reported by Cinder' in result.stdout
+    # The link wins over the device Cinder reports (/dev/vdc, the same).
+    assert 'is /dev/vdc, found by its link' in result.stdout
     assert result.stdout.count(': formatted ext4') == 2
     # Mounted with the options at once, not fixed by a remount after.
     assert 'mount: /dev/vdb at /srv/one, nosuid,nodev' in \
@@ -163,6 +163,27 @@ def test_a_volume_with_a_partition_table_is_refused(vm):
     assert ('setup_storage.sh: filesystem: not formatting: /dev/vdb holds a '
             'partition table (dos)') in result.stderr
     assert sha256(vm.image('vdb')) == before
+    assert vm.mounts() == {}
+    assert vm.file('fstab') == FOREIGN_FSTAB
+
+
+def test_a_device_without_link_or_serial_is_never_formatted(vm):
+    # A loop device reports no serial: Cinder's device name alone could be
+    # another disk (names follow attach order), so nothing is touched.
+    vm.add_volume('vdc')
+    vm.start()
+    result = vm.run_script(
+        '--volume', 'b7c1d2e3-0000-4000-8000-000000000002,/dev/vdc,/srv/two',
+        '--export', '/srv/two/pv2,10.10.0.0/24')
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        'setup_storage.sh: device: volume b7c1d2e3-0000-4000-8000-'
+        '000000000002: no /dev/disk/by-id/virtio-b7c1d2e3-0000-4000-8, and '
+        '/dev/vdc reports no serial: not using a disk not shown to be the '
+        'volume (nothing formatted)')
+    assert 'mkfs' not in result.stdout + result.stderr
+    with open(vm.image('vdc'), 'rb') as image:
+        assert image.read().count(0) == storage_vm.VOLUME_BYTES
     assert vm.mounts() == {}
     assert vm.file('fstab') == FOREIGN_FSTAB
 

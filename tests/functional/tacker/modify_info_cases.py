@@ -203,3 +203,53 @@ def test_a_failed_patch_through_the_driver_arms_the_revert(database):
                        vnf_instance=instance, modify_vnf_request=None)
     _revert(ctx, vnf_id)
     assert _from_another_connection(database, vnf_id) == ('ERROR', True)
+
+
+def _start(ctx, instance):
+    manager = driver_manager.DriverManager('tacker.tacker.mgmt.drivers',
+                                           [DRIVER])
+    return manager.invoke(DRIVER, 'modify_information_start', context=ctx,
+                          vnf_instance=instance, modify_vnf_request=None)
+
+
+@pytest.mark.parametrize('metadata', [
+    {'k8sMgmtState': None},
+    {'k8sMgmtState': 'v1.0123abcd.gAAAA-an-older-seal',
+     'k8sMgmtUpgrade': '1.36'},
+    {'k8sMgmtRegistryCaSha256': 'f' * 64}], ids=['removed', 'replayed',
+                                                 'registry'])
+def test_a_patch_of_the_drivers_keys_is_refused_before_tacker_merges_it(
+        database, ctx, metadata):
+    """Tacker 16 passes no request to modify_information_start: the body
+    is read from the occurrence it is processing, as Tacker recorded it."""
+    instance = objects.VnfInstance(
+        context=ctx, id=str(uuid.uuid4()),
+        vnf_metadata={'k8sMgmtState': 'v1.0123abcd.gAAAA-the-current-seal'})
+    _record(ctx, instance.id, 'MODIFY_INFO', str({'metadata': metadata}))
+    from k8s_mgmt import exceptions
+    with pytest.raises(exceptions.ValidationError) as err:
+        _start(ctx, instance)
+    [(path, message)] = err.value.problems
+    assert path == 'metadata.' + next(k for k in metadata
+                                      if k != 'k8sMgmtUpgrade')
+    assert message.startswith('kept by k8s-mgmt: a PATCH may not set')
+    assert '\n' not in str(err.value)
+
+
+def test_a_day_two_patch_passes_modify_information_start(database, ctx):
+    instance = objects.VnfInstance(context=ctx, id=str(uuid.uuid4()),
+                                   vnf_metadata={})
+    _record(ctx, instance.id, 'MODIFY_INFO', str({'metadata': {
+        'k8sMgmtUpgrade': '1.36', 'owner': 'team-a'}}))
+    assert _start(ctx, instance) is None
+
+
+def test_a_patch_tacker_does_not_hold_is_refused(database, ctx):
+    """In a Tacker conductor without the occurrence (or its text) the
+    driver cannot tell what the PATCH changes: refused."""
+    from k8s_mgmt import tacker_modify_info
+    instance = objects.VnfInstance(context=ctx, id=str(uuid.uuid4()),
+                                   vnf_metadata={})
+    with pytest.raises(tacker_modify_info.UnreadableRequest) as err:
+        _start(ctx, instance)
+    assert 'no MODIFY_INFO occurrence is PROCESSING' in str(err.value)

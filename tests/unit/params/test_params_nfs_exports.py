@@ -68,7 +68,7 @@ BAD = [
     ('mount_to', '/root/data', 'in the system directory /root'),
     ('mount_to', '/tmp/volume', 'in the system directory /tmp'),
     ('mount_to', '//run/./x', "'/run/x' is in the system directory /run"),
-    ('mount_to', '/home/ubuntu/.ssh', 'has a .ssh component'),
+    ('mount_to', '/srv/ubuntu/.ssh', 'has a .ssh component'),
     ('mount_to', '/proc/self', 'in the system directory /proc'),
     ('mount_to', '/sys', 'in the system directory /sys'),
     ('mount_to', '/dev/disk', 'in the system directory /dev'),
@@ -193,9 +193,35 @@ def test_paths_are_cleaned_and_ordinary_ones_pass():
     server = found.storage_server
     assert server.cinder_volume_setup_params[1].mount_to == '/srv/data'
     assert server.nfs_server_setup_params[0].export_dir == '/srv/data/pv1'
-    for path in ('/srv/tmp', '/var/tmp/x', '/usrx', '/home/u/.sshx',
-                 '/mnt/lib', '/var/local'):
+    for path in ('/srv/tmp', '/var/tmp/x', '/usrx', '/srv/u/.sshx',
+                 '/mnt/lib', '/var/local', '/mnt/data', '/data/pv1',
+                 '/srv/home', '/homes', '/optx', '/var/spool/nfs',
+                 '/var/logs', '/snapshots'):
         assert nfs_exports.system_dir(path) is None, path
+
+
+# Where a volume would hide users' keys, installed software, the logs,
+# the crontabs or the snap binaries: refused with what holds them.
+HIDING = [('/home', 'is in the system directory /home'),
+          ('/home/u/data', 'is in the system directory /home'),
+          ('/opt', 'is in the system directory /opt'),
+          ('/opt/nfs', 'is in the system directory /opt'),
+          ('/var/log', 'is in the system directory /var/log'),
+          ('/var/log/nfs', 'is in the system directory /var/log'),
+          ('/var/spool/cron/crontabs',
+           'is in the system directory /var/spool/cron'),
+          ('/var/spool', 'holds the system directory /var/spool/cron'),
+          ('/snap/bin', 'is in the system directory /snap'),
+          ('/snap', 'is in the system directory /snap')]
+
+
+@pytest.mark.parametrize('field', ['mount_to', 'export_dir'])
+@pytest.mark.parametrize('value,reason', HIDING)
+def test_homes_opt_logs_crontabs_and_snaps_are_refused(field, value,
+                                                       reason):
+    problems = h.problems_of(params.load_request, body_with(field, value))
+    assert problems == [(where(field), '%r %s: no volume is mounted and no '
+                         'directory exported there' % (value, reason))]
 
 
 # -- seeded mutation: random networks against an independent statement ----
@@ -244,7 +270,8 @@ def test_random_export_networks_are_one_problem_or_valid():
 
 _PARTS = ['srv', 'data', 'nfs', 'etc', 'usr', 'var', 'lib',
           'lib64', 'library', 'tmp', 'run', '.ssh', '.sshx', 'root', 'home',
-          'boot', 'proc', 'sys', 'dev', 'bin', 'sbin', 'mnt', '.', '']
+          'boot', 'proc', 'sys', 'dev', 'bin', 'sbin', 'mnt', '.', '', 'opt',
+          'log', 'snap']
 
 
 def _expected_system(parts):
@@ -255,9 +282,9 @@ def _expected_system(parts):
     if top.startswith('lib') or '.ssh' in named:
         return True
     if top in ('usr', 'etc', 'bin', 'sbin', 'boot', 'root', 'proc', 'sys',
-               'dev', 'run', 'tmp'):
+               'dev', 'run', 'tmp', 'home', 'opt', 'snap'):
         return True
-    return top == 'var' and (len(named) == 1 or named[1] == 'lib')
+    return top == 'var' and (len(named) == 1 or named[1] in ('lib', 'log'))
 
 
 def test_random_mount_points_are_one_problem_or_valid():

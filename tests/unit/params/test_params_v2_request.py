@@ -235,3 +235,28 @@ def test_an_ip_over_ethernet_port_without_its_address_data_is_refused():
         'extVirtualLinks[0].extCps[0].cpConfig.%s.cpProtocolData[0]'
         '.ipOverEthernet: required by Tacker API v2' % entry)
         for line in found), found
+
+
+# Map keys that would add, rewrite or hide a line where a path is shown.
+FORGING_KEYS = ['vim1\nvimConnectionInfo.vim2: forged', 'a\rb', 'x\x1b[2Jy',
+                'nel\x85x', 'ls\u2028x', 'bidi\u202ex', 'tab\tx', 'nul\x00x',
+                'v\x0bf\x0cx']
+
+
+@pytest.mark.parametrize('key', FORGING_KEYS)
+def test_map_keys_in_error_paths_are_escaped(key, tmp_path, capsys):
+    body = h.changed(v2(), VIM, {key: 'x'})
+    body = h.changed(body, CP0, {key: [], key + '_2': {'cpProtocolData': [
+        {'layerProtocol': 'IP_OVER_ETHERNET'}]}})
+    cp_config = 'extVirtualLinks[0].extCps[0].cpConfig.'
+    found = v2_lines(body)
+    assert found == [
+        'vimConnectionInfo.[%r]: expected an object, got a string' % key,
+        cp_config + '[%r]: expected an object, got a list' % key,
+        cp_config + '[%r].cpProtocolData[0].ipOverEthernet: required by '
+        'Tacker API v2 for IP_OVER_ETHERNET (e.g. {"ipAddresses": '
+        '[{"type": "IPV4", "numDynamicAddresses": 1}]}: one address from '
+        'the network\'s subnet)' % (key + '_2')]
+    assert all(line.isprintable() for line in found)
+    code, out, _ = run_cli(tmp_path, capsys, body)
+    assert code == 2 and out.splitlines() == found

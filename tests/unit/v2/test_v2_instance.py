@@ -114,3 +114,14 @@ def test_the_grant_names_removed_servers_and_counts_added_ones():
     assert instance.removed_servers(None) == []
     with pytest.raises(exceptions.ValidationError):
         instance.removed_servers({'removeResources': [{'type': 'COMPUTE'}]})
+
+
+@pytest.mark.parametrize('key', ['v\nvnf_instance.id: forged', 'a\rb',
+                                 'x\x1b[2Jy', 'ls\u2028x', 'bidi\u202ex'])
+def test_a_vim_key_in_an_error_path_is_escaped(key):
+    with pytest.raises(exceptions.ValidationError) as caught:
+        instance.vim_auth(changed(['vimConnectionInfo'],
+                                  {key: {'vimType': 'kubernetes'}}))
+    (path, _), = caught.value.problems
+    assert path == 'vnf_instance.vimConnectionInfo.[%r].vimType' % key
+    assert len(str(caught.value).splitlines()) == 2

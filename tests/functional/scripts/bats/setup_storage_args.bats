@@ -102,7 +102,8 @@ args() {
     check "bad mount point of volume v '/etc/nfs' (in the system directory /etc)" server --volume v,,/etc/nfs "${ok[@]}"
     check "bad mount point of volume v '/var' (holds the system directory /var/lib)" server --volume v,,/var "${ok[@]}"
     check "bad mount point of volume v '/lib64/x' (in the system directory /lib64)" server --volume v,,/lib64/x "${ok[@]}"
-    check "bad mount point of volume v '/home/u/.ssh' (has a .ssh component)" server --volume v,,/home/u/.ssh "${ok[@]}"
+    check "bad mount point of volume v '/srv/u/.ssh' (has a .ssh component)" server --volume v,,/srv/u/.ssh "${ok[@]}"
+    check "bad mount point of volume v '/home/u' (in the system directory /home)" server --volume v,,/home/u "${ok[@]}"
     check "bad export directory '/srv/a/.ssh/k' (has a .ssh component)" server --volume v,,/srv/a --export /srv/a/.ssh/k,10.0.0.1
     check "bad export directory '//tmp/x' (in the system directory /tmp)" server --volume v,,/srv/a --export //tmp/x,10.0.0.1
     check "bad -o directory 'render'" server --volume v,,/srv/a "${ok[@]}" -o render
@@ -196,7 +197,7 @@ args() {
 
 @test "system_dir_of: in or holding a system directory, lib* at the top, .ssh anywhere" {
     local path
-    for path in /srv/nfs /volume /var/tmp/x /srv/tmp /usrx /home/u/.sshx /mnt/lib; do
+    for path in /srv/nfs /volume /var/tmp/x /srv/tmp /usrx /srv/u/.sshx /mnt/lib /data/pv /var/spool/nfs /homes; do
         ! system_dir_of "$path" || { echo "refused $path: $REPLY"; false; }
     done
     system_dir_of /usr/local/data && [ "$REPLY" = 'in the system directory /usr' ]
@@ -205,7 +206,8 @@ args() {
     system_dir_of /libx32 && [ "$REPLY" = 'in the system directory /libx32' ]
     system_dir_of /root && [ "$REPLY" = 'in the system directory /root' ]
     system_dir_of /srv/.ssh && [ "$REPLY" = 'has a .ssh component' ]
-    for path in /etc /bin /sbin /boot /proc /sys /dev /run /tmp /lib; do
+    system_dir_of /var/spool && [ "$REPLY" = 'holds the system directory /var/spool/cron' ]
+    for path in /etc /bin /sbin /boot /proc /sys /dev /run /tmp /lib /home /opt /var/log /var/spool/cron /snap; do
         system_dir_of "$path/x" || { echo "allowed $path/x"; false; }
     done
 }

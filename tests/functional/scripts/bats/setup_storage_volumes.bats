@@ -10,6 +10,9 @@ setup() {
     DIR=$BATS_TEST_TMPDIR
     BY_ID_DIR=$DIR/by-id
     mkdir -p "$BY_ID_DIR"
+    # The disks' serials: none unless a test writes one (serial_of).
+    SYS_BLOCK_DIR=$DIR/sys
+    LSBLK_SERIAL=""
     MKFS_LOG=$DIR/mkfs.log
     : >"$MKFS_LOG"
     # An empty 32 MiB volume unless a test says otherwise.
@@ -59,7 +62,18 @@ block_device() {
 }
 
 lsblk() {
-    printf '%s\n' "${LSBLK_ROWS[@]}"
+    if [[ $* == *SERIAL* ]]; then
+        printf '%s\n' "$LSBLK_SERIAL"
+    else
+        printf '%s\n' "${LSBLK_ROWS[@]}"
+    fi
+}
+
+# serial_of NAME SERIAL: the disk DIR/NAME reports SERIAL, as a virtio
+# disk does in sysfs.
+serial_of() {
+    mkdir -p "$SYS_BLOCK_DIR/$1"
+    printf '%s\n' "$2" >"$SYS_BLOCK_DIR/$1/serial"
 }
 
 mkfs.ext4() {
@@ -92,12 +106,13 @@ blkid() {
 
 @test "find_device: no link, the device Cinder reports; neither, a failure" {
     block_device vdc
+    serial_of vdc vol-1
     LSBLK_ROWS=('disk vdc')
     VOLUME_IDS=(vol-1)
     VOLUME_DEVICES=("$DIR/vdc")
     find_devices >"$DIR/out"
     [ "${DEVICES[0]}" = "$DIR/vdc" ]
-    grep -qF "found as reported by Cinder (no $BY_ID_DIR/virtio-vol-1)" "$DIR/out"
+    grep -qF "found as reported by Cinder (no $BY_ID_DIR/virtio-vol-1; its serial is the volume's)" "$DIR/out"
     VOLUME_DEVICES=("")
     CURRENT_STEP=device
     run --separate-stderr -1 find_devices
@@ -124,16 +139,51 @@ blkid() {
     run -1 find_devices
     [[ $output == *"$DIR/vdb has partitions or holders (part vdb1 part vdb2)"* ]]
     LSBLK_ROWS=('loop loop3')
+    serial_of vdb vol-1
     run -0 find_devices
+}
+
+@test "find_device: without a link, the disk must report the volume's serial before anything formats it" {
+    local id=0f5e6c1a-57d4-4c1e-9c2f-1d2e3f4a5b6c
+    block_device vdc
+    LSBLK_ROWS=('disk vdc')
+    VOLUME_IDS=("$id")
+    VOLUME_DEVICES=("$DIR/vdc")
+    CURRENT_STEP=device
+    # No serial at all: not used.
+    run --separate-stderr -1 find_devices
+    [ "$stderr" = "setup_storage.sh: device: volume $id: no $BY_ID_DIR/virtio-${id:0:20}, and $DIR/vdc reports no serial: not using a disk not shown to be the volume (nothing formatted)" ]
+    # Another volume's serial: not used.
+    serial_of vdc b7c1d2e3-0000-4000-8
+    run --separate-stderr -1 find_devices
+    [ "$stderr" = "setup_storage.sh: device: volume $id: no $BY_ID_DIR/virtio-${id:0:20}, and $DIR/vdc reports serial 'b7c1d2e3-0000-4000-8', not '${id:0:20}': another disk, not used (nothing formatted)" ]
+    # A serial that would forge or rewrite a line is shown defused.
+    serial_of vdc $'x\e[1A\nsetup_storage.sh: ok'
+    run --separate-stderr -1 find_devices
+    [[ $stderr == *"reports serial 'x??1Asetup_storage.sh?ok', not"* ]]
+    [ "$(printf '%s' "$stderr" | wc -l)" -eq 0 ]
+    # The volume's serial, cut to 20 characters as virtio does: used.
+    serial_of vdc "${id:0:20}"
+    find_devices >"$DIR/out"
+    [ "${DEVICES[0]}" = "$DIR/vdc" ]
+    grep -qF "found as reported by Cinder (no $BY_ID_DIR/virtio-${id:0:20}; its serial is the volume's)" "$DIR/out"
+    # Or read by lsblk when sysfs has none (virtio-scsi: the whole id).
+    rm -r "$SYS_BLOCK_DIR"
+    LSBLK_SERIAL=$id
+    find_devices >/dev/null
+    [ "${DEVICES[0]}" = "$DIR/vdc" ]
+    [ ! -s "$MKFS_LOG" ]
 }
 
 @test "find_devices: two volumes on one device are refused" {
     block_device vdb
     LSBLK_ROWS=('disk vdb')
-    VOLUME_IDS=(vol-1 vol-2)
+    # Ids alike in their first 20 characters: one serial for both.
+    VOLUME_IDS=(0f5e6c1a-57d4-4c1e-9-one 0f5e6c1a-57d4-4c1e-9-two)
+    serial_of vdb 0f5e6c1a-57d4-4c1e-9
     VOLUME_DEVICES=("$DIR/vdb" "$DIR/vdb")
     run -1 find_devices
-    [[ $output == *"volumes vol-1 and vol-2 are both $DIR/vdb"* ]]
+    [[ $output == *"volumes 0f5e6c1a-57d4-4c1e-9-one and 0f5e6c1a-57d4-4c1e-9-two are both $DIR/vdb"* ]]
 }
 
 @test "check_filesystem: no signature at all: formatted ext4, once" {
