@@ -87,7 +87,7 @@ def register_phase(op, access):
 
     def register():
         creds = access.credentials
-        return registrar.register(vim_mod.VimRecord(
+        return vim_mod.register_vim(registrar, op.state, vim_mod.VimRecord(
             name=name, endpoint=access.ends.api_url,
             bearer_token=creds.token, ssl_ca_cert=creds.ca_cert,
             use_helm=bool(op.params.helm or

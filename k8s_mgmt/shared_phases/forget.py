@@ -42,7 +42,7 @@ def unregister_phase(op):
     return Phase('Unregister the VIM', work=(phases.api_work(
         'delete VIM %s from %s' % (name, registrar.where),
         kind=registrar.kind),),
-        action=lambda: registrar.unregister(name))
+        action=lambda: vim_mod.unregister_vim(registrar, op.state, name))
 
 
 def forget_state_phase(op):

@@ -163,5 +163,6 @@ def vim_phases(op, topology, helper):
                 work=(phases.api_work('unregister Kubernetes VIM %s in %s'
                                       % (name, registrar.where),
                                       kind=registrar.kind),),
-                action=lambda: registrar.unregister(name))
+                action=lambda: vim_mod.unregister_vim(registrar, op.state,
+                                                      name))
     yield cluster.register_phase(op, access)
