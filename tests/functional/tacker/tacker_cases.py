@@ -51,22 +51,42 @@ def driver_paths(tmp_path):
 
 @pytest.fixture(scope='module')
 def tacker_database():
-    """Tacker's own tables in an in-memory SQLite database: instantiate_start
-    lists the VIMs under the request's vim_name through Tacker's NFVO
-    plugin, as in tacker-conductor."""
-    from oslo_config import cfg
-    from tacker.common import config  # noqa: F401 [database]
+    """Tacker's VIM tables in an in-memory SQLite database, patched into
+    Tacker's global enginefacade for these cases only (the cases of
+    modify_info_cases.py, in the same process, start it on their own
+    database afterwards): instantiate_start lists the VIMs under the
+    request's vim_name through Tacker's NFVO plugin, as in
+    tacker-conductor."""
+    import sqlalchemy
+    from oslo_db.sqlalchemy import enginefacade
+    from oslo_db.sqlalchemy import orm as db_orm
+    from sqlalchemy import pool
     from tacker.db import api as db_api
-    from tacker.db import model_base
-    from tacker.db.nfvo import nfvo_db  # noqa: F401 its tables
-    from tacker.db.vnfm import vnfm_db  # noqa: F401 its tables
-    cfg.CONF.set_override('connection', 'sqlite://', group='database')
-    model_base.BASE.metadata.create_all(db_api.get_engine())
-    return db_api
+    from tacker.db.nfvo import nfvo_db
+    engine = sqlalchemy.create_engine('sqlite://',
+                                      poolclass=pool.StaticPool)
+    nfvo_db.Vim.__table__.create(engine)
+    nfvo_db.VimAuth.__table__.create(engine)
+    factory = enginefacade._TestTransactionFactory(
+        engine, db_orm.get_maker(engine=engine), apply_global=False,
+        from_factory=db_api.context_manager._factory)
+    restore = db_api.context_manager.patch_factory(factory)
+    legacy, db_api._FACADE = db_api._FACADE, db_api.context_manager.writer
+    yield engine
+    db_api._FACADE = legacy
+    restore()
+    engine.dispose()
 
 
 @pytest.fixture
-def ctx(tacker_database):
+def ctx(tacker_database, driver_paths):
+    """An admin's request context. The NFVO plugin's OpenStack VIM driver
+    makes its key directory when loaded: the test's, never /etc/tacker
+    (set here: driver_paths' config fixture resets every override)."""
+    from oslo_config import cfg
+    from tacker.nfvo.drivers.vim import openstack_driver  # noqa: F401
+    cfg.CONF.set_override('openstack', str(driver_paths / 'vim_keys'),
+                          group='vim_keys')
     return tacker_context.Context(user_id='user', project_id='project',
                                   is_admin=True)
 
