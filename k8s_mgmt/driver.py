@@ -21,6 +21,7 @@ from k8s_mgmt import shared_state
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import tacker_modify_info
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.tacker_objects import field
 
@@ -248,8 +249,8 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
         if catalog.mode_of(ctx.params) == catalog.MODE_REGISTRY:
             return
         state = state_mod.InstanceState(ctx.vnf_instance_id)
-        vim_mod.check_vim_name(vim_mod.registrar_for(ctx, state), state,
-                               vim_mod.instance_vim_name(ctx))
+        vim_owner.check_vim_name(vim_mod.registrar_for(ctx, state), state,
+                                 vim_mod.instance_vim_name(ctx))
 
     def _run(self, ctx):
         # What an earlier operation learnt, from Tacker's database: this

@@ -15,13 +15,7 @@ three ways to register it, each with the same four members (``where`` and
   which gives a script no request context: Tacker's VIM REST API with the
   VNF's own OpenStack credentials.
 
-A VIM in Tacker is owned by id, never by name: :func:`register_vim`
-records the id of the VIM the instance registered in its (sealed) cluster
-record, :func:`unregister_vim` deletes that id alone and clears it. Another
-VIM already under the instance's name is a clash (:func:`owned_vim`),
-refused at instantiate_start (:func:`check_vim_name`) before any VM is
-made and again at registration, never adopted: Tacker's names are unique
-per project only, and the credentials that list them are often admin.
+A VIM in Tacker is owned by id, never by name (:mod:`k8s_mgmt.vim_owner`).
 
 :func:`registrar_for` picks one: the operation's own (v2), else by whether
 a real Tacker context was given.
@@ -38,11 +32,12 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import state as state_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
-VIM_TYPE = 'kubernetes'
+VIM_TYPE = vim_owner.VIM_TYPE
 DEFAULT_PROJECT = 'default'
 # Namespaces Tacker's kubernetes VIM offers as "regions" at first.
 DEFAULT_NAMESPACES = ('default', 'kube-public', 'kube-system')
@@ -51,11 +46,6 @@ _USER = 'k8s-mgmt-vim'
 
 def default_vim_name(vnf_instance_id):
     return 'kubernetes_vim_%s' % vnf_instance_id
-
-
-def vim_description(vnf_instance_id):
-    """The description the driver gives the VIM it registers."""
-    return 'Kubernetes cluster of VNF instance %s' % vnf_instance_id
 
 
 def instance_vim_name(ctx):
@@ -185,7 +175,8 @@ class TackerVimRegistrar(object):
     def _vim_body(self, record):
         return {'vim': {
             'name': record.name, 'type': VIM_TYPE,
-            'description': vim_description(field(self.vnf_instance, 'id')),
+            'description': vim_owner.vim_description(
+                field(self.vnf_instance, 'id')),
             'auth_url': record.endpoint,
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
@@ -210,8 +201,8 @@ class TackerVimRegistrar(object):
     def check_name(self, name, owned=None):
         """Refuse ``name`` when another VIM than ``owned`` holds it."""
         from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
-        return owned_vim(self._listed(nfvo_plugin.NfvoPlugin(), name),
-                         name, owned)
+        return vim_owner.owned_vim(
+            self._listed(nfvo_plugin.NfvoPlugin(), name), name, owned)
 
     def register(self, record, owned=None):
         """Register ``record`` (the VIM ``owned``, the id the instance
@@ -219,8 +210,8 @@ class TackerVimRegistrar(object):
         clash, refused."""
         from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
         plugin = nfvo_plugin.NfvoPlugin()
-        vim = owned_vim(self._listed(plugin, record.name), record.name,
-                        owned)
+        vim = vim_owner.owned_vim(self._listed(plugin, record.name),
+                                  record.name, owned)
         if vim is None:
             try:
                 vim = plugin.create_vim(self.context, self._vim_body(record))
@@ -277,7 +268,7 @@ class TackerVimRegistrar(object):
         if owned:
             targets = [owned]
         else:
-            targets = legacy_owned(
+            targets = vim_owner.legacy_owned(
                 self._listed(plugin, name), name,
                 field(self.vnf_instance, 'id'), self.project_id)
         deleted = []
@@ -295,90 +286,6 @@ class TackerVimRegistrar(object):
             deleted.append(vim_id)
         drop_connections(self.vnf_instance, targets)
         return {'vims_deleted': deleted}
-
-
-def clash(name, vim):
-    """The one-line refusal of a VIM name another VIM holds."""
-    return exceptions.MgmtDriverError(error_message=(
-        'vim_name %s is taken by VIM %s (project %s, type %s), which this '
-        'VNF instance did not register: choose another '
-        'k8s_cluster_installation_param.vim_name in additionalParams, or '
-        'delete that VIM' % (name, vim.get('id'),
-                             vim.get('tenant_id') or 'not shown',
-                             vim.get('type') or 'not shown')))
-
-
-def owned_vim(found, name, owned):
-    """Of the VIMs ``found`` under ``name``, the one whose id is
-    ``owned`` (the instance's recorded VIM: a re-run), or None when there
-    is none at all; any other VIM under the name while the owned one is
-    not there is a clash (:func:`clash`): never adopted."""
-    for vim in found:
-        if owned and vim.get('id') == owned:
-            return vim
-    if found:
-        raise clash(name, found[0])
-    return None
-
-
-def legacy_owned(found, name, vnf_instance_id, project_id):
-    """The ids of the VIMs ``found`` under ``name`` that state without a
-    recorded VIM id (an older version's, or nothing registered) may
-    delete: type kubernetes, the driver's own description of this
-    instance, and (where the listing shows it) the instance's project.
-    Each one deleted or left is logged, with the rule."""
-    description = vim_description(vnf_instance_id)
-    mine = []
-    for vim in found:
-        tenant = vim.get('tenant_id')
-        why = ('type %s' % vim.get('type') if vim.get('type') != VIM_TYPE
-               else 'another description'
-               if vim.get('description') != description
-               else 'project %s; the instance\'s is %s' % (
-                   tenant, project_id or 'unknown')
-               if tenant and tenant != project_id else None)
-        if why is None:
-            LOG.info('VIM %s (%s): no VIM id recorded; deleted as the '
-                     'instance\'s (type %s, description "%s"%s)', name,
-                     vim.get('id'), VIM_TYPE, description,
-                     ', project %s' % tenant if tenant else '')
-            mine.append(vim.get('id'))
-        else:
-            LOG.warning('VIM %s (%s) left alone: no VIM id is recorded '
-                        'for the instance and it is not provably its own '
-                        '(%s)', name, vim.get('id'), why)
-    if not found:
-        LOG.info('VIM %s is not registered; nothing to delete', name)
-    return mine
-
-
-def check_vim_name(registrar, state, name):
-    """Refuse ``name`` when a VIM the instance did not register holds it
-    (a registrar with no such check, the files', has no clash)."""
-    check = getattr(registrar, 'check_name', None)
-    if check is not None:
-        check(name, state.cluster_record().get('vim_id'))
-
-
-def register_vim(registrar, state, record):
-    """Register ``record`` and record the VIM's id in the instance's
-    cluster record (the one id :func:`unregister_vim` deletes)."""
-    owned = state.cluster_record().get('vim_id')
-    result = registrar.register(record, owned)
-    vim_id = (result or {}).get('vim_id')
-    if vim_id and vim_id != owned:
-        state.update_cluster_record(vim_id=vim_id)
-    return result
-
-
-def unregister_vim(registrar, state, name):
-    """Delete the VIM the instance registered (by its recorded id) and
-    clear the id: a later registration makes and records a new one."""
-    owned = state.cluster_record().get('vim_id')
-    result = registrar.unregister(name, owned)
-    if owned:
-        state.update_cluster_record(vim_id=None)
-    return result
 
 
 def vims_named(plugin, tacker_context, name):

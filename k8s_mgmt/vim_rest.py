@@ -9,10 +9,10 @@ connection), so the Kubernetes VIM belongs to the project that owns the
 VNF and its CNF users see it. Tacker's endpoint is the Keystone catalog's
 ``nfv-orchestration`` service.
 
-The instance owns the one VIM whose id it recorded (:func:`k8s_mgmt.vim.
-register_vim`): a re-run reuses it, terminate deletes that id alone, and
-another VIM under the name is a clash, refused, never adopted (an admin's
-listing shows every project's).
+The instance owns the one VIM whose id it recorded
+(:func:`k8s_mgmt.vim_owner.register_vim`): a re-run reuses it, terminate
+deletes that id alone, and another VIM under the name is a clash, refused,
+never adopted (an admin's listing shows every project's).
 
 Tacker's API never shows a VIM's token again, so :meth:`registered`
 answers None and the driver reads the credentials from a master, as it
@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 
 LOG = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class RestVimRegistrar(object):
     def body(self, record):
         return {'vim': {
             'name': record.name, 'type': vim_mod.VIM_TYPE,
-            'description': vim_mod.vim_description(self.vnf_instance_id),
+            'description': vim_owner.vim_description(self.vnf_instance_id),
             'auth_url': record.endpoint,
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
@@ -96,7 +97,7 @@ class RestVimRegistrar(object):
 
     def check_name(self, name, owned=None):
         """Refuse ``name`` when another VIM than ``owned`` holds it."""
-        return vim_mod.owned_vim(self.named(name), name, owned)
+        return vim_owner.owned_vim(self.named(name), name, owned)
 
     def register(self, record, owned=None):
         """Register ``record``; the VIM ``owned`` (the id the instance
@@ -120,11 +121,11 @@ class RestVimRegistrar(object):
 
     def unregister(self, name, owned=None):
         """Delete the VIM ``owned`` (gone already is fine), else only what
-        :func:`k8s_mgmt.vim.legacy_owned` proves the instance's."""
+        :func:`k8s_mgmt.vim_owner.legacy_owned` proves the instance's."""
         if owned:
             targets = [owned]
         else:
-            targets = vim_mod.legacy_owned(
+            targets = vim_owner.legacy_owned(
                 self.named(name), name, self.vnf_instance_id,
                 self.project_id)
         deleted = []

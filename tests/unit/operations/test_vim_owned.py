@@ -13,6 +13,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim
+from k8s_mgmt import vim_owner
 from tests.helpers import fake_nfvo
 
 NAME = 'k8s'
@@ -48,19 +49,20 @@ def connected(reg):
 def test_terminate_never_deletes_another_projects_vim_of_the_name(
         nfvo, state):
     reg = registrar()
-    mine = vim.register_vim(reg, state, record())['vim_id']
+    mine = vim_owner.register_vim(reg, state, record())['vim_id']
     assert state.cluster_record()['vim_id'] == mine
     # Another project registers its own VIM under the same name (Tacker
     # allows it), even with this instance's description.
-    theirs = nfvo.add(NAME, OTHER, description=vim.vim_description(
+    theirs = nfvo.add(NAME, OTHER, description=vim_owner.vim_description(
         'inst-1'))
-    assert vim.unregister_vim(reg, state, NAME) == {'vims_deleted': [mine]}
+    assert vim_owner.unregister_vim(reg, state, NAME) == {
+        'vims_deleted': [mine]}
     assert nfvo.named(NAME) == [theirs]
     assert ('delete_vim', theirs) not in nfvo.calls
     assert state.cluster_record().get('vim_id') is None
     assert connected(reg) == []
     # Again (a retried terminate): nothing of theirs either.
-    vim.unregister_vim(reg, state, NAME)
+    vim_owner.unregister_vim(reg, state, NAME)
     assert nfvo.named(NAME) == [theirs]
 
 
@@ -68,7 +70,7 @@ def test_a_clash_is_refused_naming_project_and_type_never_adopted(
         nfvo, state):
     theirs = nfvo.add(NAME, OTHER, vim_type='openstack')
     with pytest.raises(exceptions.MgmtDriverError) as caught:
-        vim.register_vim(registrar(), state, record())
+        vim_owner.register_vim(registrar(), state, record())
     text = str(caught.value)
     assert '\n' not in text
     assert theirs in text and OTHER in text and 'openstack' in text
@@ -79,8 +81,8 @@ def test_a_clash_is_refused_naming_project_and_type_never_adopted(
 
 def test_a_rerun_reuses_the_vim_whose_id_is_recorded(nfvo, state):
     reg = registrar()
-    first = vim.register_vim(reg, state, record())
-    assert vim.register_vim(reg, state, record()) == first
+    first = vim_owner.register_vim(reg, state, record())
+    assert vim_owner.register_vim(reg, state, record()) == first
     assert nfvo.named(NAME) == [first['vim_id']]
     assert connected(reg) == [first['vim_id']]
     # The check at instantiate_start lets the instance's own VIM pass.
@@ -89,9 +91,9 @@ def test_a_rerun_reuses_the_vim_whose_id_is_recorded(nfvo, state):
 
 def test_heal_unregister_then_register_records_the_new_vim(nfvo, state):
     reg = registrar()
-    old = vim.register_vim(reg, state, record())['vim_id']
-    vim.unregister_vim(reg, state, NAME)       # heal_start
-    new = vim.register_vim(reg, state, record())['vim_id']  # heal_end
+    old = vim_owner.register_vim(reg, state, record())['vim_id']
+    vim_owner.unregister_vim(reg, state, NAME)       # heal_start
+    new = vim_owner.register_vim(reg, state, record())['vim_id']  # heal_end
     assert new != old and nfvo.named(NAME) == [new]
     assert state.cluster_record()['vim_id'] == new
     assert connected(reg) == [new]
@@ -99,16 +101,16 @@ def test_heal_unregister_then_register_records_the_new_vim(nfvo, state):
 
 def test_a_recorded_vim_already_gone_is_fine(nfvo, state):
     reg = registrar()
-    mine = vim.register_vim(reg, state, record())['vim_id']
+    mine = vim_owner.register_vim(reg, state, record())['vim_id']
     del nfvo.vims[mine]
-    assert vim.unregister_vim(reg, state, NAME) == {'vims_deleted': []}
+    assert vim_owner.unregister_vim(reg, state, NAME) == {'vims_deleted': []}
     assert state.cluster_record().get('vim_id') is None
 
 
 def test_state_without_a_recorded_id_deletes_only_a_vim_matching_all_rules(
         nfvo, state, caplog):
     caplog.set_level(logging.INFO)
-    ours = vim.vim_description('inst-1')
+    ours = vim_owner.vim_description('inst-1')
     left = [nfvo.add(NAME, MINE, vim_type='openstack', description=ours),
             nfvo.add(NAME, MINE, description='Kubernetes cluster of VNF '
                      'instance inst-2'),
@@ -117,7 +119,8 @@ def test_state_without_a_recorded_id_deletes_only_a_vim_matching_all_rules(
     reg = registrar(types.SimpleNamespace(
         id='inst-1', vim_connection_info=[types.SimpleNamespace(
             vim_id=old, vim_type='kubernetes')]))
-    assert vim.unregister_vim(reg, state, NAME) == {'vims_deleted': [old]}
+    assert vim_owner.unregister_vim(reg, state, NAME) == {
+        'vims_deleted': [old]}
     assert nfvo.named(NAME) == sorted(left)
     assert connected(reg) == []
     logged = caplog.text
@@ -128,7 +131,7 @@ def test_state_without_a_recorded_id_deletes_only_a_vim_matching_all_rules(
 
 def test_the_files_outside_tacker_keep_working(state):
     reg = vim.FileVimRegistrar(state)
-    made = vim.register_vim(reg, state, record())
+    made = vim_owner.register_vim(reg, state, record())
     assert 'vim_config' in made and 'vim_id' not in state.cluster_record()
-    vim.check_vim_name(reg, state, NAME)      # no clash for files
-    assert vim.unregister_vim(reg, state, NAME)['files_removed']
+    vim_owner.check_vim_name(reg, state, NAME)      # no clash for files
+    assert vim_owner.unregister_vim(reg, state, NAME)['files_removed']

@@ -11,6 +11,7 @@ import pytest
 from k8s_mgmt import exceptions
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt import vim_rest
 
 TOKEN = 'eyJhbGciOiJSUzI1NiJ9.k8s-bearer-token-value'
@@ -124,25 +125,25 @@ def test_registered_is_none_tacker_never_gives_a_token_back():
 
 def test_unregister_deletes_the_recorded_vim_and_is_idempotent(state):
     api = FakeApi()
-    made = vim_mod.register_vim(registrar(api), state, record())['vim_id']
+    made = vim_owner.register_vim(registrar(api), state, record())['vim_id']
     registrar(api).register(record('other'))
-    assert vim_mod.unregister_vim(registrar(api), state, NAME) == {
+    assert vim_owner.unregister_vim(registrar(api), state, NAME) == {
         'vims_deleted': [made]}
     assert [v['name'] for v in api.vims.values()] == ['other']
-    assert vim_mod.unregister_vim(registrar(api), state, NAME) == {
+    assert vim_owner.unregister_vim(registrar(api), state, NAME) == {
         'vims_deleted': []}
 
 
 def test_terminate_never_deletes_another_projects_vim_of_the_name(state):
     api = FakeApi()
-    mine = vim_mod.register_vim(registrar(api), state, record())['vim_id']
+    mine = vim_owner.register_vim(registrar(api), state, record())['vim_id']
     assert state.cluster_record()['vim_id'] == mine
-    theirs = api.add(OTHER, description=vim_mod.vim_description('inst-1'))
-    assert vim_mod.unregister_vim(registrar(api), state, NAME) == {
+    theirs = api.add(OTHER, description=vim_owner.vim_description('inst-1'))
+    assert vim_owner.unregister_vim(registrar(api), state, NAME) == {
         'vims_deleted': [mine]}
     assert list(api.vims) == [theirs] and api.deleted() == [mine]
     assert state.cluster_record().get('vim_id') is None
-    vim_mod.unregister_vim(registrar(api), state, NAME)   # a retry
+    vim_owner.unregister_vim(registrar(api), state, NAME)   # a retry
     assert list(api.vims) == [theirs]
 
 
@@ -150,7 +151,7 @@ def test_a_clash_is_refused_naming_project_and_type_never_adopted(state):
     api = FakeApi()
     theirs = api.add(OTHER, vim_type='openstack')
     with pytest.raises(exceptions.MgmtDriverError) as caught:
-        vim_mod.register_vim(registrar(api), state, record())
+        vim_owner.register_vim(registrar(api), state, record())
     text = str(caught.value)
     assert '\n' not in text and TOKEN not in text
     assert theirs in text and OTHER in text and 'openstack' in text
@@ -161,17 +162,17 @@ def test_a_clash_is_refused_naming_project_and_type_never_adopted(state):
 
 def test_a_rerun_reuses_the_vim_whose_id_is_recorded(state):
     api = FakeApi()
-    first = vim_mod.register_vim(registrar(api), state, record())
-    assert vim_mod.register_vim(registrar(api), state, record()) == first
+    first = vim_owner.register_vim(registrar(api), state, record())
+    assert vim_owner.register_vim(registrar(api), state, record()) == first
     assert list(api.vims) == [first['vim_id']]
     assert [c[0] for c in api.calls] == ['GET', 'POST', 'GET']
 
 
 def test_heal_unregister_then_register_records_the_new_vim(state):
     api = FakeApi()
-    old = vim_mod.register_vim(registrar(api), state, record())['vim_id']
-    vim_mod.unregister_vim(registrar(api), state, NAME)          # heal_start
-    new = vim_mod.register_vim(registrar(api), state, record())['vim_id']
+    old = vim_owner.register_vim(registrar(api), state, record())['vim_id']
+    vim_owner.unregister_vim(registrar(api), state, NAME)          # heal_start
+    new = vim_owner.register_vim(registrar(api), state, record())['vim_id']
     assert new != old and list(api.vims) == [new]
     assert state.cluster_record()['vim_id'] == new
 
@@ -179,13 +180,13 @@ def test_heal_unregister_then_register_records_the_new_vim(state):
 def test_state_without_a_recorded_id_deletes_only_a_vim_matching_all_rules(
         state):
     api = FakeApi()
-    ours = vim_mod.vim_description('inst-1')
+    ours = vim_owner.vim_description('inst-1')
     left = [api.add(MINE, vim_type='openstack', description=ours),
             api.add(MINE, description='Kubernetes cluster of VNF instance '
                     'inst-2'),
             api.add(OTHER, description=ours)]
     old = api.add(MINE, description=ours)           # an older version's
-    assert vim_mod.unregister_vim(registrar(api), state, NAME) == {
+    assert vim_owner.unregister_vim(registrar(api), state, NAME) == {
         'vims_deleted': [old]}
     assert sorted(api.vims) == sorted(left) and api.deleted() == [old]
 
@@ -193,8 +194,8 @@ def test_state_without_a_recorded_id_deletes_only_a_vim_matching_all_rules(
 def test_an_unknown_project_deletes_no_vim_of_a_shown_project(state):
     api = FakeApi()
     api.get_project_id = None                     # Keystone cannot tell
-    api.add(MINE, description=vim_mod.vim_description('inst-1'))
-    assert vim_mod.unregister_vim(registrar(api), state, NAME) == {
+    api.add(MINE, description=vim_owner.vim_description('inst-1'))
+    assert vim_owner.unregister_vim(registrar(api), state, NAME) == {
         'vims_deleted': []}
     assert api.deleted() == []
 
