@@ -18,7 +18,10 @@ from k8s_mgmt import exceptions
 from k8s_mgmt import preload
 from k8s_mgmt import modify_request
 from k8s_mgmt import shared_state
+from k8s_mgmt import state as state_mod
 from k8s_mgmt import tacker_modify_info
+from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.tacker_objects import field
 
@@ -96,6 +99,7 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
             additional_params=self._request_params(instantiate_vnf_request))
         with shared_state.shared(ctx):
             self._check_mode(ctx)
+            self._check_vim_name(ctx)
         LOG.info('%s parameters are valid (flavour %s)', ctx.log_prefix,
                  ctx.flavour)
 
@@ -246,6 +250,16 @@ class KubernetesMgmtDriver(abstract.BaseDriver):
                 'name %s in the VNFD\'s Vnflcm interface'
                 % (mode, 'VNF' if mode == catalog.MODE_REGISTRY else
                    'cluster', self.TYPE, other))])
+
+    @staticmethod
+    def _check_vim_name(ctx):
+        """A VIM name another VIM holds is refused before any VM is made
+        (a cluster's; a registry VNF registers no VIM)."""
+        if catalog.mode_of(ctx.params) == catalog.MODE_REGISTRY:
+            return
+        state = state_mod.InstanceState(ctx.vnf_instance_id)
+        vim_owner.check_vim_name(vim_mod.registrar_for(ctx, state), state,
+                                 vim_mod.instance_vim_name(ctx))
 
     def _run(self, ctx):
         # What an earlier operation learnt, from Tacker's database: this

@@ -15,6 +15,8 @@ three ways to register it, each with the same four members (``where`` and
   which gives a script no request context: Tacker's VIM REST API with the
   VNF's own OpenStack credentials.
 
+A VIM in Tacker is owned by id, never by name (:mod:`k8s_mgmt.vim_owner`).
+
 :func:`registrar_for` picks one: the operation's own (v2), else by whether
 a real Tacker context was given.
 """
@@ -30,11 +32,12 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import state as state_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.tacker_objects import field
 
 LOG = logging.getLogger(__name__)
 
-VIM_TYPE = 'kubernetes'
+VIM_TYPE = vim_owner.VIM_TYPE
 DEFAULT_PROJECT = 'default'
 # Namespaces Tacker's kubernetes VIM offers as "regions" at first.
 DEFAULT_NAMESPACES = ('default', 'kube-public', 'kube-system')
@@ -114,7 +117,9 @@ class FileVimRegistrar(object):
     def __init__(self, state):
         self.state = state
 
-    def register(self, record):
+    def register(self, record, owned=None):
+        """Write both files (``owned``: unused, the files are the
+        instance's own)."""
         kube_path = self.state.write(state_mod.KUBECONFIG,
                                      secrets.Secret(_dump(kubeconfig(record))))
         vim_path = self.state.write(state_mod.VIM_CONFIG,
@@ -142,8 +147,8 @@ class FileVimRegistrar(object):
                         self.state.file(state_mod.VIM_CONFIG))
             return None
 
-    def unregister(self, name):
-        """Remove both files; what was removed."""
+    def unregister(self, name, owned=None):
+        """Remove both files; what was removed (``owned``: unused)."""
         removed = []
         for entry in (state_mod.KUBECONFIG, state_mod.VIM_CONFIG):
             path = self.state.file(entry)
@@ -170,8 +175,8 @@ class TackerVimRegistrar(object):
     def _vim_body(self, record):
         return {'vim': {
             'name': record.name, 'type': VIM_TYPE,
-            'description': ('Kubernetes cluster of VNF instance %s'
-                            % field(self.vnf_instance, 'id')),
+            'description': vim_owner.vim_description(
+                field(self.vnf_instance, 'id')),
             'auth_url': record.endpoint,
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
@@ -181,27 +186,44 @@ class TackerVimRegistrar(object):
             'placement_attr': {'regions': list(DEFAULT_NAMESPACES)},
             **extra(record)}}
 
-    def _existing(self, plugin, name):
-        # A re-run finds the VIM it registered before instead of failing.
-        found = vims_named(plugin, self.context, name)
-        return found[0] if found else None
+    @property
+    def project_id(self):
+        return getattr(self.context, 'project_id', None)
 
-    def register(self, record):
-        from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
-        plugin = nfvo_plugin.NfvoPlugin()
+    def _listed(self, plugin, name):
         try:
-            vim = self._existing(plugin, record.name)
-            if vim is None:
-                vim = plugin.create_vim(self.context, self._vim_body(record))
-                LOG.info('Registered VIM %s (%s) as %s', record.name,
-                         record.endpoint, vim['id'])
-            else:
-                LOG.info('VIM %s already registered as %s', record.name,
-                         vim['id'])
+            return vims_named(plugin, self.context, name)
         except Exception as err:
             raise exceptions.MgmtDriverError(
-                error_message='registering VIM %s failed: %s: %s' % (
-                    record.name, type(err).__name__, err))
+                error_message='listing VIMs named %s failed: %s: %s' % (
+                    name, type(err).__name__, err))
+
+    def check_name(self, name, owned=None):
+        """Refuse ``name`` when another VIM than ``owned`` holds it."""
+        from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+        return vim_owner.owned_vim(
+            self._listed(nfvo_plugin.NfvoPlugin(), name), name, owned)
+
+    def register(self, record, owned=None):
+        """Register ``record`` (the VIM ``owned``, the id the instance
+        recorded, is reused on a re-run); another VIM under the name is a
+        clash, refused."""
+        from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
+        plugin = nfvo_plugin.NfvoPlugin()
+        vim = vim_owner.owned_vim(self._listed(plugin, record.name),
+                                  record.name, owned)
+        if vim is None:
+            try:
+                vim = plugin.create_vim(self.context, self._vim_body(record))
+            except Exception as err:
+                raise exceptions.MgmtDriverError(
+                    error_message='registering VIM %s failed: %s: %s' % (
+                        record.name, type(err).__name__, err))
+            LOG.info('Registered VIM %s (%s) as %s', record.name,
+                     record.endpoint, vim['id'])
+        else:
+            LOG.info('VIM %s already registered as %s', record.name,
+                     vim['id'])
         self._add_connection(vim['id'])
         return {'vim_id': vim['id']}
 
@@ -236,24 +258,33 @@ class TackerVimRegistrar(object):
             access_info={}, interface_info={}))
         self.vnf_instance.vim_connection_info = current
 
-    def unregister(self, name):
-        """Delete the VIMs named ``name`` and the instance's connections
-        to them; what was deleted."""
+    def unregister(self, name, owned=None):
+        """Delete the VIM ``owned`` (the id the instance recorded; gone
+        already is fine), else only what :func:`legacy_owned` proves the
+        instance's, and the instance's connections to them; what was
+        deleted."""
         from tacker.nfvo import nfvo_plugin  # noqa: only inside Tacker
         plugin = nfvo_plugin.NfvoPlugin()
-        try:
-            vims = vims_named(plugin, self.context, name)
-            for vim in vims:
-                plugin.delete_vim(self.context, vim['id'])
-                LOG.info('Deleted VIM %s (%s)', name, vim['id'])
-        except Exception as err:
-            raise exceptions.MgmtDriverError(
-                error_message='deleting VIM %s failed: %s: %s'
-                              % (name, type(err).__name__, err))
-        if not vims:
-            LOG.info('VIM %s is not registered; nothing to delete', name)
-        deleted = [v['id'] for v in vims]
-        drop_connections(self.vnf_instance, deleted)
+        if owned:
+            targets = [owned]
+        else:
+            targets = vim_owner.legacy_owned(
+                self._listed(plugin, name), name,
+                field(self.vnf_instance, 'id'), self.project_id)
+        deleted = []
+        for vim_id in targets:
+            try:
+                plugin.delete_vim(self.context, vim_id)
+            except Exception as err:
+                if 'NotFound' not in type(err).__name__:
+                    raise exceptions.MgmtDriverError(
+                        error_message='deleting VIM %s (%s) failed: %s: %s'
+                        % (name, vim_id, type(err).__name__, err))
+                LOG.info('VIM %s (%s) is gone already', name, vim_id)
+                continue
+            LOG.info('Deleted VIM %s (%s)', name, vim_id)
+            deleted.append(vim_id)
+        drop_connections(self.vnf_instance, targets)
         return {'vims_deleted': deleted}
 
 

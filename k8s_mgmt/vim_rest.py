@@ -9,6 +9,11 @@ connection), so the Kubernetes VIM belongs to the project that owns the
 VNF and its CNF users see it. Tacker's endpoint is the Keystone catalog's
 ``nfv-orchestration`` service.
 
+The instance owns the one VIM whose id it recorded
+(:func:`k8s_mgmt.vim_owner.register_vim`): a re-run reuses it, terminate
+deletes that id alone, and another VIM under the name is a clash, refused,
+never adopted (an admin's listing shows every project's).
+
 Tacker's API never shows a VIM's token again, so :meth:`registered`
 answers None and the driver reads the credentials from a master, as it
 does after any loss. The bearer token goes only into the POST body, over
@@ -22,6 +27,7 @@ from oslo_log import log as logging
 from k8s_mgmt import exceptions
 from k8s_mgmt import secrets
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 
 LOG = logging.getLogger(__name__)
 
@@ -38,12 +44,25 @@ class RestVimRegistrar(object):
     kind = 'tacker'
 
     def __init__(self, session, vnf_instance_id, region=None,
-                 endpoint=None, timeout=REQUEST_TIMEOUT):
+                 endpoint=None, timeout=REQUEST_TIMEOUT, project_id=None):
         self.api = adapter.Adapter(session, service_type=SERVICE_TYPE,
                                    interface='public', region_name=region,
                                    endpoint_override=endpoint)
         self.vnf_instance_id = vnf_instance_id
         self.timeout = timeout
+        self._project_id = project_id
+
+    @property
+    def project_id(self):
+        """The project of the session (the VNF's), or None when
+        Keystone cannot tell."""
+        if self._project_id is None:
+            try:
+                self._project_id = self.api.get_project_id()
+            except Exception as err:  # only narrows what is deleted
+                LOG.warning('the project of the VNF\'s credentials is '
+                            'unknown (%s)', type(err).__name__)
+        return self._project_id
 
     def _call(self, what, method, path, expect, **kwargs):
         try:
@@ -69,20 +88,26 @@ class RestVimRegistrar(object):
     def body(self, record):
         return {'vim': {
             'name': record.name, 'type': vim_mod.VIM_TYPE,
-            'description': ('Kubernetes cluster of VNF instance %s'
-                            % self.vnf_instance_id),
+            'description': vim_owner.vim_description(self.vnf_instance_id),
             'auth_url': record.endpoint,
             'auth_cred': {'bearer_token': record.bearer_token.reveal(),
                           'ssl_ca_cert': record.ssl_ca_cert},
             'vim_project': {'name': record.project_name},
             'is_default': False, **vim_mod.extra(record)}}
 
-    def register(self, record):
-        found = self.named(record.name)
+    def check_name(self, name, owned=None):
+        """Refuse ``name`` when another VIM than ``owned`` holds it."""
+        return vim_owner.owned_vim(self.named(name), name, owned)
+
+    def register(self, record, owned=None):
+        """Register ``record``; the VIM ``owned`` (the id the instance
+        recorded) is reused on a re-run; another VIM under the name is a
+        clash, refused."""
+        found = self.check_name(record.name, owned)
         if found:
             LOG.info('VIM %s already registered as %s', record.name,
-                     found[0]['id'])
-            return {'vim_id': found[0]['id']}
+                     found['id'])
+            return {'vim_id': found['id']}
         response = self._call('register VIM %s' % record.name, 'POST',
                               VIMS, (201,), json=self.body(record))
         vim_id = response.json()['vim']['id']
@@ -94,15 +119,25 @@ class RestVimRegistrar(object):
         """None: Tacker's API does not give a VIM's token back."""
         return None
 
-    def unregister(self, name):
+    def unregister(self, name, owned=None):
+        """Delete the VIM ``owned`` (gone already is fine), else only what
+        :func:`k8s_mgmt.vim_owner.legacy_owned` proves the instance's."""
+        if owned:
+            targets = [owned]
+        else:
+            targets = vim_owner.legacy_owned(
+                self.named(name), name, self.vnf_instance_id,
+                self.project_id)
         deleted = []
-        for vim in self.named(name):
-            self._call('delete VIM %s (%s)' % (name, vim['id']), 'DELETE',
-                       '%s/%s' % (VIMS, vim['id']), (204, 404))
-            LOG.info('Deleted VIM %s (%s)', name, vim['id'])
-            deleted.append(vim['id'])
-        if not deleted:
-            LOG.info('VIM %s is not registered; nothing to delete', name)
+        for vim_id in targets:
+            response = self._call('delete VIM %s (%s)' % (name, vim_id),
+                                  'DELETE', '%s/%s' % (VIMS, vim_id),
+                                  (204, 404))
+            if response.status_code == 404:
+                LOG.info('VIM %s (%s) is gone already', name, vim_id)
+                continue
+            LOG.info('Deleted VIM %s (%s)', name, vim_id)
+            deleted.append(vim_id)
         return {'vims_deleted': deleted}
 
 

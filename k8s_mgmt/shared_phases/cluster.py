@@ -6,6 +6,7 @@ import json
 
 from k8s_mgmt import ssh
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.shared_phases import node_work
@@ -87,7 +88,7 @@ def register_phase(op, access):
 
     def register():
         creds = access.credentials
-        return registrar.register(vim_mod.VimRecord(
+        return vim_owner.register_vim(registrar, op.state, vim_mod.VimRecord(
             name=name, endpoint=access.ends.api_url,
             bearer_token=creds.token, ssl_ca_cert=creds.ca_cert,
             use_helm=bool(op.params.helm or

@@ -12,6 +12,7 @@ from oslo_log import log as logging
 from k8s_mgmt import ssh
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.engine import phases
 from k8s_mgmt.tacker_objects import field
 from k8s_mgmt.tacker_objects import path
@@ -42,7 +43,7 @@ def unregister_phase(op):
     return Phase('Unregister the VIM', work=(phases.api_work(
         'delete VIM %s from %s' % (name, registrar.where),
         kind=registrar.kind),),
-        action=lambda: registrar.unregister(name))
+        action=lambda: vim_owner.unregister_vim(registrar, op.state, name))
 
 
 def forget_state_phase(op):

@@ -38,6 +38,8 @@ from k8s_mgmt import shared_state
 from k8s_mgmt import state as state_mod
 from k8s_mgmt import state_key
 from k8s_mgmt import state_watch
+from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt import vim_rest
 from k8s_mgmt.modes import catalog
 from k8s_mgmt.shared_phases import node_work
@@ -227,6 +229,11 @@ def instantiate_start(script_dict):
     hook = V2Hook(script_dict)
     ctx = hook.context('instantiate', 'instantiate_start',
                        validate=additional_of(script_dict))
+    if catalog.mode_of(ctx.params) != catalog.MODE_REGISTRY:
+        # A VIM name another VIM holds: refused before any VM is made.
+        hook.sync.pull()
+        vim_owner.check_vim_name(ctx.vim_registrar, hook.local,
+                                 vim_mod.instance_vim_name(ctx))
     LOG.info('%s parameters are valid (flavour %s, %s mode)',
              ctx.log_prefix, ctx.flavour, catalog.mode_of(ctx.params))
 

@@ -43,6 +43,7 @@ from oslo_log import log as logging
 
 from k8s_mgmt import exceptions
 from k8s_mgmt import vim as vim_mod
+from k8s_mgmt import vim_owner
 from k8s_mgmt.engine import phases
 from k8s_mgmt.engine import scripts
 from k8s_mgmt.engine import upgrade_scripts
@@ -163,5 +164,6 @@ def vim_phases(op, topology, helper):
                 work=(phases.api_work('unregister Kubernetes VIM %s in %s'
                                       % (name, registrar.where),
                                       kind=registrar.kind),),
-                action=lambda: registrar.unregister(name))
+                action=lambda: vim_owner.unregister_vim(registrar, op.state,
+                                                        name))
     yield cluster.register_phase(op, access)

@@ -3,7 +3,7 @@
 terminate_end runs after Heat deleted the VMs and after Tacker emptied the
 instance's ``vim_connection_info``, so nothing here talks to the cluster::
 
-    Unregister the VIM            (Tacker: delete it by name; lab: its files)
+    Unregister the VIM            (Tacker: the id it recorded; lab: its files)
     Forget the servers' host keys (a shared pin file keeps other instances')
     Remove the instance's state   (<state_dir>/<vnf instance id>/)
 

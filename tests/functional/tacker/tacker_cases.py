@@ -8,6 +8,7 @@ keyword arguments the conductor passes (ANCHORS.md).
 """
 
 import copy
+import datetime
 import inspect
 import json
 import pathlib
@@ -48,10 +49,64 @@ def driver_paths(tmp_path):
         yield tmp_path
 
 
+@pytest.fixture(scope='module')
+def tacker_database():
+    """Tacker's VIM tables in an in-memory SQLite database, patched into
+    Tacker's global enginefacade for these cases only (the cases of
+    modify_info_cases.py, in the same process, start it on their own
+    database afterwards): instantiate_start lists the VIMs under the
+    request's vim_name through Tacker's NFVO plugin, as in
+    tacker-conductor."""
+    import sqlalchemy
+    from oslo_db.sqlalchemy import enginefacade
+    from oslo_db.sqlalchemy import orm as db_orm
+    from sqlalchemy import pool
+    from tacker.db import api as db_api
+    from tacker.db.nfvo import nfvo_db
+    engine = sqlalchemy.create_engine('sqlite://',
+                                      poolclass=pool.StaticPool)
+    nfvo_db.Vim.__table__.create(engine)
+    nfvo_db.VimAuth.__table__.create(engine)
+    factory = enginefacade._TestTransactionFactory(
+        engine, db_orm.get_maker(engine=engine), apply_global=False,
+        from_factory=db_api.context_manager._factory)
+    restore = db_api.context_manager.patch_factory(factory)
+    legacy, db_api._FACADE = db_api._FACADE, db_api.context_manager.writer
+    yield engine
+    db_api._FACADE = legacy
+    restore()
+    engine.dispose()
+
+
 @pytest.fixture
-def ctx():
+def ctx(tacker_database, driver_paths):
+    """An admin's request context. The NFVO plugin's OpenStack VIM driver
+    makes its key directory when loaded: the test's, never /etc/tacker
+    (set here: driver_paths' config fixture resets every override)."""
+    from oslo_config import cfg
+    from tacker.nfvo.drivers.vim import openstack_driver  # noqa: F401
+    cfg.CONF.set_override('openstack', str(driver_paths / 'vim_keys'),
+                          group='vim_keys')
     return tacker_context.Context(user_id='user', project_id='project',
                                   is_admin=True)
+
+
+def _vim_of_another_project(ctx, name):
+    """A VIM another project registered under ``name``, in Tacker's tables
+    (as its NFVO plugin writes them, without a VIM driver)."""
+    from tacker.db.nfvo import nfvo_db
+    vim_id = str(uuid.uuid4())
+    with ctx.session.begin(nested=True):
+        ctx.session.add(nfvo_db.Vim(
+            id=vim_id, tenant_id='project-other', type='openstack',
+            name=name, description='theirs', placement_attr={},
+            is_default=False, extra={},
+            deleted_at=datetime.datetime(1, 1, 1)))  # Tacker's "not deleted"
+        ctx.session.add(nfvo_db.VimAuth(
+            id=str(uuid.uuid4()), vim_id=vim_id, auth_url='https://k/v3',
+            vim_project={'name': 'other'}, auth_cred={}))
+        ctx.session.commit()        # as Tacker's NFVO database plugin does
+    return vim_id
 
 
 def _request_body(flavour):
@@ -110,6 +165,29 @@ def test_instantiate_start_accepts_a_valid_request(manager, ctx):
                             instantiate_vnf_request=request,
                             grant=None, grant_request=None)
     assert result is None
+
+
+def test_instantiate_start_refuses_a_vim_name_another_vim_holds(manager,
+                                                                ctx):
+    """Tacker lists every project's VIMs to an admin: one under the
+    request's vim_name is refused, naming its id, project and type."""
+    body = _request_body('complex')
+    name = body['additionalParams']['k8s_cluster_installation_param'].get(
+        'vim_name') or 'clash-%s' % uuid.uuid4().hex[:8]
+    body['additionalParams']['k8s_cluster_installation_param'][
+        'vim_name'] = name
+    theirs = _vim_of_another_project(ctx, name)
+    request = objects.InstantiateVnfRequest(
+        flavour_id=body['flavourId'],
+        additional_params=body['additionalParams'])
+    with pytest.raises(exceptions.MgmtDriverError) as err:
+        manager.invoke(DRIVER, 'instantiate_start', context=ctx,
+                       vnf_instance=_instance(),
+                       instantiate_vnf_request=request,
+                       grant=None, grant_request=None)
+    text = str(err.value)
+    assert theirs in text and 'project-other' in text
+    assert 'openstack' in text and '\n' not in text
 
 
 def test_instantiate_start_refuses_bad_input_with_every_problem(manager, ctx):
